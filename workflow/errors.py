@@ -1,0 +1,110 @@
+"""Every error the workflow engine raises, in one tree.
+
+    WorkflowError
+    ├── GraphError                  the builder refused the graph (unknown/duplicate IDs, ...)
+    ├── RunError                    a run could not go on
+    │   ├── SuperstepLimitExceeded  a loop ran past the superstep bound
+    │   ├── ExecutorFailed          an executor raised; the run ended as Failed
+    │   ├── UnknownRequest          a response names no pending request (unknown or answered)
+    │   └── ResponseTypeMismatch    a response is not of the port's response type
+    ├── CheckpointError             a checkpoint could not be written, read or trusted
+    │   ├── CheckpointNotFound      no such checkpoint for this tenant and session
+    │   ├── CheckpointTampered      its signature does not verify
+    │   ├── CheckpointCorrupt       it verifies but cannot be decoded (unknown type tag, bad JSON)
+    │   ├── IncompatibleCheckpoint  it was taken from another graph or a newer format
+    │   └── CheckpointConflict      another writer appended after the same parent (fencing)
+    ├── StoreError                  a checkpoint store backend failed
+    │   ├── InvalidIdentifier       a tenant or session ID is not safe to use in a key
+    │   └── StoreInUse              a local folder store is held by another process
+    └── SessionBusy                 somebody else holds the session's lock
+        └── LeaseLost               our lease on the lock was taken over
+
+Exceptions never log themselves; the caller decides what the person sees.
+"""
+
+from __future__ import annotations
+
+
+class WorkflowError(Exception):
+    """Base of everything the engine raises on purpose."""
+
+
+class GraphError(WorkflowError):
+    """The workflow graph is not valid; raised at build time or on resume."""
+
+
+class RunError(WorkflowError):
+    """A run could not go on."""
+
+
+class SuperstepLimitExceeded(RunError):
+    """The run used more supersteps than its bound: probably a loop that never ends."""
+
+
+class ExecutorFailed(RunError):
+    """An executor raised; the run ended as Failed and no request was raised."""
+
+    def __init__(self, executor_id: str, cause: BaseException) -> None:
+        super().__init__(f"executor {executor_id!r} failed: {cause}")
+        self.executor_id = executor_id
+        self.cause = cause
+
+
+class UnknownRequest(RunError):
+    """A response named a request that is not pending (never raised, or already answered)."""
+
+    def __init__(self, request_id: str) -> None:
+        super().__init__(f"no pending request {request_id!r}")
+        self.request_id = request_id
+
+
+class ResponseTypeMismatch(RunError):
+    """A response was not of the type the request port expects."""
+
+
+class CheckpointError(WorkflowError):
+    """A checkpoint could not be written, read or trusted."""
+
+
+class CheckpointNotFound(CheckpointError):
+    """No checkpoint with that ID for this tenant and session (another tenant's reads the same)."""
+
+
+class CheckpointTampered(CheckpointError):
+    """The checkpoint's signature does not verify: it was edited or signed with another key."""
+
+    def __init__(self, checkpoint_id: str) -> None:
+        super().__init__(f"checkpoint {checkpoint_id!r} failed signature verification")
+        self.checkpoint_id = checkpoint_id
+
+
+class CheckpointCorrupt(CheckpointError):
+    """The checkpoint verified but cannot be decoded into known types."""
+
+
+class IncompatibleCheckpoint(CheckpointError):
+    """The checkpoint was taken from a different graph, or written in an unknown format."""
+
+
+class CheckpointConflict(CheckpointError):
+    """Another writer already appended a checkpoint at this position (lost a fencing race)."""
+
+
+class StoreError(WorkflowError):
+    """A checkpoint store backend failed."""
+
+
+class InvalidIdentifier(StoreError, ValueError):
+    """A tenant, session or checkpoint ID is not safe to put in a key or a path."""
+
+
+class StoreInUse(StoreError):
+    """A local folder store is already in use by another process."""
+
+
+class SessionBusy(WorkflowError):
+    """Somebody else holds this session's lock."""
+
+
+class LeaseLost(SessionBusy):
+    """Our lease on the session lock expired and was taken over by another owner."""

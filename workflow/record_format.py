@@ -1,0 +1,89 @@
+"""How a checkpoint record becomes bytes on disk or in S3, and back.
+
+The bytes are a zlib stream of one JSON header line followed by the state JSON exactly as written:
+
+    {"v":1,"id":…,"cp":…,"parent":…,"run":…,"session":…,"tenant":…,"at":…,"seq":…,"sig":…}\\n
+    {…state…}
+
+Compression keeps checkpoints compact (the basket appears in a pending request and in shared state;
+the second copy costs a few bytes). The state is never re-serialised, so its key order survives.
+Reading validates the header with pydantic; anything else is :class:`CheckpointCorrupt`.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import CheckpointCorrupt, IncompatibleCheckpoint
+from .store import CheckpointRecord
+
+RECORD_VERSION = 1
+MAX_RECORD_BYTES = 4 * 1024 * 1024
+
+
+class _Header(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    v: int
+    id: str = Field(max_length=64)
+    cp: str = Field(max_length=64)
+    parent: str | None = Field(max_length=64)
+    run: str = Field(max_length=64)
+    session: str = Field(max_length=128)
+    tenant: str = Field(max_length=128)
+    at: datetime
+    seq: int = Field(ge=0)
+    sig: str = Field(max_length=128)
+
+
+def record_to_bytes(record: CheckpointRecord) -> bytes:
+    header = {
+        "v": RECORD_VERSION,
+        "id": record.id,
+        "cp": record.checkpoint_id,
+        "parent": record.parent_checkpoint_id,
+        "run": record.run_id,
+        "session": record.session_id,
+        "tenant": record.tenant_id,
+        "at": record.created_at.isoformat(),
+        "seq": record.sequence,
+        "sig": record.signature,
+    }
+    line = json.dumps(header, separators=(",", ":")).encode()
+    return zlib.compress(line + b"\n" + record.state.encode(), 9)
+
+
+def record_from_bytes(data: bytes, name: str) -> CheckpointRecord:
+    """The record in ``data``; ``name`` (a key or path) goes into any error."""
+    try:
+        inflater = zlib.decompressobj()
+        raw = inflater.decompress(data, MAX_RECORD_BYTES)
+        if inflater.unconsumed_tail or not inflater.eof:
+            raise CheckpointCorrupt(f"checkpoint {name} is truncated or too large")
+        line, _, state = raw.partition(b"\n")
+        header_data = json.loads(line)
+        if isinstance(header_data, dict) and header_data.get("v") != RECORD_VERSION:
+            raise IncompatibleCheckpoint(
+                f"checkpoint {name} has record version {header_data.get('v')!r}, "
+                f"this code reads {RECORD_VERSION}"
+            )
+        header = _Header.model_validate(header_data)
+        text = state.decode("utf-8")
+    except (zlib.error, ValueError, ValidationError) as exc:
+        raise CheckpointCorrupt(f"checkpoint {name} cannot be read: {exc}") from exc
+    return CheckpointRecord(
+        id=header.id,
+        checkpoint_id=header.cp,
+        parent_checkpoint_id=header.parent,
+        run_id=header.run,
+        session_id=header.session,
+        tenant_id=header.tenant,
+        created_at=header.at,
+        sequence=header.seq,
+        state=text,
+        signature=header.sig,
+    )

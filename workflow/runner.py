@@ -1,0 +1,328 @@
+"""Running a workflow in supersteps, pausing at request ports, resuming from checkpoints.
+
+    run = Run.start(workflow, "dinners this week ...", checkpoints=session)
+    async for event in run.watch():           # runs until Idle, PendingRequests or Failed
+        ...
+    run.respond(request_id, decision)         # then watch() again
+
+    run = await Run.resume(workflow, checkpoints=session)   # in a new process
+    async for event in run.watch():           # re-raises pending requests with the same IDs
+        ...
+
+Every message queued for a superstep is delivered; executors of one superstep run concurrently;
+what they send is delivered in the next. A checkpoint is saved at the end of every superstep, and a
+failed save fails the run: an approval must never be silently lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any, Protocol
+
+from .builder import RequestPort, Workflow
+from .checkpoint import (
+    PendingRequest,
+    RunSnapshot,
+    decode_snapshot,
+    encode_snapshot,
+    graph_difference,
+)
+from .errors import (
+    ExecutorFailed,
+    IncompatibleCheckpoint,
+    ResponseTypeMismatch,
+    RunError,
+    SuperstepLimitExceeded,
+    UnknownRequest,
+    WorkflowError,
+)
+from .events import (
+    CheckpointSaved,
+    ExecutorCompleted,
+    ExecutorFailedEvent,
+    ExecutorInvoked,
+    OutputEvent,
+    RequestInfoEvent,
+    SuperstepCompleted,
+    SuperstepStarted,
+    WorkflowErrorEvent,
+    WorkflowEvent,
+)
+from .executor import Executor
+from .state import SharedState
+
+DEFAULT_MAX_SUPERSTEPS = 100
+
+
+class RunStatus(enum.Enum):
+    READY = "ready"  # has queued work or responses not yet processed
+    IDLE = "idle"  # nothing left to do
+    PENDING_REQUESTS = "pending_requests"  # stopped at a request port
+    FAILED = "failed"
+
+
+class Checkpointer(Protocol):
+    """Where a run saves and loads its checkpoints (see ``workflow.session``)."""
+
+    async def save(self, state: str) -> str:
+        """Append ``state``; return the new checkpoint's ID. Raises CheckpointError."""
+        ...
+
+    async def load(self, checkpoint_id: str | None = None) -> tuple[str, str] | None:
+        """``(checkpoint_id, state)`` of the latest (or given) checkpoint, verified; or None."""
+        ...
+
+    async def discard(self) -> None:
+        """Remove this session's checkpoints."""
+        ...
+
+
+class _StepContext:
+    """The :class:`WorkflowContext` one executor gets for one superstep."""
+
+    def __init__(self, run: Run, executor_id: str, events: asyncio.Queue[WorkflowEvent]) -> None:
+        self.executor_id = executor_id
+        self._run = run
+        self._events = events
+        self.sent: list[Any] = []
+
+    def send_message(self, message: Any) -> None:
+        self.sent.append(message)
+
+    def yield_output(self, value: Any) -> None:
+        if self.executor_id not in self._run.workflow.output_ids:
+            raise RunError(f"{self.executor_id!r} is not an output executor of this workflow")
+        self._events.put_nowait(OutputEvent(self.executor_id, value))
+
+    def add_event(self, event: WorkflowEvent) -> None:
+        self._events.put_nowait(event)
+
+    def read_state(self, key: str, scope: str | None = None) -> Any:
+        return self._run._state.read(self.executor_id, key, scope)
+
+    def queue_state_update(self, key: str, value: Any, scope: str | None = None) -> None:
+        self._run._state.queue(self.executor_id, key, value, scope)
+
+
+class Run:
+    """One run of a workflow: a start, or a resume from a checkpoint (each is a new run)."""
+
+    def __init__(
+        self,
+        workflow: Workflow,
+        snapshot: RunSnapshot,
+        checkpoints: Checkpointer | None = None,
+        *,
+        max_supersteps: int = DEFAULT_MAX_SUPERSTEPS,
+        resumed_from: str | None = None,
+    ) -> None:
+        self.workflow = workflow
+        self.checkpoints = checkpoints
+        self.max_supersteps = max_supersteps
+        self.resumed_from = resumed_from
+        self.run_id = str(uuid.uuid4())
+        self.error: BaseException | None = None
+        self._superstep = snapshot.superstep
+        self._queue = list(snapshot.queue)
+        self._pending = dict(snapshot.requests)
+        self._state = SharedState(snapshot.state)
+        self._to_reraise = list(self._pending.values())
+        self._ever_pending = bool(self._pending)
+        self._failed = False
+        for executor in workflow.executors():
+            if executor.id in snapshot.executors:
+                executor.on_checkpoint_restore(snapshot.executors[executor.id])
+
+    # -- opening ---------------------------------------------------------------------------
+
+    @classmethod
+    def start(
+        cls, workflow: Workflow, message: Any, checkpoints: Checkpointer | None = None, **kw: Any
+    ) -> Run:
+        """A new run with ``message`` queued for the start executor."""
+        snapshot = RunSnapshot(graph=workflow.signature, queue=[(workflow.start_id, message)])
+        return cls(workflow, snapshot, checkpoints, **kw)
+
+    @classmethod
+    async def resume(
+        cls,
+        workflow: Workflow,
+        checkpoints: Checkpointer,
+        checkpoint_id: str | None = None,
+        **kw: Any,
+    ) -> Run | None:
+        """A new run from the latest (or given) checkpoint, or None when there is none.
+
+        Raises CheckpointTampered, CheckpointCorrupt or IncompatibleCheckpoint (graph changed).
+        """
+        loaded = await checkpoints.load(checkpoint_id)
+        if loaded is None:
+            return None
+        cp_id, text = loaded
+        snapshot = decode_snapshot(text, workflow.registry)
+        diff = graph_difference(snapshot.graph, workflow.signature)
+        if diff:
+            raise IncompatibleCheckpoint(
+                f"checkpoint {cp_id!r} was taken from another graph: {diff}"
+            )
+        return cls(workflow, snapshot, checkpoints, resumed_from=cp_id, **kw)
+
+    # -- state -----------------------------------------------------------------------------
+
+    @property
+    def status(self) -> RunStatus:
+        if self._failed:
+            return RunStatus.FAILED
+        if self._queue or self._to_reraise:
+            return RunStatus.READY
+        return RunStatus.PENDING_REQUESTS if self._pending else RunStatus.IDLE
+
+    @property
+    def pending_requests(self) -> dict[str, PendingRequest]:
+        return dict(self._pending)
+
+    @property
+    def superstep(self) -> int:
+        return self._superstep
+
+    def respond(self, request_id: str, response: Any) -> None:
+        """Answer a pending request; the answer goes along the port's edges on the next watch().
+
+        Raises UnknownRequest (never raised or already answered) or ResponseTypeMismatch; in both
+        cases nothing changes.
+        """
+        request = self._pending.get(request_id)
+        if request is None:
+            raise UnknownRequest(request_id)
+        port = self.workflow.port(request.port_id)
+        if not isinstance(response, port.response_type):
+            raise ResponseTypeMismatch(
+                f"port {port.id!r} expects {port.response_type.__name__}, "
+                f"got {type(response).__name__}"
+            )
+        targets = self._route(port.id, response)
+        del self._pending[request_id]
+        self._to_reraise = [r for r in self._to_reraise if r.request_id != request_id]
+        self._queue.extend(targets)
+
+    # -- running ---------------------------------------------------------------------------
+
+    async def watch(self) -> AsyncIterator[WorkflowEvent]:
+        """Run supersteps until there is no work, streaming events as they happen."""
+        for request in self._to_reraise:
+            yield RequestInfoEvent(request.request_id, request.port_id, request.data)
+        self._to_reraise = []
+        while self._queue and not self._failed:
+            async for event in self._superstep_events():
+                yield event
+        first_run_failed = self._failed and self.resumed_from is None and not self._ever_pending
+        if first_run_failed and self.checkpoints is not None:
+            # A first run that never asked anything must not look like a waiting session.
+            await self.checkpoints.discard()
+
+    async def _superstep_events(self) -> AsyncIterator[WorkflowEvent]:
+        if self._superstep >= self.max_supersteps:
+            yield self._fail(SuperstepLimitExceeded(f"more than {self.max_supersteps} supersteps"))
+            return
+        self._superstep += 1
+        yield SuperstepStarted(self._superstep)
+        events: asyncio.Queue[WorkflowEvent] = asyncio.Queue()
+        step = asyncio.ensure_future(self._deliver(self._queue, events))
+        while not step.done() or not events.empty():
+            getter = asyncio.ensure_future(events.get())
+            await asyncio.wait({getter, step}, return_when=asyncio.FIRST_COMPLETED)
+            if getter.done():
+                yield getter.result()
+            else:
+                getter.cancel()
+        try:
+            next_queue, raised = step.result()
+        except ExecutorFailed as exc:
+            self._state.discard()
+            yield ExecutorFailedEvent(exc.executor_id, exc.cause)
+            yield self._fail(exc)
+            return
+        self._state.commit()
+        self._queue = next_queue
+        for request in raised:
+            self._pending[request.request_id] = request
+            self._ever_pending = True
+            yield RequestInfoEvent(request.request_id, request.port_id, request.data)
+        if self.checkpoints is not None:
+            try:
+                cp_id = await self.checkpoints.save(self._encode())
+            except WorkflowError as exc:
+                yield self._fail(exc)
+                return
+            yield CheckpointSaved(cp_id, self._superstep)
+        yield SuperstepCompleted(self._superstep)
+
+    async def _deliver(
+        self, queue: list[tuple[str, Any]], events: asyncio.Queue[WorkflowEvent]
+    ) -> tuple[list[tuple[str, Any]], list[PendingRequest]]:
+        by_target: dict[str, list[Any]] = {}
+        for target, message in queue:
+            by_target.setdefault(target, []).append(message)
+        raised: list[PendingRequest] = []
+        jobs = []
+        for target, messages in by_target.items():
+            node = self.workflow.nodes[target]
+            if isinstance(node, RequestPort):
+                raised += [PendingRequest(uuid.uuid4().hex, node.id, m) for m in messages]
+            else:
+                jobs.append(self._invoke(node, messages, events))
+        results = await asyncio.gather(*jobs, return_exceptions=True)
+        next_queue: list[tuple[str, Any]] = []
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+            next_queue += result
+        return next_queue, raised
+
+    async def _invoke(
+        self, executor: Executor, messages: list[Any], events: asyncio.Queue[WorkflowEvent]
+    ) -> list[tuple[str, Any]]:
+        ctx = _StepContext(self, executor.id, events)
+        events.put_nowait(ExecutorInvoked(executor.id))
+        try:
+            for message in messages:
+                result = await executor.dispatch(message, ctx)
+                if result is not None:
+                    ctx.sent.append(result)
+            routed = [t for m in ctx.sent for t in self._route(executor.id, m)]
+        except Exception as exc:
+            raise ExecutorFailed(executor.id, exc) from exc
+        events.put_nowait(ExecutorCompleted(executor.id))
+        return routed
+
+    def _route(self, source_id: str, message: Any) -> list[tuple[str, Any]]:
+        edges = self.workflow.edges_from(source_id)
+        targets = [
+            (e.target, message) for e in edges if e.condition is None or e.condition(message)
+        ]
+        if edges and not targets:
+            raise RunError(f"{type(message).__name__} from {source_id!r} matched no edge")
+        return targets
+
+    def _fail(self, error: BaseException) -> WorkflowErrorEvent:
+        self._failed = True
+        self.error = error
+        return WorkflowErrorEvent(error)
+
+    def _encode(self) -> str:
+        snapshot = RunSnapshot(
+            graph=self.workflow.signature,
+            superstep=self._superstep,
+            queue=self._queue,
+            requests=self._pending,
+            state=self._state.snapshot(),
+            executors={
+                e.id: s
+                for e in self.workflow.executors()
+                if (s := e.on_checkpoint_save()) is not None
+            },
+        )
+        return encode_snapshot(snapshot, self.workflow.registry)

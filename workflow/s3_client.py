@@ -1,0 +1,55 @@
+"""The boto3 S3 client the store and the lock share, and the translation of its errors.
+
+Retries are botocore's ``standard`` mode (throttling, 5xx, connection errors). Everything below
+this module speaks our error tree: a ``ClientError`` never leaks upward.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from .errors import StoreError
+
+S3_CONFIG = Config(
+    retries={"mode": "standard", "max_attempts": 5},
+    connect_timeout=5,
+    read_timeout=10,
+)
+
+
+def make_s3_client(**kwargs: Any) -> Any:
+    """A new S3 client; endpoint and credentials follow boto3's own variables."""
+    import boto3
+
+    return boto3.client("s3", config=S3_CONFIG, **kwargs)
+
+
+def error_code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code", ""))
+
+
+def http_status(exc: ClientError) -> int:
+    return int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0))
+
+
+def is_precondition_failed(exc: ClientError) -> bool:
+    # head_object failures come back with code "412" in moto; match on the status too.
+    return http_status(exc) == 412 or error_code(exc) in ("PreconditionFailed", "412")
+
+
+def is_conditional_conflict(exc: ClientError) -> bool:
+    """Real S3's 409: another conditional write on the key is in flight; retry it."""
+    return http_status(exc) == 409 or error_code(exc) == "ConditionalRequestConflict"
+
+
+def is_missing(exc: ClientError) -> bool:
+    return http_status(exc) == 404 or error_code(exc) in ("NoSuchKey", "404", "NotFound")
+
+
+def store_error(operation: str, exc: ClientError | BotoCoreError) -> StoreError:
+    if isinstance(exc, ClientError):
+        return StoreError(f"S3 {operation} failed: {error_code(exc) or http_status(exc)}")
+    return StoreError(f"S3 {operation} failed: {type(exc).__name__}")

@@ -1,0 +1,143 @@
+"""The session lock as one S3 object per session, with conditional writes only.
+
+Taking a free lock (two contenders):
+
+    A: PUT …/lock If-None-Match:*        -> 200, ETag E1: A holds it
+    B: PUT …/lock If-None-Match:*        -> 412 -> GET: A's lease not expired -> SessionBusy
+
+Taking over an expired lease (B and C both read ETag E1 and see it expired):
+
+    B: PUT …/lock If-Match:E1            -> 200, ETag E2: B holds it
+    C: PUT …/lock If-Match:E1            -> 412 -> SessionBusy
+    A: DELETE …/lock If-Match:E1         -> 412 -> LeaseLost (A cannot delete B's lock)
+
+Real S3 may answer 409 ConditionalRequestConflict to a racing conditional write; that loser is
+told SessionBusy too, which is what it is.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .errors import LeaseLost, SessionBusy
+from .lock import Lease
+from .s3_client import (
+    is_conditional_conflict,
+    is_missing,
+    is_precondition_failed,
+    make_s3_client,
+    store_error,
+)
+from .s3_keys import S3Keys
+
+
+class _LockBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    owner: str
+    acquired_at: float
+    expires_at: float
+
+
+class S3SessionLock:
+    def __init__(
+        self,
+        bucket: str,
+        prefix: str = "weekly-shop/",
+        s3_client: Any = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.bucket = bucket
+        self.keys = S3Keys(prefix)
+        self.s3 = s3_client if s3_client is not None else make_s3_client()
+        self._clock = clock
+
+    def _put(self, key: str, body: _LockBody, **condition: str) -> str:
+        response = self.s3.put_object(
+            Bucket=self.bucket,
+            Key=key,
+            Body=body.model_dump_json().encode(),
+            ContentType="application/json",
+            ServerSideEncryption="AES256",
+            **condition,
+        )
+        return str(response["ETag"])
+
+    def acquire(self, tenant_id: str, session_id: str, owner: str, ttl_seconds: float) -> Lease:
+        key = self.keys.lock(tenant_id, session_id)
+        now = self._clock()
+        body = _LockBody(owner=owner, acquired_at=now, expires_at=now + ttl_seconds)
+        for _ in range(2):  # a second pass only if the lock vanished between our PUT and GET
+            try:
+                etag = self._put(key, body, IfNoneMatch="*")
+                return Lease(tenant_id, session_id, owner, now, body.expires_at, etag)
+            except ClientError as exc:
+                if is_conditional_conflict(exc):
+                    raise SessionBusy(f"session {session_id!r} is being locked right now") from exc
+                if not is_precondition_failed(exc):
+                    raise store_error("put lock", exc) from exc
+            except BotoCoreError as exc:
+                raise store_error("put lock", exc) from exc
+            current = self._read(key, tenant_id, session_id)
+            if current is None:
+                continue
+            if current.expires_at > now:
+                raise SessionBusy(f"session {session_id!r} is locked by {current.owner!r}")
+            return self._take_over(key, current, body, session_id)
+        raise SessionBusy(f"session {session_id!r} lock is changing hands")
+
+    def _take_over(self, key: str, stale: Lease, body: _LockBody, session_id: str) -> Lease:
+        try:
+            etag = self._put(key, body, IfMatch=stale.version)
+        except ClientError as exc:
+            if is_precondition_failed(exc) or is_conditional_conflict(exc) or is_missing(exc):
+                raise SessionBusy(f"session {session_id!r} was taken over by someone else") from exc
+            raise store_error("take over lock", exc) from exc
+        except BotoCoreError as exc:
+            raise store_error("take over lock", exc) from exc
+        return Lease(
+            stale.tenant_id, stale.session_id, body.owner, body.acquired_at, body.expires_at, etag
+        )
+
+    def _read(self, key: str, tenant_id: str, session_id: str) -> Lease | None:
+        try:
+            response = self.s3.get_object(Bucket=self.bucket, Key=key)
+            raw = response["Body"].read()
+        except ClientError as exc:
+            if is_missing(exc):
+                return None
+            raise store_error("get lock", exc) from exc
+        except BotoCoreError as exc:
+            raise store_error("get lock", exc) from exc
+        try:
+            body = _LockBody.model_validate(json.loads(raw))
+        except (ValueError, ValidationError):
+            # An unreadable lock object is treated as expired, so it can be taken over.
+            body = _LockBody(owner="?", acquired_at=0.0, expires_at=0.0)
+        return Lease(
+            tenant_id,
+            session_id,
+            body.owner,
+            body.acquired_at,
+            body.expires_at,
+            str(response["ETag"]),
+        )
+
+    def release(self, lease: Lease) -> None:
+        key = self.keys.lock(lease.tenant_id, lease.session_id)
+        try:
+            self.s3.delete_object(Bucket=self.bucket, Key=key, IfMatch=lease.version)
+        except ClientError as exc:
+            if is_precondition_failed(exc) or is_missing(exc):
+                raise LeaseLost(f"lease on session {lease.session_id!r} was taken over") from exc
+            raise store_error("delete lock", exc) from exc
+        except BotoCoreError as exc:
+            raise store_error("delete lock", exc) from exc
+
+    def holder(self, tenant_id: str, session_id: str) -> Lease | None:
+        return self._read(self.keys.lock(tenant_id, session_id), tenant_id, session_id)

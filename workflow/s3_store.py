@@ -1,0 +1,194 @@
+"""The S3 checkpoint store: where a checkpoint becomes S3 bytes.
+
+Each checkpoint is one object, written with ``If-None-Match: *`` at a key fixed by its sequence
+(see :mod:`workflow.s3_keys`), with SSE and the record's metadata as ``x-amz-meta-*`` so ``list``
+can answer with HEADs instead of reading payloads.
+
+Fencing timeline (two writers resumed from the same parent, sequence 4):
+
+    A: PUT …/cp/999995 If-None-Match:*   -> 200, A's checkpoint is sequence 5
+    B: PUT …/cp/999995 If-None-Match:*   -> 412 PreconditionFailed -> CheckpointConflict
+
+Real S3 may instead answer 409 ConditionalRequestConflict while A's write is in flight; that is
+retried here a few times, after which it is the same 412 or a success.
+"""
+
+from __future__ import annotations
+
+import builtins
+import time
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from .errors import CheckpointConflict
+from .record_format import record_from_bytes, record_to_bytes
+from .s3_client import (
+    is_conditional_conflict,
+    is_missing,
+    is_precondition_failed,
+    make_s3_client,
+    store_error,
+)
+from .s3_keys import S3Keys
+from .store import CheckpointInfo, CheckpointRecord, sequence_of, validate_id
+
+CONFLICT_RETRIES = 3
+
+
+class S3CheckpointStore:
+    def __init__(self, bucket: str, prefix: str = "weekly-shop/", s3_client: Any = None) -> None:
+        self.bucket = bucket
+        self.keys = S3Keys(prefix)
+        self.s3 = s3_client if s3_client is not None else make_s3_client()
+        self._indexed_runs: set[tuple[str, str, str]] = set()
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def create(self, record: CheckpointRecord) -> CheckpointRecord:
+        key = self.keys.checkpoint(record.tenant_id, record.session_id, record.sequence)
+        body = record_to_bytes(record)
+        for attempt in range(CONFLICT_RETRIES + 1):
+            try:
+                self.s3.put_object(
+                    Bucket=self.bucket,
+                    Key=key,
+                    Body=body,
+                    IfNoneMatch="*",
+                    ServerSideEncryption="AES256",
+                    ContentType="application/vnd.weekly-shop.checkpoint",
+                    Metadata=_metadata(record.info),
+                )
+                break
+            except ClientError as exc:
+                if is_precondition_failed(exc):
+                    raise CheckpointConflict(
+                        f"session {record.session_id!r} already has checkpoint {record.sequence}"
+                    ) from exc
+                if is_conditional_conflict(exc) and attempt < CONFLICT_RETRIES:
+                    time.sleep(0.05 * 2**attempt)
+                    continue
+                raise store_error("put checkpoint", exc) from exc
+            except BotoCoreError as exc:
+                raise store_error("put checkpoint", exc) from exc
+        self._index_run(record)
+        return record
+
+    def _index_run(self, record: CheckpointRecord) -> None:
+        run = (record.tenant_id, record.run_id, record.session_id)
+        if run in self._indexed_runs:
+            return
+        try:
+            self.s3.put_object(
+                Bucket=self.bucket,
+                Key=self.keys.run_marker(*run),
+                Body=b"",
+                ServerSideEncryption="AES256",
+            )
+        except (ClientError, BotoCoreError) as exc:
+            raise store_error("put run marker", exc) from exc
+        self._indexed_runs.add(run)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def _get(self, key: str) -> CheckpointRecord | None:
+        try:
+            body = self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+        except ClientError as exc:
+            if is_missing(exc):
+                return None
+            raise store_error("get checkpoint", exc) from exc
+        except BotoCoreError as exc:
+            raise store_error("get checkpoint", exc) from exc
+        return record_from_bytes(body, key)
+
+    def _scoped(self, record: CheckpointRecord | None, tenant_id: str, session_id: str) -> Any:
+        # Belt and braces: the key is tenant-scoped already; a record claiming another tenant
+        # or session reads as missing rather than as somebody else's data.
+        if record is None or record.tenant_id != tenant_id or record.session_id != session_id:
+            return None
+        return record
+
+    def latest(self, tenant_id: str, session_id: str) -> CheckpointRecord | None:
+        prefix = self.keys.checkpoints(tenant_id, session_id)
+        try:
+            page = self.s3.list_objects_v2(Bucket=self.bucket, Prefix=prefix, MaxKeys=1)
+        except (ClientError, BotoCoreError) as exc:
+            raise store_error("list checkpoints", exc) from exc
+        contents = page.get("Contents", [])
+        if not contents:
+            return None
+        return self._scoped(self._get(contents[0]["Key"]), tenant_id, session_id)  # type: ignore[no-any-return]
+
+    def read(self, tenant_id: str, session_id: str, checkpoint_id: str) -> CheckpointRecord | None:
+        key = self.keys.checkpoint(tenant_id, session_id, sequence_of(checkpoint_id))
+        record = self._scoped(self._get(key), tenant_id, session_id)
+        return record if record is not None and record.checkpoint_id == checkpoint_id else None
+
+    def _keys(self, prefix: str) -> list[str]:
+        keys: list[str] = []
+        try:
+            for page in self.s3.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix=prefix
+            ):
+                keys += [obj["Key"] for obj in page.get("Contents", [])]
+        except (ClientError, BotoCoreError) as exc:
+            raise store_error("list", exc) from exc
+        return keys
+
+    def _head_info(self, key: str, tenant_id: str, session_id: str) -> CheckpointInfo | None:
+        try:
+            meta = self.s3.head_object(Bucket=self.bucket, Key=key)["Metadata"]
+        except ClientError as exc:
+            if is_missing(exc):
+                return None
+            raise store_error("head checkpoint", exc) from exc
+        return _info(meta, tenant_id, session_id)
+
+    def list(self, tenant_id: str, session_id: str) -> builtins.list[CheckpointInfo]:
+        keys = self._keys(self.keys.checkpoints(tenant_id, session_id))
+        infos = [self._head_info(k, tenant_id, session_id) for k in reversed(keys)]
+        return [i for i in infos if i is not None]
+
+    def list_by_run(self, tenant_id: str, run_id: str) -> builtins.list[CheckpointInfo]:
+        sessions = [k.rsplit("/", 1)[-1] for k in self._keys(self.keys.runs(tenant_id, run_id))]
+        found = [i for s in sessions for i in self.list(tenant_id, s) if i.run_id == run_id]
+        return sorted(found, key=lambda i: (i.created_at, i.sequence))
+
+    def delete(self, tenant_id: str, session_id: str) -> int:
+        keys = self._keys(self.keys.checkpoints(tenant_id, session_id))
+        for start in range(0, len(keys), 1000):
+            batch = [{"Key": k} for k in keys[start : start + 1000]]
+            try:
+                self.s3.delete_objects(Bucket=self.bucket, Delete={"Objects": batch, "Quiet": True})
+            except (ClientError, BotoCoreError) as exc:
+                raise store_error("delete checkpoints", exc) from exc
+        return len(keys)
+
+
+def _metadata(info: CheckpointInfo) -> dict[str, str]:
+    return {
+        "id": info.id,
+        "checkpoint-id": info.checkpoint_id,
+        "parent": info.parent_checkpoint_id or "",
+        "run": info.run_id,
+        "at": info.created_at.isoformat(),
+    }
+
+
+def _info(meta: dict[str, str], tenant_id: str, session_id: str) -> CheckpointInfo | None:
+    try:
+        checkpoint_id = meta["checkpoint-id"]
+        return CheckpointInfo(
+            id=meta["id"],
+            checkpoint_id=checkpoint_id,
+            parent_checkpoint_id=meta["parent"] or None,
+            run_id=validate_id(meta["run"], "run ID"),
+            session_id=session_id,
+            tenant_id=tenant_id,
+            created_at=datetime.fromisoformat(meta["at"]),
+            sequence=sequence_of(checkpoint_id),
+        )
+    except (KeyError, ValueError):
+        return None
