@@ -250,14 +250,21 @@ class Run:
         for request in raised:
             self._pending[request.request_id] = request
             self._ever_pending = True
-            yield RequestInfoEvent(request.request_id, request.port_id, request.data)
+        saved: str | None = None
         if self.checkpoints is not None:
+            # Saved before the requests are announced: a caller that stops watching as soon as
+            # it sees a request must still leave that request in the latest checkpoint.
             try:
-                cp_id = await self.checkpoints.save(self._encode())
+                saved = await self.checkpoints.save(self._encode())
             except WorkflowError as exc:
+                for request in raised:
+                    del self._pending[request.request_id]
                 yield self._fail(exc)
                 return
-            yield CheckpointSaved(cp_id, self._superstep)
+        for request in raised:
+            yield RequestInfoEvent(request.request_id, request.port_id, request.data)
+        if saved is not None:
+            yield CheckpointSaved(saved, self._superstep)
         yield SuperstepCompleted(self._superstep)
 
     async def _deliver(

@@ -1,0 +1,60 @@
+"""What travels through the weekly-shop workflow: the basket, the answer, the progress event."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..events import WorkflowEvent
+
+BULLETS = "-*•"
+MAX_ITEMS = 500
+MAX_ITEM_LENGTH = 500
+
+
+class Basket(BaseModel):
+    """One basket: the items, one per line, and which basket of the session it is (from 1)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    items: list[str] = Field(max_length=MAX_ITEMS)
+    round: int = Field(ge=1)
+
+    @classmethod
+    def parse(cls, text: str, round: int) -> Basket:
+        """Items from the model's text: lines trimmed, leading bullets removed, empties dropped."""
+        items = []
+        for line in text.splitlines():
+            item = line.strip().lstrip(BULLETS).strip()
+            if item:
+                items.append(item[:MAX_ITEM_LENGTH])
+        return cls(items=items[:MAX_ITEMS], round=round)
+
+
+class BasketDecision(BaseModel):
+    """The person's answer about basket ``round``: approve, reject, or a change (text)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    approved: bool
+    change: str | None = None
+    round: int = Field(ge=1)
+
+    @classmethod
+    def from_answer(cls, answer: str | None, round: int) -> BasketDecision:
+        """``y`` approves, ``n`` or nothing rejects, any other text asks for that change."""
+        text = (answer or "").strip()
+        if text in ("y", "Y"):
+            return cls(approved=True, round=round)
+        if text in ("", "n", "N"):
+            return cls(approved=False, round=round)
+        return cls(approved=False, change=text, round=round)
+
+
+@dataclass(frozen=True)
+class ShopProgress(WorkflowEvent):
+    """``basket written`` / ``basket revised`` / ``order placed`` / ``order skipped``."""
+
+    step: str
+    detail: str

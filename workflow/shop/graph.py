@@ -1,0 +1,120 @@
+"""The weekly-shop workflow: write a basket, ask for approval, revise or order.
+
+    input ─> write-basket ─> approve-basket ─┬─ change, round < max ─> write-basket
+                                             └─ otherwise ───────────> place-order ─> output
+
+The two conditions are complements, so they never overlap and together cover every answer. The
+basket reaches ``place-order`` and the revising ``write-basket`` through shared state (scope
+``shop``), since the port passes on only the person's answer.
+"""
+
+from __future__ import annotations
+
+from ..builder import RequestPort, Workflow, WorkflowBuilder
+from ..executor import Executor, WorkflowContext, handler
+from ..registry import TypeRegistry
+from .basket import Basket, BasketDecision, ShopProgress
+from .shopper import Shopper, ShopperStoppedEarly
+
+DEFAULT_MAX_ROUNDS = 3
+SCOPE = "shop"
+BASKET_KEY = "basket"
+
+WRITE_BASKET = "write-basket"
+APPROVE_BASKET = "approve-basket"
+PLACE_ORDER = "place-order"
+
+
+def revision_prompt(basket: Basket, change: str) -> str:
+    items = "\n".join(basket.items)
+    return (
+        f"Your last basket:\n{items}\n\n"
+        f"The household asks for this change:\n{change}\n\n"
+        "Return the whole basket."
+    )
+
+
+class WriteBasket(Executor):
+    """Writes basket 1 from the week's request, and revises the last basket for a change."""
+
+    def __init__(self, shopper: Shopper) -> None:
+        super().__init__(WRITE_BASKET)
+        self.shopper = shopper
+
+    @handler
+    async def write(self, request: str, ctx: WorkflowContext) -> Basket:
+        return await self._run_shopper(request, 1, ctx)
+
+    @handler
+    async def revise(self, decision: BasketDecision, ctx: WorkflowContext) -> Basket:
+        current = ctx.read_state(BASKET_KEY, scope=SCOPE)
+        if not isinstance(current, Basket):
+            raise LookupError("no basket in state")
+        prompt = revision_prompt(current, decision.change or "")
+        return await self._run_shopper(prompt, current.round + 1, ctx)
+
+    async def _run_shopper(self, prompt: str, round: int, ctx: WorkflowContext) -> Basket:
+        reply = await self.shopper.write(prompt)
+        if reply.stop_reason != "end_turn":
+            raise ShopperStoppedEarly(reply.stop_reason)
+        basket = Basket.parse(reply.text, round)
+        ctx.queue_state_update(BASKET_KEY, basket, scope=SCOPE)
+        ctx.add_event(
+            ShopProgress(
+                "basket written" if round == 1 else "basket revised",
+                f"{len(basket.items)} items, {reply.output_tokens} output tokens",
+            )
+        )
+        return basket
+
+
+class PlaceOrder(Executor):
+    """Orders the approved basket, or says why nothing was ordered."""
+
+    def __init__(self) -> None:
+        super().__init__(PLACE_ORDER)
+
+    @handler
+    async def place(self, decision: BasketDecision, ctx: WorkflowContext) -> None:
+        basket = ctx.read_state(BASKET_KEY, scope=SCOPE)
+        if not isinstance(basket, Basket):
+            raise LookupError("no basket in state")
+        if decision.approved:
+            ctx.add_event(ShopProgress("order placed", f"{len(basket.items)} items"))
+            ctx.yield_output(f"Ordered {len(basket.items)} items.")
+            return
+        reason = (
+            "rejected"
+            if decision.change is None
+            else f"still a change after basket {decision.round}: {decision.change}"
+        )
+        ctx.add_event(ShopProgress("order skipped", reason))
+        ctx.yield_output(f"No order placed: {reason}")
+
+
+def shop_registry() -> TypeRegistry:
+    return TypeRegistry(Basket, BasketDecision)
+
+
+def build_shop_workflow(shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS) -> Workflow:
+    """The graph, built from code in every process that starts or resumes a weekly shop."""
+
+    def wants_another_basket(decision: BasketDecision) -> bool:
+        return decision.change is not None and decision.round < max_rounds
+
+    def is_final(decision: BasketDecision) -> bool:
+        return not wants_another_basket(decision)
+
+    write_basket = WriteBasket(shopper)
+    approve_basket: RequestPort[Basket, BasketDecision] = RequestPort(
+        APPROVE_BASKET, Basket, BasketDecision
+    )
+    place_order = PlaceOrder()
+    return (
+        WorkflowBuilder(start=write_basket, registry=shop_registry())
+        .add_edge(write_basket, approve_basket)
+        .add_edge(approve_basket, write_basket, condition=wants_another_basket)
+        .add_edge(approve_basket, place_order, condition=is_final)
+        .with_output_from(place_order)
+        .build()
+    )

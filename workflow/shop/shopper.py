@@ -1,0 +1,124 @@
+"""The shopper: the model that writes a basket, behind a two-method seam.
+
+``ClaudeShopper`` imports the anthropic SDK only when it is first used (the import alone takes
+seconds on a small machine). ``OfflineShopper`` writes a fixed, clearly labelled basket so the
+product runs without a key.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+DEFAULT_MODEL = "claude-haiku-5-5"
+MAX_OUTPUT_TOKENS = 4096
+
+SYSTEM_PROMPT = """You write the weekly shopping basket for one household.
+One item per line with its quantity, for example "500 g chicken thighs".
+Leave out what the household already has. Nothing else."""
+
+
+@dataclass(frozen=True)
+class ShopperReply:
+    text: str
+    stop_reason: str
+    output_tokens: int
+
+
+class ShopperStoppedEarly(RuntimeError):
+    """The model stopped for another reason than finishing its answer (e.g. max_tokens)."""
+
+    def __init__(self, stop_reason: str) -> None:
+        super().__init__(f"the shopper stopped early ({stop_reason}); no basket to approve")
+        self.stop_reason = stop_reason
+
+
+class Shopper(Protocol):
+    label: str
+
+    async def write(self, prompt: str) -> ShopperReply: ...
+
+
+class ClaudeShopper:
+    """Claude through the anthropic SDK; its own retries handle 429, 5xx and 529."""
+
+    label = "Claude"
+
+    def __init__(
+        self, model: str | None = None, client: Any = None, max_tokens: int = MAX_OUTPUT_TOKENS
+    ) -> None:
+        self.model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
+        self.max_tokens = max_tokens
+        self._client = client
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            import anthropic  # deferred: seconds of import time, only when a basket is written
+
+            self._client = anthropic.AsyncAnthropic()
+        return self._client
+
+    async def write(self, prompt: str) -> ShopperReply:
+        response = await self._get_client().messages.create(
+            model=self.model,
+            max_tokens=self.max_tokens,
+            system=SYSTEM_PROMPT,
+            messages=[{"role": "user", "content": prompt}],
+        )
+        text = "".join(
+            getattr(block, "text", "") for block in response.content if block.type == "text"
+        )
+        return ShopperReply(
+            text=text,
+            stop_reason=str(response.stop_reason),
+            output_tokens=int(response.usage.output_tokens),
+        )
+
+
+OFFLINE_BASKET = """500 g chicken breast
+2 bell peppers
+1 head broccoli
+3 carrots
+1 bulb garlic
+1 piece fresh ginger
+100 ml soy sauce
+250 g red lentils
+400 g tinned chopped tomatoes
+1 litre vegetable stock
+2 pizza bases
+200 g tomato passata
+250 g mozzarella
+150 g mushrooms"""
+
+
+class OfflineShopper:
+    """A stand-in that needs no key: a fixed basket, minus lines a change names with 'no …'."""
+
+    label = "offline shopper (no ANTHROPIC_API_KEY; baskets are canned, not written by Claude)"
+
+    async def write(self, prompt: str) -> ShopperReply:
+        items = OFFLINE_BASKET.splitlines()
+        marker = "The household asks for this change:"
+        if marker in prompt:
+            change = prompt.split(marker, 1)[1].split("\n\n", 1)[0].lower()
+            last = prompt.split("Your last basket:", 1)[1].split(marker, 1)[0]
+            items = [line for line in last.strip().splitlines() if line.strip()]
+            words = [w.strip(" ,.!") for w in change.replace("no ", "\0").split("\0")[1:]]
+            for word in filter(None, (w.split()[0] if w.split() else "" for w in words)):
+                items = [i for i in items if not _mentions(i, word)]
+        text = "\n".join(items)
+        return ShopperReply(text=text, stop_reason="end_turn", output_tokens=len(text) // 4)
+
+
+def _mentions(item: str, word: str) -> bool:
+    return word in item.lower() or (
+        word == "pizza" and any(w in item.lower() for w in ("pizza", "mozzarella", "passata"))
+    )
+
+
+def default_shopper() -> Shopper:
+    """Claude when ANTHROPIC_API_KEY is set, otherwise the offline shopper."""
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        return ClaudeShopper()
+    return OfflineShopper()
