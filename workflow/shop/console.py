@@ -1,0 +1,154 @@
+"""``weekly-shop``: the weekly shop in a terminal, one answer per run if need be.
+
+The first run writes basket 1, prints it and exits ("Waiting for approval."). The next run resumes
+from the latest checkpoint, shows the same basket without a model call and asks about it. End of
+input leaves the basket waiting. When the workflow ends, the session is deleted, so the next run
+starts a new week.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import secrets
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TextIO
+
+from ..errors import WorkflowError
+from ..events import ExecutorFailedEvent, OutputEvent, RequestInfoEvent, WorkflowErrorEvent
+from ..folder_store import FolderCheckpointStore
+from ..runner import Run, RunStatus
+from ..session import SessionCheckpoints
+from ..signing import CheckpointSigner
+from ..store import CheckpointStore
+from .basket import Basket, BasketDecision, ShopProgress
+from .graph import DEFAULT_MAX_ROUNDS, build_shop_workflow
+from .shopper import Shopper, default_shopper
+
+TENANT = "local"
+SESSION = "weekly-shop"
+EXAMPLE_WEEK = (
+    "Dinners this week: chicken stir-fry on Monday, lentil soup on Wednesday, "
+    "homemade pizza on Saturday. We have rice, onions and olive oil."
+)
+WAITING = "Waiting for approval. Run again to answer."
+QUESTION = "Approve this basket? (y, n or a change) "
+
+
+def state_dir() -> Path:
+    """``$XDG_STATE_HOME/weekly-shop``, else ``~/.local/state/weekly-shop``: never the cwd."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "weekly-shop"
+
+
+def signing_key() -> CheckpointSigner:
+    """``CHECKPOINT_SIGNING_KEY``, else a random key kept (0600) in the state directory."""
+    configured = os.environ.get("CHECKPOINT_SIGNING_KEY")
+    if configured:
+        return CheckpointSigner(configured.encode())
+    path = state_dir() / "signing.key"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_hex(32))
+    return CheckpointSigner(path.read_text().strip().encode())
+
+
+@contextmanager
+def open_store(where: str | None) -> Iterator[CheckpointStore]:
+    """A folder store, or ``s3://bucket/prefix`` (endpoint from boto3's own variables)."""
+    if where and where.startswith("s3://"):
+        from ..s3_store import S3CheckpointStore
+
+        bucket, _, prefix = where[len("s3://") :].partition("/")
+        yield S3CheckpointStore(bucket, prefix or "weekly-shop/")
+        return
+    folder = FolderCheckpointStore(where or state_dir() / "checkpoints")
+    try:
+        yield folder
+    finally:
+        folder.close()
+
+
+class Console:
+    def __init__(self, shopper: Shopper, out: TextIO, inp: TextIO, max_rounds: int) -> None:
+        self.shopper = shopper
+        self.out = out
+        self.inp = inp
+        self.max_rounds = max_rounds
+
+    def say(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
+    def show(self, basket: Basket) -> None:
+        self.say(f"Basket {basket.round} of {self.max_rounds}:")
+        for item in basket.items:
+            self.say(f"  {item}")
+
+    async def run(self, store: CheckpointStore, signer: CheckpointSigner, request: str) -> int:
+        workflow = build_shop_workflow(self.shopper, self.max_rounds)
+        checkpoints = SessionCheckpoints(store, signer, TENANT, SESSION)
+        run = await Run.resume(workflow, checkpoints)
+        can_answer = run is not None
+        if run is None:
+            run = Run.start(workflow, request, checkpoints)
+        waiting = await self.watch(run, can_answer)
+        if run.status is RunStatus.FAILED:
+            return 1
+        if waiting or run.status is RunStatus.PENDING_REQUESTS:
+            self.say(WAITING)
+            return 0
+        await checkpoints.discard()
+        return 0
+
+    async def watch(self, run: Run, can_answer: bool) -> bool:
+        """Stream the run; True when it stopped because nobody answered (end of input)."""
+        async for event in run.watch():
+            if isinstance(event, ShopProgress):
+                self.say(f"[{event.step}] {event.detail}")
+            elif isinstance(event, RequestInfoEvent) and isinstance(event.data, Basket):
+                self.show(event.data)
+                if not can_answer:
+                    continue
+                self.out.write(QUESTION)
+                self.out.flush()
+                line = self.inp.readline()
+                if not self.inp.isatty():
+                    self.say(line.rstrip("\n"))  # echo piped answers so the transcript reads
+                if not line:
+                    return True
+                run.respond(event.request_id, BasketDecision.from_answer(line, event.data.round))
+            elif isinstance(event, OutputEvent):
+                self.say(str(event.data))
+            elif isinstance(event, ExecutorFailedEvent):
+                print(f"{event.executor_id} failed: {event.error}", file=sys.stderr)
+            elif isinstance(event, WorkflowErrorEvent):
+                print(f"Workflow error: {event.error}", file=sys.stderr)
+        return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="weekly-shop", description=__doc__.splitlines()[0])
+    parser.add_argument("request", nargs="?", default=EXAMPLE_WEEK, help="the week's dinners")
+    parser.add_argument("--store", help="a folder, or s3://bucket/prefix")
+    parser.add_argument("--max-rounds", type=int, default=DEFAULT_MAX_ROUNDS)
+    args = parser.parse_args(argv)
+    shopper = default_shopper()
+    console = Console(shopper, sys.stdout, sys.stdin, args.max_rounds)
+    if shopper.label != "Claude":
+        console.say(f"Using the {shopper.label}.")
+    try:
+        with open_store(args.store) as store:
+            return asyncio.run(console.run(store, signing_key(), args.request))
+    except WorkflowError as exc:
+        print(f"weekly-shop: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
