@@ -69,7 +69,9 @@ class FakeAnthropic:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), daemon=True
+        )
 
     def start(self) -> FakeAnthropic:
         self._thread.start()
@@ -90,7 +92,7 @@ class FakeAnthropic:
     def _answer(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any]:
         with self._lock:
             self.requests.append(body)
-            self.headers.append(headers)
+            self.headers.append({k.lower(): v for k, v in headers.items()})
             reply = self.replies.popleft() if self.replies else None
         if path.rstrip("/") != "/v1/messages":
             return 404, {"type": "error", "error": {"type": "not_found_error", "message": path}}
