@@ -114,19 +114,19 @@ class FolderCheckpointStore:
                 index.write(json.dumps(_info_to_json(record.info)) + "\n")
         return record
 
-    def _load(self, path: Path) -> CheckpointRecord:
-        return record_from_bytes(path.read_bytes(), str(path))
+    def _load(self, path: Path, tenant_id: str, session_id: str) -> CheckpointRecord:
+        return record_from_bytes(path.read_bytes(), str(path), tenant_id, session_id)
 
     def latest(self, tenant_id: str, session_id: str) -> CheckpointRecord | None:
         folder = self._session_dir(tenant_id, session_id)
         files = sorted(folder.glob("*.ckpt")) if folder.exists() else []
-        return self._load(files[-1]) if files else None
+        return self._load(files[-1], tenant_id, session_id) if files else None
 
     def read(self, tenant_id: str, session_id: str, checkpoint_id: str) -> CheckpointRecord | None:
         path = self._session_dir(tenant_id, session_id) / f"{sequence_of(checkpoint_id):06d}.ckpt"
         if not path.exists():
             return None
-        record = self._load(path)
+        record = self._load(path, tenant_id, session_id)
         return record if record.checkpoint_id == checkpoint_id else None
 
     def list(self, tenant_id: str, session_id: str) -> builtins.list[CheckpointInfo]:

@@ -2,8 +2,11 @@
 
 The bytes are a zlib stream of one JSON header line followed by the state JSON exactly as written:
 
-    {"v":1,"id":…,"cp":…,"parent":…,"run":…,"session":…,"tenant":…,"at":…,"seq":…,"sig":…}\\n
+    {"v":1,"id":…,"cp":…,"parent":…,"run":…,"at":<unix ms>,"seq":…,"sig":…}\\n
     {…state…}
+
+Tenant and session are not repeated in the bytes: the key or path they are stored under names them,
+and the signature binds them, so bytes copied under another session do not verify.
 
 Compression keeps checkpoints compact (the basket appears in a pending request and in shared state;
 the second copy costs a few bytes). The state is never re-serialised, so its key order survives.
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from datetime import datetime
+from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -33,9 +36,7 @@ class _Header(BaseModel):
     cp: str = Field(max_length=64)
     parent: str | None = Field(max_length=64)
     run: str = Field(max_length=64)
-    session: str = Field(max_length=128)
-    tenant: str = Field(max_length=128)
-    at: datetime
+    at: int = Field(ge=0)
     seq: int = Field(ge=0)
     sig: str = Field(max_length=128)
 
@@ -47,9 +48,7 @@ def record_to_bytes(record: CheckpointRecord) -> bytes:
         "cp": record.checkpoint_id,
         "parent": record.parent_checkpoint_id,
         "run": record.run_id,
-        "session": record.session_id,
-        "tenant": record.tenant_id,
-        "at": record.created_at.isoformat(),
+        "at": int(record.created_at.timestamp() * 1000),
         "seq": record.sequence,
         "sig": record.signature,
     }
@@ -57,8 +56,8 @@ def record_to_bytes(record: CheckpointRecord) -> bytes:
     return zlib.compress(line + b"\n" + record.state.encode(), 9)
 
 
-def record_from_bytes(data: bytes, name: str) -> CheckpointRecord:
-    """The record in ``data``; ``name`` (a key or path) goes into any error."""
+def record_from_bytes(data: bytes, name: str, tenant_id: str, session_id: str) -> CheckpointRecord:
+    """The record stored for ``tenant_id``/``session_id`` in ``data``; ``name`` goes in errors."""
     try:
         inflater = zlib.decompressobj()
         raw = inflater.decompress(data, MAX_RECORD_BYTES)
@@ -80,9 +79,9 @@ def record_from_bytes(data: bytes, name: str) -> CheckpointRecord:
         checkpoint_id=header.cp,
         parent_checkpoint_id=header.parent,
         run_id=header.run,
-        session_id=header.session,
-        tenant_id=header.tenant,
-        created_at=header.at,
+        session_id=session_id,
+        tenant_id=tenant_id,
+        created_at=datetime.fromtimestamp(header.at / 1000, UTC),
         sequence=header.seq,
         state=text,
         signature=header.sig,

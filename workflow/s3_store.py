@@ -92,7 +92,7 @@ class S3CheckpointStore:
 
     # -- reading ----------------------------------------------------------------------------
 
-    def _get(self, key: str) -> CheckpointRecord | None:
+    def _get(self, key: str, tenant_id: str, session_id: str) -> CheckpointRecord | None:
         try:
             body = self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
         except ClientError as exc:
@@ -101,14 +101,7 @@ class S3CheckpointStore:
             raise store_error("get checkpoint", exc) from exc
         except BotoCoreError as exc:
             raise store_error("get checkpoint", exc) from exc
-        return record_from_bytes(body, key)
-
-    def _scoped(self, record: CheckpointRecord | None, tenant_id: str, session_id: str) -> Any:
-        # Belt and braces: the key is tenant-scoped already; a record claiming another tenant
-        # or session reads as missing rather than as somebody else's data.
-        if record is None or record.tenant_id != tenant_id or record.session_id != session_id:
-            return None
-        return record
+        return record_from_bytes(body, key, tenant_id, session_id)
 
     def latest(self, tenant_id: str, session_id: str) -> CheckpointRecord | None:
         prefix = self.keys.checkpoints(tenant_id, session_id)
@@ -119,11 +112,11 @@ class S3CheckpointStore:
         contents = page.get("Contents", [])
         if not contents:
             return None
-        return self._scoped(self._get(contents[0]["Key"]), tenant_id, session_id)  # type: ignore[no-any-return]
+        return self._get(contents[0]["Key"], tenant_id, session_id)
 
     def read(self, tenant_id: str, session_id: str, checkpoint_id: str) -> CheckpointRecord | None:
         key = self.keys.checkpoint(tenant_id, session_id, sequence_of(checkpoint_id))
-        record = self._scoped(self._get(key), tenant_id, session_id)
+        record = self._get(key, tenant_id, session_id)
         return record if record is not None and record.checkpoint_id == checkpoint_id else None
 
     def _keys(self, prefix: str) -> list[str]:

@@ -36,7 +36,7 @@ def validate_id(value: str, what: str) -> str:
         raise InvalidIdentifier(f"{what} must be a non-empty string")
     if len(value) > MAX_ID_LENGTH:
         raise InvalidIdentifier(f"{what} is longer than {MAX_ID_LENGTH} characters")
-    if ".." in value or not _SAFE_ID.match(value):
+    if ".." in value or not _SAFE_ID.fullmatch(value):
         raise InvalidIdentifier(f"{what} {value[:40]!r} has characters not allowed in an ID")
     return value
 
@@ -50,7 +50,7 @@ def new_checkpoint_id(sequence: int) -> str:
 
 def sequence_of(checkpoint_id: str) -> int:
     """The sequence a checkpoint ID carries; raises InvalidIdentifier for anything else."""
-    match = _CHECKPOINT_ID.match(checkpoint_id) if isinstance(checkpoint_id, str) else None
+    match = _CHECKPOINT_ID.fullmatch(checkpoint_id) if isinstance(checkpoint_id, str) else None
     if match is None:
         raise InvalidIdentifier(f"not a checkpoint ID: {str(checkpoint_id)[:40]!r}")
     return int(match.group(1))
@@ -69,7 +69,9 @@ def uuid7() -> uuid.UUID:
 
 
 def utcnow() -> datetime:
-    return datetime.now(UTC)
+    """Now in UTC, to the millisecond: what every backend can store and give back unchanged."""
+    now = datetime.now(UTC)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
 
 
 @dataclass(frozen=True)

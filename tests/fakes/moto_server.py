@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -12,6 +13,7 @@ from moto.server import ThreadedMotoServer
 @contextmanager
 def moto_s3_server(bucket: str = "checkpoints-test") -> Iterator[dict[str, str]]:
     """Start the server, create ``bucket``; yield the environment a child process needs."""
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request otherwise
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
