@@ -166,3 +166,19 @@ async def test_a_failure_after_a_response_keeps_the_request_pending() -> None:
     assert resumed.status is RunStatus.FAILED
     again = await Run.resume(counter_workflow(), session(store))  # the request is still pending
     assert list(again.pending_requests) == [request.request_id]
+
+
+async def test_an_answered_request_is_remembered_with_who_answered_it() -> None:
+    from workflow.errors import RequestAlreadyAnswered
+
+    store = InMemoryCheckpointStore()
+    request = await pending(store)
+    resumed = await Run.resume(counter_workflow(), session(store))
+    resumed.respond(request.request_id, Answer(ok=True), answered_by="U0BOB")
+    await drain(resumed)
+    again = await Run.resume(counter_workflow(), session(store))
+    assert again.answered == {request.request_id: "U0BOB"}
+    with pytest.raises(RequestAlreadyAnswered) as caught:
+        again.respond(request.request_id, Answer(ok=False))
+    assert caught.value.answered_by == "U0BOB"
+    assert store.latest("T1", "s1").sequence == 2  # nothing was written by the refusal

@@ -2,8 +2,9 @@
 
 What a checkpoint holds, taken at the end of every superstep: the format version, the graph
 signature, the superstep number, queued messages, pending requests (ID, port, full data), shared
-state and each executor's own state. Values are written through the :class:`TypeRegistry` as
-``{"t": tag, "v": value}``, so reading a checkpoint back only ever builds registered types.
+state, each executor's own state, and which requests were answered (and by whom). Values are
+written through the :class:`TypeRegistry` as ``{"t": tag, "v": value}``, so reading a checkpoint
+back only ever builds registered types.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class RunSnapshot:
     requests: dict[str, PendingRequest] = field(default_factory=dict)
     state: dict[str, dict[str, Any]] = field(default_factory=dict)
     executors: dict[str, Any] = field(default_factory=dict)
+    answered: dict[str, str] = field(default_factory=dict)  # request ID -> who answered ("")
 
 
 class _Strict(BaseModel):
@@ -64,6 +66,7 @@ class _Document(_Strict):
     requests: list[_Request]
     state: dict[str, dict[str, Tagged]]
     executors: dict[str, Tagged]
+    answered: dict[str, str]
 
 
 def encode_snapshot(snapshot: RunSnapshot, registry: TypeRegistry) -> str:
@@ -82,6 +85,7 @@ def encode_snapshot(snapshot: RunSnapshot, registry: TypeRegistry) -> str:
             for scope, values in snapshot.state.items()
         },
         "executors": {eid: registry.encode(v) for eid, v in snapshot.executors.items()},
+        "answered": snapshot.answered,
     }
     return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
 
@@ -115,6 +119,7 @@ def decode_snapshot(text: str, registry: TypeRegistry) -> RunSnapshot:
             for scope, values in doc.state.items()
         },
         executors={eid: registry.decode(v) for eid, v in doc.executors.items()},
+        answered=dict(doc.answered),
     )
 
 

@@ -5,7 +5,8 @@
     ├── RunError                    a run could not go on
     │   ├── SuperstepLimitExceeded  a loop ran past the superstep bound
     │   ├── ExecutorFailed          an executor raised; the run ended as Failed
-    │   ├── UnknownRequest          a response names no pending request (unknown or answered)
+    │   ├── UnknownRequest          a response names no pending request
+    │   │   └── RequestAlreadyAnswered  ...because it was answered already (and by whom)
     │   └── ResponseTypeMismatch    a response is not of the port's response type
     ├── CheckpointError             a checkpoint could not be written, read or trusted
     │   ├── CheckpointNotFound      no such checkpoint for this tenant and session
@@ -56,6 +57,14 @@ class UnknownRequest(RunError):
     def __init__(self, request_id: str) -> None:
         super().__init__(f"no pending request {request_id!r}")
         self.request_id = request_id
+
+
+class RequestAlreadyAnswered(UnknownRequest):
+    """A response named a request that was pending once and has been answered since."""
+
+    def __init__(self, request_id: str, answered_by: str) -> None:
+        super().__init__(request_id)
+        self.answered_by = answered_by
 
 
 class ResponseTypeMismatch(RunError):

@@ -3,7 +3,7 @@
 Like the reference sample's file store, it is for one process at a time: opening it takes an
 exclusive lock on ``<root>/.lock``, and a second process gets :class:`StoreInUse`. Layout:
 
-    <root>/<tenant>/index.jsonl                     one metadata line per checkpoint
+    <root>/<tenant>/.index.jsonl                    one metadata line per checkpoint
     <root>/<tenant>/<session>/<sequence>.ckpt       record bytes (see record_format)
 
 A checkpoint file is published with ``os.link`` from a temporary file, which fails if the name
@@ -24,7 +24,7 @@ from typing import IO, Any
 
 from .errors import CheckpointConflict, StoreInUse
 from .record_format import record_from_bytes, record_to_bytes
-from .store import CheckpointInfo, CheckpointRecord, sequence_of, validate_id
+from .store import CheckpointInfo, CheckpointRecord, sequence_of, validate_id, validate_record
 
 
 def _info_to_json(info: CheckpointInfo) -> dict[str, Any]:
@@ -87,7 +87,8 @@ class FolderCheckpointStore:
         )
 
     def _index(self, tenant_id: str) -> Path:
-        return self.root / validate_id(tenant_id, "tenant ID") / "index.jsonl"
+        # A dot name: no ID can start with ".", so no session folder can take this name.
+        return self.root / validate_id(tenant_id, "tenant ID") / ".index.jsonl"
 
     def _read_index(self, tenant_id: str) -> list[CheckpointInfo]:
         path = self._index(tenant_id)
@@ -96,6 +97,7 @@ class FolderCheckpointStore:
         return [_info_from_json(line) for line in path.read_text().splitlines() if line]
 
     def create(self, record: CheckpointRecord) -> CheckpointRecord:
+        validate_record(record)
         folder = self._session_dir(record.tenant_id, record.session_id)
         with self._mutex:
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -135,6 +137,7 @@ class FolderCheckpointStore:
         return sorted(found, key=lambda i: i.sequence)
 
     def list_by_run(self, tenant_id: str, run_id: str) -> builtins.list[CheckpointInfo]:
+        validate_id(run_id, "run ID")
         found = [i for i in self._read_index(tenant_id) if i.run_id == run_id]
         return sorted(found, key=lambda i: (i.created_at, i.sequence))
 

@@ -6,7 +6,7 @@ import builtins
 import threading
 
 from .errors import CheckpointConflict
-from .store import CheckpointInfo, CheckpointRecord, validate_id
+from .store import CheckpointInfo, CheckpointRecord, sequence_of, validate_id, validate_record
 
 
 class InMemoryCheckpointStore:
@@ -15,10 +15,8 @@ class InMemoryCheckpointStore:
         self._sessions: dict[tuple[str, str], list[CheckpointRecord]] = {}
 
     def create(self, record: CheckpointRecord) -> CheckpointRecord:
-        key = (
-            validate_id(record.tenant_id, "tenant ID"),
-            validate_id(record.session_id, "session ID"),
-        )
+        validate_record(record)
+        key = (record.tenant_id, record.session_id)
         with self._lock:
             records = self._sessions.setdefault(key, [])
             if any(r.sequence == record.sequence for r in records):
@@ -39,6 +37,7 @@ class InMemoryCheckpointStore:
         return records[-1] if records else None
 
     def read(self, tenant_id: str, session_id: str, checkpoint_id: str) -> CheckpointRecord | None:
+        sequence_of(checkpoint_id)  # InvalidIdentifier for anything but a checkpoint ID
         found = [
             r for r in self._records(tenant_id, session_id) if r.checkpoint_id == checkpoint_id
         ]
@@ -49,6 +48,7 @@ class InMemoryCheckpointStore:
 
     def list_by_run(self, tenant_id: str, run_id: str) -> builtins.list[CheckpointInfo]:
         validate_id(tenant_id, "tenant ID")
+        validate_id(run_id, "run ID")
         with self._lock:
             found = [
                 r.info

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -26,6 +26,9 @@ from .store import CheckpointRecord
 
 RECORD_VERSION = 1
 MAX_RECORD_BYTES = 4 * 1024 * 1024
+# Milliseconds since the epoch in integers: float seconds (``timestamp() * 1000``) give some
+# times back a millisecond early, e.g. 2004-03-15T07:55:47.472Z.
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class _Header(BaseModel):
@@ -48,7 +51,7 @@ def record_to_bytes(record: CheckpointRecord) -> bytes:
         "cp": record.checkpoint_id,
         "parent": record.parent_checkpoint_id,
         "run": record.run_id,
-        "at": int(record.created_at.timestamp() * 1000),
+        "at": (record.created_at - _EPOCH) // timedelta(milliseconds=1),
         "seq": record.sequence,
         "sig": record.signature,
     }
@@ -81,7 +84,7 @@ def record_from_bytes(data: bytes, name: str, tenant_id: str, session_id: str) -
         run_id=header.run,
         session_id=session_id,
         tenant_id=tenant_id,
-        created_at=datetime.fromtimestamp(header.at / 1000, UTC),
+        created_at=_EPOCH + timedelta(milliseconds=header.at),
         sequence=header.seq,
         state=text,
         signature=header.sig,

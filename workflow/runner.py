@@ -33,6 +33,7 @@ from .checkpoint import (
 from .errors import (
     ExecutorFailed,
     IncompatibleCheckpoint,
+    RequestAlreadyAnswered,
     ResponseTypeMismatch,
     RunError,
     SuperstepLimitExceeded,
@@ -128,6 +129,7 @@ class Run:
         self._superstep = snapshot.superstep
         self._queue = list(snapshot.queue)
         self._pending = dict(snapshot.requests)
+        self._answered = dict(snapshot.answered)
         self._state = SharedState(snapshot.state)
         self._to_reraise = list(self._pending.values())
         self._ever_pending = bool(self._pending)
@@ -188,14 +190,25 @@ class Run:
     def superstep(self) -> int:
         return self._superstep
 
-    def respond(self, request_id: str, response: Any) -> None:
+    @property
+    def answered(self) -> dict[str, str]:
+        """Requests answered in this session so far, with who answered them ("" if not said)."""
+        return dict(self._answered)
+
+    def read_state(self, key: str, scope: str) -> Any:
+        """A committed value of a named shared-state scope, or None (for callers, not steps)."""
+        return self._state.read("", key, scope)
+
+    def respond(self, request_id: str, response: Any, answered_by: str = "") -> None:
         """Answer a pending request; the answer goes along the port's edges on the next watch().
 
-        Raises UnknownRequest (never raised or already answered) or ResponseTypeMismatch; in both
-        cases nothing changes.
+        Raises RequestAlreadyAnswered, UnknownRequest (never raised) or ResponseTypeMismatch; in
+        each case nothing changes.
         """
         request = self._pending.get(request_id)
         if request is None:
+            if request_id in self._answered:
+                raise RequestAlreadyAnswered(request_id, self._answered[request_id])
             raise UnknownRequest(request_id)
         port = self.workflow.port(request.port_id)
         if not isinstance(response, port.response_type):
@@ -205,6 +218,7 @@ class Run:
             )
         targets = self._route(port.id, response)
         del self._pending[request_id]
+        self._answered[request_id] = answered_by
         self._to_reraise = [r for r in self._to_reraise if r.request_id != request_id]
         self._queue.extend(targets)
 
@@ -331,5 +345,6 @@ class Run:
                 for e in self.workflow.executors()
                 if (s := e.on_checkpoint_save()) is not None
             },
+            answered=self._answered,
         )
         return encode_snapshot(snapshot, self.workflow.registry)

@@ -32,7 +32,7 @@ from .s3_client import (
     store_error,
 )
 from .s3_keys import S3Keys
-from .store import CheckpointInfo, CheckpointRecord, sequence_of, validate_id
+from .store import CheckpointInfo, CheckpointRecord, sequence_of, validate_id, validate_record
 
 CONFLICT_RETRIES = 3
 
@@ -47,6 +47,7 @@ class S3CheckpointStore:
     # -- writing ----------------------------------------------------------------------------
 
     def create(self, record: CheckpointRecord) -> CheckpointRecord:
+        validate_record(record)
         key = self.keys.checkpoint(record.tenant_id, record.session_id, record.sequence)
         body = record_to_bytes(record)
         for attempt in range(CONFLICT_RETRIES + 1):

@@ -109,6 +109,22 @@ class CheckpointRecord(CheckpointInfo):
         )
 
 
+def validate_record(record: CheckpointRecord) -> CheckpointRecord:
+    """``record`` if its IDs are safe to store and its checkpoint ID carries its sequence.
+
+    Every backend's ``create`` calls this first, so no backend writes a record another backend
+    would refuse (or write half of it: the S3 store puts the run ID in a key and a header).
+    """
+    validate_id(record.tenant_id, "tenant ID")
+    validate_id(record.session_id, "session ID")
+    validate_id(record.run_id, "run ID")
+    if sequence_of(record.checkpoint_id) != record.sequence:
+        raise InvalidIdentifier(
+            f"checkpoint ID {record.checkpoint_id!r} does not carry sequence {record.sequence}"
+        )
+    return record
+
+
 class CheckpointStore(Protocol):
     """Append-only, tenant-scoped checkpoint storage (in memory, a folder, S3)."""
 
