@@ -66,6 +66,8 @@ def record_from_bytes(data: bytes, name: str, tenant_id: str, session_id: str) -
         raw = inflater.decompress(data, MAX_RECORD_BYTES)
         if inflater.unconsumed_tail or not inflater.eof:
             raise CheckpointCorrupt(f"checkpoint {name} is truncated or too large")
+        if inflater.unused_data:
+            raise CheckpointCorrupt(f"checkpoint {name} has bytes after its end")
         line, _, state = raw.partition(b"\n")
         header_data = json.loads(line)
         if isinstance(header_data, dict) and header_data.get("v") != RECORD_VERSION:

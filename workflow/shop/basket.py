@@ -32,6 +32,15 @@ class Basket(BaseModel):
         return cls(items=items[:MAX_ITEMS], round=round)
 
 
+class ShopRequest(BaseModel):
+    """A week's request and who made it (a Slack user ID, or "" in the terminal)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    text: str = Field(min_length=1, max_length=3000)
+    requested_by: str = Field(default="", max_length=64)
+
+
 class BasketDecision(BaseModel):
     """The person's answer about basket ``round``: approve, reject, or a change (text)."""
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 from ..builder import RequestPort, Workflow, WorkflowBuilder
 from ..executor import Executor, WorkflowContext, handler
 from ..registry import TypeRegistry
-from .basket import Basket, BasketDecision, ShopProgress
+from .basket import Basket, BasketDecision, ShopProgress, ShopRequest
 from .shopper import Shopper, ShopperStoppedEarly
 
 DEFAULT_MAX_ROUNDS = 3
 SCOPE = "shop"
 BASKET_KEY = "basket"
+REQUEST_KEY = "request"
 
 WRITE_BASKET = "write-basket"
 APPROVE_BASKET = "approve-basket"
@@ -44,6 +45,12 @@ class WriteBasket(Executor):
     @handler
     async def write(self, request: str, ctx: WorkflowContext) -> Basket:
         return await self._run_shopper(request, 1, ctx)
+
+    @handler
+    async def write_for(self, request: ShopRequest, ctx: WorkflowContext) -> Basket:
+        """Basket 1 for a request that names who asked (kept in state for approval rules)."""
+        ctx.queue_state_update(REQUEST_KEY, request, scope=SCOPE)
+        return await self._run_shopper(request.text, 1, ctx)
 
     @handler
     async def revise(self, decision: BasketDecision, ctx: WorkflowContext) -> Basket:
@@ -93,7 +100,7 @@ class PlaceOrder(Executor):
 
 
 def shop_registry() -> TypeRegistry:
-    return TypeRegistry(Basket, BasketDecision)
+    return TypeRegistry(Basket, BasketDecision, ShopRequest)
 
 
 def build_shop_workflow(shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS) -> Workflow:

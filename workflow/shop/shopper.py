@@ -46,17 +46,22 @@ class ClaudeShopper:
     label = "Claude"
 
     def __init__(
-        self, model: str | None = None, client: Any = None, max_tokens: int = MAX_OUTPUT_TOKENS
+        self,
+        model: str | None = None,
+        client: Any = None,
+        max_tokens: int = MAX_OUTPUT_TOKENS,
+        api_key: str | None = None,
     ) -> None:
         self.model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
         self.max_tokens = max_tokens
         self._client = client
+        self._api_key = api_key
 
     def _get_client(self) -> Any:
         if self._client is None:
             import anthropic  # deferred: seconds of import time, only when a basket is written
 
-            self._client = anthropic.AsyncAnthropic()
+            self._client = anthropic.AsyncAnthropic(api_key=self._api_key)
         return self._client
 
     async def write(self, prompt: str) -> ShopperReply:

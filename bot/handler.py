@@ -1,0 +1,63 @@
+"""The Lambda entry point: ``bot/handler.handler``.
+
+It only translates. API Gateway HTTP API (payload 2.0) events and Bolt's lazy self-invocations go
+to Bolt's ``SlackRequestHandler``; an EventBridge scheduled event starts the weekly shop in
+``SHOP_CHANNEL`` as if ``/shop SHOP_REQUEST`` had been typed there. Settings, clients and the Bolt
+app are built once per cold start; a missing setting fails then, naming the variable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from slack_bolt.adapter.aws_lambda import SlackRequestHandler
+
+from .app import build_app
+from .logs import configure_logging, log_context
+from .post import Where
+from .runtime import Runtime, session_id_for
+from .settings import Settings
+from .start import start_session
+
+log = logging.getLogger(__name__)
+
+_runtime: Runtime | None = None
+_slack: SlackRequestHandler | None = None
+
+
+def cold_start(runtime: Runtime | None = None) -> tuple[Runtime, SlackRequestHandler]:
+    """Build (once) what every invocation of this process shares; tests pass their own."""
+    global _runtime, _slack
+    if runtime is not None or _runtime is None:
+        configure_logging()
+        _runtime = runtime or Runtime.from_settings(Settings.from_env())
+        _slack = SlackRequestHandler(build_app(_runtime))
+    assert _slack is not None
+    return _runtime, _slack
+
+
+def is_scheduled(event: dict[str, Any]) -> bool:
+    return event.get("source") == "aws.events" and event.get("detail-type") == "Scheduled Event"
+
+
+def scheduled_start(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
+    settings = rt.settings
+    if not settings.shop_channel or not settings.shop_request:
+        log.error("the schedule needs SHOP_CHANNEL and SHOP_REQUEST; nothing started")
+        return {"started": False}
+    tenant = str(rt.web.auth_test()["team_id"])  # the workspace the bot token belongs to
+    session_id = session_id_for("schedule", tenant, str(event.get("id")))
+    where = Where(tenant, session_id, settings.shop_channel)
+    asyncio.run(start_session(rt, where, settings.shop_request))
+    return {"started": True, "session": session_id}
+
+
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    rt, slack = cold_start()
+    with log_context(lambda_request_id=getattr(context, "aws_request_id", None)):
+        if is_scheduled(event):
+            return scheduled_start(rt, event)
+        response: dict[str, Any] = slack.handle(event, context)  # type: ignore[no-untyped-call]
+        return response

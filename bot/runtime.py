@@ -1,0 +1,112 @@
+"""What every listener needs, built once per cold start from Settings: clients are injected.
+
+Nothing here touches the network when it is built: the S3 client is made on first use (the ack
+path never needs it), and the Claude shopper imports the anthropic SDK only when it writes.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from slack_sdk import WebClient
+from slack_sdk.http_retry.builtin_handlers import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+)
+
+from workflow.builder import Workflow
+from workflow.lock import SessionLock
+from workflow.session import SessionCheckpoints
+from workflow.shop.graph import build_shop_workflow
+from workflow.shop.shopper import ClaudeShopper, OfflineShopper, Shopper
+from workflow.signing import CheckpointSigner
+from workflow.store import CheckpointStore
+
+from .settings import Settings
+
+
+def make_web_client(settings: Settings) -> WebClient:
+    """The real WebClient, at ``SLACK_API_URL``, with slack_sdk's own retry handlers."""
+    return WebClient(
+        token=settings.slack_bot_token.get_secret_value(),
+        base_url=settings.slack_api_url,
+        timeout=10,
+        retry_handlers=[
+            ConnectionErrorRetryHandler(max_retry_count=2),
+            RateLimitErrorRetryHandler(max_retry_count=2),
+        ],
+    )
+
+
+def session_id_for(*parts: str) -> str:
+    """A session ID derived from what Slack or AWS sent, so a redelivery finds the same one."""
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:24]
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    web: WebClient
+    s3_client: Any = None
+    shopper_factory: Callable[[], Shopper] | None = None
+    clock: Callable[[], float] = time.time
+    _store: CheckpointStore | None = field(default=None, repr=False)
+    _lock: SessionLock | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **clients: Any) -> Runtime:
+        web = clients.pop("web", None) or make_web_client(settings)
+        return cls(settings=settings, web=web, **clients)
+
+    @functools.cached_property
+    def signer(self) -> CheckpointSigner:
+        key = self.settings.checkpoint_signing_key
+        if key is not None:
+            return CheckpointSigner(key.get_secret_value().encode())
+        return CheckpointSigner.derived(self.settings.slack_signing_secret.get_secret_value())
+
+    def _s3(self) -> Any:
+        if self.s3_client is None:
+            from workflow.s3_client import make_s3_client
+
+            self.s3_client = make_s3_client()
+        return self.s3_client
+
+    @property
+    def store(self) -> CheckpointStore:
+        if self._store is None:
+            from workflow.s3_store import S3CheckpointStore
+
+            s = self.settings
+            self._store = S3CheckpointStore(s.checkpoint_bucket, s.checkpoint_prefix, self._s3())
+        return self._store
+
+    @property
+    def lock(self) -> SessionLock:
+        if self._lock is None:
+            from workflow.s3_lock import S3SessionLock
+
+            s = self.settings
+            self._lock = S3SessionLock(
+                s.checkpoint_bucket, s.checkpoint_prefix, self._s3(), clock=self.clock
+            )
+        return self._lock
+
+    def shopper(self) -> Shopper:
+        if self.shopper_factory is not None:
+            return self.shopper_factory()
+        key = self.settings.anthropic_api_key
+        if key is None:
+            return OfflineShopper()
+        return ClaudeShopper(model=self.settings.anthropic_model, api_key=key.get_secret_value())
+
+    def workflow(self) -> Workflow:
+        return build_shop_workflow(self.shopper(), self.settings.max_rounds)
+
+    def checkpoints(self, tenant_id: str, session_id: str) -> SessionCheckpoints:
+        return SessionCheckpoints(self.store, self.signer, tenant_id, session_id)
