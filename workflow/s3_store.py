@@ -50,6 +50,9 @@ class S3CheckpointStore:
         validate_record(record)
         key = self.keys.checkpoint(record.tenant_id, record.session_id, record.sequence)
         body = record_to_bytes(record)
+        # The run marker first: a leftover marker is harmless (list_by_run filters by run ID),
+        # while a checkpoint without one would be missing from list_by_run.
+        self._index_run(record)
         for attempt in range(CONFLICT_RETRIES + 1):
             try:
                 self.s3.put_object(
@@ -73,7 +76,6 @@ class S3CheckpointStore:
                 raise store_error("put checkpoint", exc) from exc
             except BotoCoreError as exc:
                 raise store_error("put checkpoint", exc) from exc
-        self._index_run(record)
         return record
 
     def _index_run(self, record: CheckpointRecord) -> None:
@@ -137,6 +139,8 @@ class S3CheckpointStore:
         except ClientError as exc:
             if is_missing(exc):
                 return None
+            raise store_error("head checkpoint", exc) from exc
+        except BotoCoreError as exc:
             raise store_error("head checkpoint", exc) from exc
         return _info(meta, tenant_id, session_id)
 

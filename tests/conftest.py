@@ -1,0 +1,81 @@
+"""Fixtures shared by every test: AWS environment, moto S3, atomic conditional writes, a signer."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from workflow.signing import CheckpointSigner
+
+BUCKET = "checkpoints-test"
+
+
+@pytest.fixture
+def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fake credentials, and no endpoint override: with one set, mock_aws would not intercept."""
+    for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+
+
+@pytest.fixture
+def atomic_moto(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Handle each moto request atomically, as real S3 does; concurrent tests need it.
+
+    Real S3's conditional writes are atomic, and a read never sees half of a concurrent write.
+    moto 5.2.5 is neither:
+
+    - ``S3Response.put_object`` / ``S3Response.delete_object`` (moto/s3/responses.py) check
+      ``If-None-Match`` / ``If-Match`` with ``backend.get_object`` and only then call
+      ``backend.put_object`` / ``backend.delete_object``, with no lock between: two concurrent
+      conditional PUTs can both succeed (seen: 2 lock holders out of 20 racing threads);
+    - a GET that races a PUT to the same key can read the old key after the PUT disposed of its
+      buffer, and raises a raw ``ValueError: I/O operation on closed file`` into the client;
+    - every mocked request reloads ``moto.s3.urls`` (``S3Backend._url_module``), and a request in
+      another thread can then fail with ``ImportError: module moto.s3.urls not in sys.modules``.
+
+    Without this fixture a race test would test moto's gaps, not our code. One lock around
+    ``BotocoreStubber.process_request``, through which ``mock_aws`` routes every request, makes
+    each S3 request atomic. Our code still interleaves freely *between* requests, which is where
+    its own races are.
+    """
+    from moto.core.botocore_stubber import BotocoreStubber
+
+    lock = threading.Lock()
+    process_request = BotocoreStubber.process_request
+
+    @functools.wraps(process_request)
+    def atomic(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with lock:
+            return process_request(self, *args, **kwargs)
+
+    monkeypatch.setattr(BotocoreStubber, "process_request", atomic)
+
+
+@pytest.fixture
+def bucket() -> str:
+    return BUCKET
+
+
+@pytest.fixture
+def s3(aws_env: None, atomic_moto: None, bucket: str) -> Iterator[Any]:
+    """A boto3 S3 client (the app's own configuration) talking to moto, with the bucket made."""
+    from moto import mock_aws
+
+    from workflow.s3_client import make_s3_client
+
+    with mock_aws():
+        client = make_s3_client()
+        client.create_bucket(Bucket=bucket)
+        yield client
+
+
+@pytest.fixture
+def signer() -> CheckpointSigner:
+    return CheckpointSigner(b"test-key-" * 4)

@@ -1,0 +1,315 @@
+"""The session lock (S3 and in memory): one holder, take-over of expired leases, fencing.
+
+Time is a fake clock, never a sleep. The S3 races run on moto with ``atomic_moto`` (see
+conftest): each S3 request atomic, as on real S3, while our code interleaves between requests.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from workflow.errors import CheckpointConflict, LeaseLost, SessionBusy
+from workflow.lock import InMemorySessionLock, Lease, SessionLock, held
+from workflow.memory_store import InMemoryCheckpointStore
+from workflow.s3_lock import S3SessionLock
+from workflow.s3_store import S3CheckpointStore
+from workflow.session import SessionCheckpoints
+from workflow.signing import CheckpointSigner
+from workflow.store import CheckpointStore
+
+PREFIX = "ws/"
+TENANT, SESSION = "acme", "sess-1"
+TTL = 30.0
+THREADS = 20
+
+
+class Clock:
+    def __init__(self, now: float = 1_700_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@dataclass
+class Setup:
+    name: str
+    lock: SessionLock
+    store: CheckpointStore
+    clock: Clock
+
+
+@pytest.fixture(params=["memory", "s3"])
+def setup(request: pytest.FixtureRequest) -> Setup:
+    clock = Clock()
+    if request.param == "memory":
+        return Setup("memory", InMemorySessionLock(clock=clock), InMemoryCheckpointStore(), clock)
+    s3 = request.getfixturevalue("s3")
+    bucket = request.getfixturevalue("bucket")
+    return Setup(
+        "s3",
+        S3SessionLock(bucket, prefix=PREFIX, s3_client=s3, clock=clock),
+        S3CheckpointStore(bucket, prefix=PREFIX, s3_client=s3),
+        clock,
+    )
+
+
+@pytest.fixture
+def lock(setup: Setup) -> SessionLock:
+    return setup.lock
+
+
+@pytest.fixture
+def clock(setup: Setup) -> Clock:
+    return setup.clock
+
+
+def race(attempt: Callable[[int], Lease]) -> tuple[list[Lease], list[BaseException]]:
+    """``attempt(i)`` in THREADS threads released together; the leases and the errors."""
+    barrier = threading.Barrier(THREADS)
+
+    def contender(i: int) -> Lease | BaseException:
+        barrier.wait(timeout=30)
+        try:
+            return attempt(i)
+        except Exception as exc:  # every outcome is collected, whatever it is
+            return exc
+
+    with ThreadPoolExecutor(max_workers=THREADS) as pool:
+        outcomes = list(pool.map(contender, range(THREADS)))
+    leases = [o for o in outcomes if isinstance(o, Lease)]
+    errors = [o for o in outcomes if not isinstance(o, Lease)]
+    return leases, errors
+
+
+# -- acquire, busy, release, take over (both locks) ---------------------------------------------
+
+
+def test_acquire_hands_out_a_lease(lock: SessionLock, clock: Clock) -> None:
+    lease = lock.acquire(TENANT, SESSION, "alice", TTL)
+
+    assert (lease.tenant_id, lease.session_id, lease.owner) == (TENANT, SESSION, "alice")
+    assert (lease.acquired_at, lease.expires_at) == (clock.now, clock.now + TTL)
+    assert lock.holder(TENANT, SESSION) == lease
+
+
+def test_a_held_lock_is_busy_for_everybody(lock: SessionLock) -> None:
+    lock.acquire(TENANT, SESSION, "alice", TTL)
+
+    with pytest.raises(SessionBusy, match="'alice'"):
+        lock.acquire(TENANT, SESSION, "bob", TTL)
+    with pytest.raises(SessionBusy, match="'alice'"):
+        lock.acquire(TENANT, SESSION, "alice", TTL)  # not re-entrant either
+
+
+def test_other_sessions_and_tenants_are_not_locked(lock: SessionLock) -> None:
+    lock.acquire(TENANT, SESSION, "alice", TTL)
+    assert lock.acquire(TENANT, "sess-2", "bob", TTL).owner == "bob"
+    assert lock.acquire("globex", SESSION, "carol", TTL).owner == "carol"
+
+
+def test_release_frees_the_lock(lock: SessionLock) -> None:
+    with held(lock, TENANT, SESSION, "alice", TTL) as lease:
+        assert lock.holder(TENANT, SESSION) == lease
+
+    assert lock.holder(TENANT, SESSION) is None
+    assert lock.acquire(TENANT, SESSION, "bob", TTL).owner == "bob"
+
+
+def test_releasing_twice_is_lease_lost(lock: SessionLock) -> None:
+    lease = lock.acquire(TENANT, SESSION, "alice", TTL)
+    lock.release(lease)
+    with pytest.raises(LeaseLost):
+        lock.release(lease)
+
+
+def test_a_lock_not_yet_expired_cannot_be_taken_over(lock: SessionLock, clock: Clock) -> None:
+    lease = lock.acquire(TENANT, SESSION, "alice", TTL)
+    clock.now = lease.expires_at - 0.001
+
+    with pytest.raises(SessionBusy, match="'alice'"):
+        lock.acquire(TENANT, SESSION, "bob", TTL)
+    assert lock.holder(TENANT, SESSION) == lease
+
+
+def test_an_expired_lease_is_taken_over_and_its_release_is_lease_lost(
+    lock: SessionLock, clock: Clock
+) -> None:
+    stale = lock.acquire(TENANT, SESSION, "alice", TTL)
+    clock.now = stale.expires_at  # expired from this instant on
+
+    fresh = lock.acquire(TENANT, SESSION, "bob", TTL)
+    assert (fresh.owner, fresh.acquired_at, fresh.expires_at) == ("bob", clock.now, clock.now + TTL)
+    assert fresh.version != stale.version
+
+    with pytest.raises(LeaseLost):
+        lock.release(stale)
+    assert lock.holder(TENANT, SESSION) == fresh  # alice's release did not remove bob's lock
+
+    lock.release(fresh)
+    assert lock.holder(TENANT, SESSION) is None
+
+
+def test_twenty_contenders_one_holder(lock: SessionLock, atomic_moto: None) -> None:
+    leases, errors = race(lambda i: lock.acquire(TENANT, SESSION, f"worker-{i}", TTL))
+
+    assert len(leases) == 1
+    assert len(errors) == THREADS - 1
+    assert all(type(e) is SessionBusy for e in errors), errors
+    assert lock.holder(TENANT, SESSION) == leases[0]
+
+
+def test_twenty_contenders_for_an_expired_lease_one_takes_over(
+    lock: SessionLock, clock: Clock, atomic_moto: None
+) -> None:
+    stale = lock.acquire(TENANT, SESSION, "crashed", TTL)
+    clock.now += TTL + 1
+
+    leases, errors = race(lambda i: lock.acquire(TENANT, SESSION, f"worker-{i}", TTL))
+
+    assert len(leases) == 1
+    assert all(type(e) is SessionBusy for e in errors), errors
+    assert lock.holder(TENANT, SESSION) == leases[0]
+    with pytest.raises(LeaseLost):
+        lock.release(stale)
+
+
+# -- the S3 lock object ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def s3_lock(s3: Any, bucket: str) -> tuple[S3SessionLock, Clock]:
+    clock = Clock()
+    return S3SessionLock(bucket, prefix=PREFIX, s3_client=s3, clock=clock), clock
+
+
+def lock_object(s3: Any, bucket: str) -> dict[str, Any] | None:
+    try:
+        body = s3.get_object(Bucket=bucket, Key=f"{PREFIX}{TENANT}/s/{SESSION}/lock")["Body"]
+    except s3.exceptions.NoSuchKey:
+        return None
+    return json.loads(body.read())  # type: ignore[no-any-return]
+
+
+def test_the_lock_object_holds_owner_and_times(
+    s3: Any, bucket: str, s3_lock: tuple[S3SessionLock, Clock]
+) -> None:
+    lock, clock = s3_lock
+    lock.acquire(TENANT, SESSION, "alice@host-1", TTL)
+
+    assert lock_object(s3, bucket) == {
+        "owner": "alice@host-1",
+        "acquired_at": clock.now,
+        "expires_at": clock.now + TTL,
+    }
+
+
+def test_no_lock_object_remains_after_release(
+    s3: Any, bucket: str, s3_lock: tuple[S3SessionLock, Clock]
+) -> None:
+    lock, _ = s3_lock
+    lock.release(lock.acquire(TENANT, SESSION, "alice", TTL))
+
+    assert lock_object(s3, bucket) is None
+    assert s3.list_objects_v2(Bucket=bucket).get("KeyCount") == 0
+
+
+def test_a_stale_release_leaves_the_new_holders_object(
+    s3: Any, bucket: str, s3_lock: tuple[S3SessionLock, Clock]
+) -> None:
+    lock, clock = s3_lock
+    stale = lock.acquire(TENANT, SESSION, "alice", TTL)
+    clock.now += TTL + 1
+    lock.acquire(TENANT, SESSION, "bob", TTL)
+
+    with pytest.raises(LeaseLost):
+        lock.release(stale)  # DELETE If-Match: alice's ETag -> 412
+
+    body = lock_object(s3, bucket)
+    assert body is not None and body["owner"] == "bob"
+
+
+def test_an_unreadable_lock_object_counts_as_expired(
+    s3: Any, bucket: str, s3_lock: tuple[S3SessionLock, Clock]
+) -> None:
+    lock, _ = s3_lock
+    s3.put_object(Bucket=bucket, Key=f"{PREFIX}{TENANT}/s/{SESSION}/lock", Body=b"\x00junk")
+
+    assert lock.acquire(TENANT, SESSION, "bob", TTL).owner == "bob"
+    body = lock_object(s3, bucket)
+    assert body is not None and body["owner"] == "bob"
+
+
+# -- fencing: an old holder whose lease was taken over cannot fork the chain --------------------
+
+
+async def test_an_old_holder_cannot_save_after_the_new_holder(
+    setup: Setup, signer: CheckpointSigner
+) -> None:
+    lock, store, clock = setup.lock, setup.store, setup.clock
+    cp0 = await SessionCheckpoints(store, signer, TENANT, SESSION).save('{"v":0}')
+
+    lease_a = lock.acquire(TENANT, SESSION, "A", TTL)
+    a = SessionCheckpoints(store, signer, TENANT, SESSION)
+    assert await a.load() == (cp0, '{"v":0}')
+
+    clock.now += TTL + 1  # A stalls past its lease
+    lease_b = lock.acquire(TENANT, SESSION, "B", TTL)
+    b = SessionCheckpoints(store, signer, TENANT, SESSION)
+    assert await b.load() == (cp0, '{"v":0}')
+    cp_b = await b.save('{"by":"B"}')
+
+    with pytest.raises(CheckpointConflict):
+        await a.save('{"by":"A"}')
+    with pytest.raises(LeaseLost):
+        lock.release(lease_a)
+
+    assert [i.sequence for i in store.list(TENANT, SESSION)] == [0, 1]
+    latest = store.latest(TENANT, SESSION)
+    assert latest is not None
+    assert (latest.checkpoint_id, latest.run_id, latest.state) == (cp_b, b.run_id, '{"by":"B"}')
+    assert latest.parent_checkpoint_id == cp0
+    assert store.list_by_run(TENANT, a.run_id) == []
+    lock.release(lease_b)
+
+
+async def test_when_the_old_holder_saves_first_the_new_holder_conflicts(
+    setup: Setup, signer: CheckpointSigner
+) -> None:
+    lock, store, clock = setup.lock, setup.store, setup.clock
+    cp0 = await SessionCheckpoints(store, signer, TENANT, SESSION).save('{"v":0}')
+
+    lease_a = lock.acquire(TENANT, SESSION, "A", TTL)
+    a = SessionCheckpoints(store, signer, TENANT, SESSION)
+    await a.load()
+    clock.now += TTL + 1
+    lease_b = lock.acquire(TENANT, SESSION, "B", TTL)
+    b = SessionCheckpoints(store, signer, TENANT, SESSION)
+    await b.load()
+
+    cp_a = await a.save('{"by":"A"}')  # A's write lands before B's
+    with pytest.raises(CheckpointConflict):
+        await b.save('{"by":"B"}')
+
+    assert [i.sequence for i in store.list(TENANT, SESSION)] == [0, 1]
+    latest = store.latest(TENANT, SESSION)
+    assert latest is not None
+    assert (latest.checkpoint_id, latest.run_id, latest.state) == (cp_a, a.run_id, '{"by":"A"}')
+    assert latest.parent_checkpoint_id == cp0
+    assert store.list_by_run(TENANT, b.run_id) == []
+
+    # B still holds the lock; reloading shows it A's checkpoint, after which it can go on.
+    assert await b.load() == (cp_a, '{"by":"A"}')
+    cp_b = await b.save('{"by":"B, after A"}')
+    saved = store.read(TENANT, SESSION, cp_b)
+    assert saved is not None and (saved.sequence, saved.parent_checkpoint_id) == (2, cp_a)
+    lock.release(lease_b)
+    with pytest.raises(LeaseLost):
+        lock.release(lease_a)
