@@ -55,8 +55,8 @@ def scheduled_start(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
 
 
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    rt, slack = cold_start()
     with log_context(lambda_request_id=getattr(context, "aws_request_id", None)):
+        rt, slack = cold_start()
         if is_scheduled(event):
             return scheduled_start(rt, event)
         response: dict[str, Any] = slack.handle(event, context)  # type: ignore[no-untyped-call]

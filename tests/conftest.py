@@ -9,6 +9,10 @@ from typing import Any
 
 import pytest
 
+from tests.bot_kit import SECRET, TOKEN, World
+from tests.fakes.anthropic_api import FakeAnthropic
+from tests.fakes.lambda_api import FakeLambda
+from tests.fakes.slack_api import FakeSlack
 from workflow.signing import CheckpointSigner
 
 BUCKET = "checkpoints-test"
@@ -79,3 +83,25 @@ def s3(aws_env: None, atomic_moto: None, bucket: str) -> Iterator[Any]:
 @pytest.fixture
 def signer() -> CheckpointSigner:
     return CheckpointSigner(b"test-key-" * 4)
+
+
+@pytest.fixture
+def world(monkeypatch: pytest.MonkeyPatch, s3: Any, bucket: str) -> Iterator[World]:
+    slack, lam, claude = FakeSlack(token=TOKEN).start(), FakeLambda().start(), FakeAnthropic()
+    claude.start()
+    env = {
+        "SLACK_BOT_TOKEN": TOKEN,
+        "SLACK_SIGNING_SECRET": SECRET,
+        "CHECKPOINT_BUCKET": bucket,
+        "SLACK_API_URL": slack.url,
+        "AWS_ENDPOINT_URL_LAMBDA": lam.url,
+        "ANTHROPIC_BASE_URL": claude.url,
+        "ANTHROPIC_API_KEY": "test-key-not-real",
+    }
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    world = World(slack, lam, claude, env, monkeypatch, s3=s3)
+    world.boot()
+    yield world
+    for fake in (slack, lam, claude):
+        fake.stop()

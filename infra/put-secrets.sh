@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Put weekly-shop's secrets into SSM Parameter Store for one stage, where serverless.yml's
+# {{resolve:ssm:/weekly-shop/<stage>/...}} references find them at deploy time.
+#
+#   infra/put-secrets.sh --stage prod [--region eu-west-1] [--rotate-signing-key]
+#
+# Values come from the environment: SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, ANTHROPIC_API_KEY and
+# optionally CHECKPOINT_SIGNING_KEY. One that is unset is asked for (without echo) when standard
+# input is a terminal; otherwise the script stops. CHECKPOINT_SIGNING_KEY, when not given, is
+# kept if the stage already has one (a new key would make every waiting checkpoint unreadable)
+# or generated with `openssl rand -hex 32`; --rotate-signing-key generates a new one anyway.
+#
+# The parameters are of type String, because CloudFormation cannot put a SecureString into a
+# Lambda environment variable; infra/README.md explains the trade-off. Secret values are never
+# printed and never put on a command line (they go to the AWS CLI through a private temp file).
+# After changing secrets of a deployed stage, deploy again with a new SECRETS_REVISION
+# (see infra/README.md) so that the function picks the new values up.
+set -euo pipefail
+
+usage() {
+  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+}
+
+stage="dev"
+region="eu-west-1"
+rotate_signing_key=false
+
+while (($# > 0)); do
+  case "$1" in
+    --stage)
+      stage="${2:?--stage needs a value}"
+      shift 2
+      ;;
+    --stage=*)
+      stage="${1#*=}"
+      shift
+      ;;
+    --region)
+      region="${2:?--region needs a value}"
+      shift 2
+      ;;
+    --region=*)
+      region="${1#*=}"
+      shift
+      ;;
+    --rotate-signing-key)
+      rotate_signing_key=true
+      shift
+      ;;
+    -h | --help)
+      usage
+      exit 0
+      ;;
+    *)
+      echo "put-secrets: unknown argument: $1" >&2
+      usage >&2
+      exit 2
+      ;;
+  esac
+done
+
+if [[ ! "$stage" =~ ^[A-Za-z0-9-]+$ ]]; then
+  echo "put-secrets: --stage must be letters, digits and dashes; got '$stage'" >&2
+  exit 2
+fi
+
+command -v aws >/dev/null || {
+  echo "put-secrets: the AWS CLI (aws) is not installed" >&2
+  exit 1
+}
+
+prefix="/weekly-shop/${stage}"
+
+# Fill the named variable from the environment, or from a silent prompt on a terminal.
+require_secret() {
+  local name="$1" value
+  value="${!name:-}"
+  if [[ -z "$value" ]]; then
+    if [[ -t 0 ]]; then
+      read -r -s -p "${name}: " value
+      echo >&2
+    fi
+    if [[ -z "$value" ]]; then
+      echo "put-secrets: ${name} is not set (export it, or run on a terminal to be asked)" >&2
+      exit 1
+    fi
+  fi
+  printf -v "$name" '%s' "$value"
+}
+
+require_secret SLACK_BOT_TOKEN
+require_secret SLACK_SIGNING_SECRET
+require_secret ANTHROPIC_API_KEY
+
+workdir="$(mktemp -d)"
+trap 'rm -rf "$workdir"' EXIT
+chmod 700 "$workdir"
+
+put_parameter() {
+  local name="$1" value="$2" file version
+  file="${workdir}/value"
+  (umask 077 && printf '%s' "$value" >"$file")
+  version="$(aws ssm put-parameter \
+    --region "$region" \
+    --name "${prefix}/${name}" \
+    --type String \
+    --overwrite \
+    --value "file://${file}" \
+    --query Version \
+    --output text)"
+  rm -f "$file"
+  echo "put-secrets: ${prefix}/${name} (version ${version})"
+}
+
+parameter_exists() {
+  local found
+  found="$(aws ssm describe-parameters \
+    --region "$region" \
+    --parameter-filters "Key=Name,Option=Equals,Values=${prefix}/$1" \
+    --query 'length(Parameters)' \
+    --output text)"
+  [[ "$found" != "0" ]]
+}
+
+put_parameter slack-bot-token "$SLACK_BOT_TOKEN"
+put_parameter slack-signing-secret "$SLACK_SIGNING_SECRET"
+put_parameter anthropic-api-key "$ANTHROPIC_API_KEY"
+
+if [[ -n "${CHECKPOINT_SIGNING_KEY:-}" ]]; then
+  put_parameter checkpoint-signing-key "$CHECKPOINT_SIGNING_KEY"
+elif [[ "$rotate_signing_key" == false ]] && parameter_exists checkpoint-signing-key; then
+  echo "put-secrets: ${prefix}/checkpoint-signing-key kept (--rotate-signing-key to replace it;" \
+    "waiting checkpoints signed with the old key are then refused)"
+else
+  put_parameter checkpoint-signing-key "$(openssl rand -hex 32)"
+fi
+
+echo "put-secrets: done for stage '${stage}' in ${region}"

@@ -1,0 +1,87 @@
+"""The Slack app end to end: signed requests in real API Gateway v2 shapes, lazy invocations
+delivered as new invocations, S3 through moto, Claude through the fake Messages API."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.bot_kit import (
+    CHANNEL,
+    World,
+    change,
+    context_text,
+    header,
+    objects,
+    section_text,
+    start_basket,
+)
+
+
+def test_shop_posts_basket_one_with_three_buttons(world: World) -> None:
+    basket = start_basket(world)
+    assert header(basket) == "Basket 1 of 3"
+    assert "• 500 g chicken breast" in section_text(basket)
+    assert "Asked by <@U0ALICE>" in context_text(basket)
+    assert "basket written: 10 items" in context_text(basket)
+    buttons = world.buttons(basket)
+    assert list(buttons) == ["approve_basket", "reject_basket", "change_basket"]
+    value = json.loads(buttons["approve_basket"])
+    assert set(value) == {"s", "r"}  # the session and the request, nothing else
+    actions = next(b for b in basket["blocks"] if b["type"] == "actions")["elements"]
+    assert [a.get("style") for a in actions] == ["primary", "danger", None]
+    assert actions[1]["confirm"]["confirm"]["text"] == "Reject"
+    assert world.slack.violations == []
+
+
+def test_approve_updates_the_basket_and_orders(world: World, s3: Any, bucket: str) -> None:
+    basket = start_basket(world)
+    ack = world.click(basket, "approve_basket")
+    assert ack["statusCode"] == 200
+    world.run_lazies()
+    (updated,) = world.baskets()
+    assert "Approved by <@U0BOB>" in context_text(updated)
+    assert world.buttons(updated) == {}
+    assert [m["text"] for m in world.slack.thread(CHANNEL, basket["ts"])] == ["Ordered 10 items."]
+    assert not [k for k in objects(s3, bucket) if k.endswith("/lock")]
+    assert world.claude.message_calls == 1
+
+
+def test_reject_says_no_order(world: World) -> None:
+    basket = start_basket(world)
+    world.click(basket, "reject_basket")
+    world.run_lazies()
+    assert "Rejected by <@U0BOB>" in context_text(world.baskets()[0])
+    thread = world.slack.thread(CHANNEL, basket["ts"])
+    assert [m["text"] for m in thread] == ["No order placed: rejected"]
+
+
+def test_change_then_approve_basket_two(world: World) -> None:
+    basket = start_basket(world)
+    change(world, basket, "We are away on Saturday, no pizza")
+    (opened,) = world.slack.calls_to("views.open")
+    view = opened.args["view"]
+    view = json.loads(view) if isinstance(view, str) else view
+    assert view["blocks"][0]["element"]["max_length"] == 500
+    assert view["blocks"][0]["label"]["text"] == "What should change?"
+    first, second = world.baskets()
+    assert "Change asked by <@U0BOB>: We are away on Saturday, no pizza" in context_text(first)
+    assert world.buttons(first) == {}
+    assert header(second) == "Basket 2 of 3"
+    assert "basket revised: 7 items" in context_text(second)
+    world.click(second, "approve_basket")
+    world.run_lazies()
+    assert [m["text"] for m in world.slack.thread(CHANNEL, second["ts"])] == ["Ordered 7 items."]
+
+
+def test_three_changes_end_without_an_order(world: World) -> None:
+    basket = start_basket(world)
+    for text in ("less meat", "more fish", "cheaper please"):
+        change(world, world.baskets()[-1], text)
+    baskets = world.baskets()
+    assert [header(b) for b in baskets] == ["Basket 1 of 3", "Basket 2 of 3", "Basket 3 of 3"]
+    assert basket["ts"] == baskets[0]["ts"]
+    thread = world.slack.thread(CHANNEL, baskets[-1]["ts"])
+    assert [m["text"] for m in thread] == [
+        "No order placed: still a change after basket 3: cheaper please"
+    ]

@@ -1,0 +1,126 @@
+"""The Lambda entry point as AWS runs it: each lazy invocation in a fresh Python process, with
+nothing in memory from the process that acked the click or posted the basket."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from bot.settings import Settings, SettingsError
+from tests.bot_kit import CHANNEL, SECRET, TOKEN, World, context_text, header
+from tests.fakes.anthropic_api import FakeAnthropic
+from tests.fakes.lambda_api import FakeLambda
+from tests.fakes.moto_server import moto_s3_server
+from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_events import scheduled_event
+
+
+@pytest.fixture
+def served(monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+    """The world with S3 as a moto *server*, so other processes share it."""
+    with moto_s3_server("bot-bucket") as aws:
+        slack, lam, claude = FakeSlack(token=TOKEN).start(), FakeLambda().start(), FakeAnthropic()
+        claude.start()
+        env = {
+            **aws,
+            "SLACK_BOT_TOKEN": TOKEN,
+            "SLACK_SIGNING_SECRET": SECRET,
+            "CHECKPOINT_BUCKET": "bot-bucket",
+            "SLACK_API_URL": slack.url,
+            "AWS_ENDPOINT_URL_LAMBDA": lam.url,
+            "ANTHROPIC_BASE_URL": claude.url,
+            "ANTHROPIC_API_KEY": "test-key-not-real",
+        }
+        for name in ("AWS_ENDPOINT_URL_S3", "AWS_PROFILE"):
+            monkeypatch.delenv(name, raising=False)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        world = World(slack, lam, claude, env, monkeypatch)
+        world.boot()
+        yield world
+        for fake in (slack, lam, claude):
+            fake.stop()
+
+
+def test_every_lazy_step_runs_in_a_fresh_process(served: World) -> None:
+    world = served
+    world.shop()
+    (started,) = world.run_lazies(fresh_process=True)
+    assert started["response"]["statusCode"] == 200
+    assert started["anthropic_imported"]  # writing basket 1 is the shopper's job
+    (basket,) = world.baskets()
+    assert header(basket) == "Basket 1 of 3"
+
+    world.click(basket, "change_basket", trigger_id="trigger-1")
+    world.submit_change("no pizza")
+    (revised,) = world.run_lazies(fresh_process=True)
+    assert revised["response"]["statusCode"] == 200
+    first, second = world.baskets()
+    assert "Change asked by <@U0BOB>: no pizza" in context_text(first)
+
+    world.click(second, "approve_basket")
+    (approved,) = world.run_lazies(fresh_process=True)
+    assert not approved["anthropic_imported"]  # an approve never loads the model SDK
+    assert [m["text"] for m in world.slack.thread(CHANNEL, second["ts"])] == ["Ordered 7 items."]
+    assert world.claude.message_calls == 2
+    for result in world.fresh:
+        for line in result["logs"].splitlines():
+            record = json.loads(line)  # JSON lines only
+            assert TOKEN not in line and SECRET not in line and "test-key-not-real" not in line
+            assert {"level", "message", "lambda_request_id"} <= set(record)
+
+
+def test_the_ack_path_does_not_import_the_model_sdk(served: World) -> None:
+    code = (
+        "import json, sys\n"
+        "from tests.fakes.slack_events import slash_command, lambda_context\n"
+        "from bot.handler import handler\n"
+        f"r = handler(slash_command({SECRET!r}, text='dinners'), lambda_context())\n"
+        "print(json.dumps([r['statusCode'], r['body'], 'anthropic' in sys.modules]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=served.env_all(),
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == [200, "Writing your basket…", False]
+
+
+def test_a_scheduled_event_starts_the_weekly_shop(served: World) -> None:
+    served.boot(SHOP_CHANNEL="C0WEEKLY", SHOP_REQUEST="the usual week")
+    event = scheduled_event()
+    result = served.send(event)
+    assert result["started"] is True
+    (basket,) = [m for m in served.slack.messages("C0WEEKLY") if header(m)]
+    assert header(basket) == "Basket 1 of 3"
+    assert served.claude.requests[0]["messages"][0]["content"] == "the usual week"
+    again = served.send(event)  # EventBridge redelivers the same event: one session only
+    assert again["session"] == result["session"]
+    assert len([m for m in served.slack.messages("C0WEEKLY") if header(m)]) == 1
+
+
+def test_missing_settings_fail_naming_the_variable() -> None:
+    with pytest.raises(SettingsError, match="SLACK_SIGNING_SECRET is not set"):
+        Settings.from_env({"SLACK_BOT_TOKEN": "x", "CHECKPOINT_BUCKET": "bucket"})
+    with pytest.raises(SettingsError, match="MAX_ROUNDS is invalid"):
+        Settings.from_env(
+            {
+                "SLACK_BOT_TOKEN": "x",
+                "SLACK_SIGNING_SECRET": "y",
+                "CHECKPOINT_BUCKET": "bucket",
+                "MAX_ROUNDS": "lots",
+            }
+        )
+    settings = Settings.from_env(
+        {"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_SIGNING_SECRET": "s", "CHECKPOINT_BUCKET": "bkt"}
+    )
+    assert settings.checkpoint_prefix == "weekly-shop/" and settings.max_rounds == 3
+    assert settings.lock_ttl_seconds == 60 and settings.slack_api_url == "https://slack.com/api/"
+    assert "xoxb-1" not in repr(settings)

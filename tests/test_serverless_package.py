@@ -1,0 +1,464 @@
+"""`serverless package` (Serverless Framework v3) and the CloudFormation template it writes.
+
+Packaging needs neither AWS credentials nor AWS itself: secrets are CloudFormation dynamic
+references and ARNs are Fn::Sub expressions, so nothing is looked up at package time. It does
+need Node.js: `npm ci` installs the pinned framework and plugin when node_modules lacks them, and
+the requirements plugin pip-installs the Lambda's dependencies (manylinux aarch64 wheels for
+CPython 3.12) into its cache under ~/.cache/serverless-python-requirements on the first run.
+
+Each scenario packages a copy of the service in a temporary folder (node_modules linked), so the
+repository's own .serverless/ is left alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+STAGE = "test"
+REGION = "eu-west-1"
+FUNCTION = f"weekly-shop-{STAGE}-slack"
+PREFIX = "weekly-shop/"
+SCHEDULE = "cron(0 9 ? * SAT *)"
+SECRET_PARAMETERS = {
+    "SLACK_BOT_TOKEN": "slack-bot-token",
+    "SLACK_SIGNING_SECRET": "slack-signing-secret",
+    "ANTHROPIC_API_KEY": "anthropic-api-key",
+    "CHECKPOINT_SIGNING_KEY": "checkpoint-signing-key",
+}
+# Set in the packaging environment: none of them may reach the template.
+CANARIES = {name: f"canary-{name.lower()}-0f1e2d" for name in SECRET_PARAMETERS}
+# The environment serverless.yml reads; cleared so the developer's own values can't leak in.
+CONFIG_VARIABLES = (
+    "SHOP_SCHEDULE",
+    "SHOP_CHANNEL",
+    "SHOP_REQUEST",
+    "ANTHROPIC_MODEL",
+    "APPROVER_IDS",
+    "NO_SELF_APPROVAL",
+    "SECRETS_REVISION",
+)
+PACKAGE_TIMEOUT = 600
+
+
+@dataclass
+class Packaged:
+    template: dict[str, Any]
+    template_text: str
+    state_text: str
+    artifact: Path
+    output: str
+
+    def resources(self, type_: str) -> dict[str, dict[str, Any]]:
+        return {
+            name: resource
+            for name, resource in self.template["Resources"].items()
+            if resource["Type"] == type_
+        }
+
+    def one(self, type_: str) -> dict[str, Any]:
+        found = self.resources(type_)
+        assert len(found) == 1, f"expected one {type_}, found {sorted(found)}"
+        return next(iter(found.values()))["Properties"]
+
+    @property
+    def function(self) -> dict[str, Any]:
+        return self.template["Resources"]["SlackLambdaFunction"]["Properties"]
+
+    @property
+    def statements(self) -> list[dict[str, Any]]:
+        role = self.template["Resources"]["IamRoleLambdaExecution"]["Properties"]
+        return [s for policy in role["Policies"] for s in policy["PolicyDocument"]["Statement"]]
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _ensure_node_modules() -> None:
+    if (ROOT / "node_modules" / ".bin" / "serverless").exists():
+        return
+    subprocess.run(
+        ["npm", "ci", "--no-audit", "--no-fund"],
+        cwd=ROOT,
+        check=True,
+        timeout=PACKAGE_TIMEOUT,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _service_copy(where: Path) -> Path:
+    where.mkdir()
+    for name in ("serverless.yml", "package.json", "package-lock.json"):
+        shutil.copy2(ROOT / name, where / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in ("infra", "workflow", "bot"):
+        shutil.copytree(ROOT / name, where / name, ignore=ignore)
+    (where / "node_modules").symlink_to(ROOT / "node_modules", target_is_directory=True)
+    return where
+
+
+def _serverless_env(extra: dict[str, str]) -> dict[str, str]:
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("AWS_", "SLS_", "SERVERLESS_")) and name not in CONFIG_VARIABLES
+    }
+    env.update(
+        {
+            # No credentials at all: packaging must not need them.
+            "AWS_ACCESS_KEY_ID": "",
+            "AWS_SECRET_ACCESS_KEY": "",
+            "AWS_CONFIG_FILE": os.devnull,
+            "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+            "SLS_TELEMETRY_DISABLED": "1",
+            "SLS_NOTIFICATIONS_MODE": "off",
+            # The requirements plugin runs pip from this interpreter (a venv always has pip).
+            "PYTHON_BIN": sys.executable,
+            **CANARIES,
+        }
+    )
+    env.update(extra)
+    return env
+
+
+def _run_package(service: Path, extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["npx", "--no-install", "serverless", "package", "--stage", STAGE, "--region", REGION],
+        cwd=service,
+        env=_serverless_env(extra),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=PACKAGE_TIMEOUT,
+    )
+
+
+def _package(service: Path, extra: dict[str, str]) -> Packaged:
+    result = _run_package(service, extra)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    out = service / ".serverless"
+    template_text = (out / "cloudformation-template-update-stack.json").read_text()
+    return Packaged(
+        template=json.loads(template_text),
+        template_text=template_text,
+        state_text=(out / "serverless-state.json").read_text(),
+        artifact=out / "weekly-shop.zip",
+        output=output,
+    )
+
+
+@pytest.fixture(scope="module")
+def node_modules() -> None:
+    _ensure_node_modules()
+
+
+@pytest.fixture(scope="module")
+def packaged(node_modules: None, tmp_path_factory: pytest.TempPathFactory) -> Packaged:
+    """No SHOP_SCHEDULE: the weekly rule must exist but be disabled."""
+    service = _service_copy(tmp_path_factory.mktemp("sls") / "default")
+    return _package(service, {})
+
+
+@pytest.fixture(scope="module")
+def scheduled(
+    node_modules: None, packaged: Packaged, tmp_path_factory: pytest.TempPathFactory
+) -> Packaged:
+    """SHOP_SCHEDULE and friends set. Runs after `packaged`, whose pip run warms the cache."""
+    service = _service_copy(tmp_path_factory.mktemp("sls") / "scheduled")
+    return _package(
+        service,
+        {
+            "SHOP_SCHEDULE": SCHEDULE,
+            "SHOP_CHANNEL": "C0123456789",
+            "SHOP_REQUEST": "tacos on Friday, we have rice",
+            "ANTHROPIC_MODEL": "claude-sonnet-test",
+            "APPROVER_IDS": "U01,U02",
+            "NO_SELF_APPROVAL": "true",
+        },
+    )
+
+
+# --- the function ------------------------------------------------------------------------------
+
+
+def test_function_runtime_architecture_and_handler(packaged: Packaged) -> None:
+    function = packaged.function
+    assert function["FunctionName"] == FUNCTION
+    assert function["Runtime"] == "python3.12"
+    assert function["Architectures"] == ["arm64"]
+    assert function["Handler"] == "bot/handler.handler"
+    assert function["Timeout"] == 60
+    assert function["MemorySize"] >= 512
+
+
+def test_only_known_warnings(packaged: Packaged) -> None:
+    """v3's schema predates python3.12; any other schema complaint is a typo in serverless.yml."""
+    invalid_at = re.findall(r"^\s*at '([^']+)'", packaged.output, flags=re.MULTILINE)
+    assert invalid_at == ["provider.runtime"], packaged.output
+
+
+def test_http_api_route(packaged: Packaged) -> None:
+    routes = packaged.resources("AWS::ApiGatewayV2::Route")
+    assert [r["Properties"]["RouteKey"] for r in routes.values()] == ["POST /slack/events"]
+    integration = packaged.one("AWS::ApiGatewayV2::Integration")
+    assert integration["IntegrationUri"] == {"Fn::GetAtt": ["SlackLambdaFunction", "Arn"]}
+    assert integration["PayloadFormatVersion"] == "2.0"
+    outputs = packaged.template["Outputs"]
+    assert outputs["SlackEventsUrl"]["Value"]["Fn::Sub"].endswith("/slack/events")
+    assert outputs["CheckpointBucketName"]["Value"] == {"Ref": "CheckpointBucket"}
+
+
+def test_secrets_are_dynamic_references_resolved_by_cloudformation(packaged: Packaged) -> None:
+    variables = packaged.function["Environment"]["Variables"]
+    for name, parameter in SECRET_PARAMETERS.items():
+        assert variables[name] == f"{{{{resolve:ssm:/weekly-shop/{STAGE}/{parameter}}}}}"
+    for canary in CANARIES.values():
+        assert canary not in packaged.template_text
+        assert canary not in packaged.state_text
+
+
+def test_environment_defaults(packaged: Packaged) -> None:
+    variables = packaged.function["Environment"]["Variables"]
+    assert variables["CHECKPOINT_BUCKET"] == {"Ref": "CheckpointBucket"}
+    assert variables["CHECKPOINT_PREFIX"] == PREFIX
+    assert variables["ANTHROPIC_MODEL"] == "claude-haiku-5-5"
+    assert variables["MAX_ROUNDS"] == "3"
+    assert variables["LOCK_TTL_SECONDS"] == "60"
+    assert variables["APPROVER_IDS"] == ""
+    assert variables["NO_SELF_APPROVAL"] == "false"
+    assert variables["SHOP_CHANNEL"] == ""
+    assert variables["SHOP_REQUEST"] == ""
+
+
+def test_environment_overrides(scheduled: Packaged) -> None:
+    variables = scheduled.function["Environment"]["Variables"]
+    assert variables["ANTHROPIC_MODEL"] == "claude-sonnet-test"
+    assert variables["APPROVER_IDS"] == "U01,U02"
+    assert variables["NO_SELF_APPROVAL"] == "true"
+    assert variables["SHOP_CHANNEL"] == "C0123456789"
+    assert variables["SHOP_REQUEST"] == "tacos on Friday, we have rice"
+
+
+# --- IAM ---------------------------------------------------------------------------------------
+
+
+def test_s3_object_access_only_under_the_prefix(packaged: Packaged) -> None:
+    object_actions = {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}
+    [statement] = [s for s in packaged.statements if object_actions & set(_as_list(s["Action"]))]
+    assert statement["Effect"] == "Allow"
+    assert set(_as_list(statement["Action"])) == object_actions
+    assert _as_list(statement["Resource"]) == [{"Fn::Sub": f"${{CheckpointBucket.Arn}}/{PREFIX}*"}]
+    assert packaged.function["Environment"]["Variables"]["CHECKPOINT_PREFIX"] == PREFIX
+
+
+def test_list_bucket_only_with_the_prefix(packaged: Packaged) -> None:
+    [statement] = [s for s in packaged.statements if "s3:ListBucket" in _as_list(s["Action"])]
+    assert _as_list(statement["Action"]) == ["s3:ListBucket"]
+    assert _as_list(statement["Resource"]) == [{"Fn::GetAtt": ["CheckpointBucket", "Arn"]}]
+    assert statement["Condition"] == {"StringLike": {"s3:prefix": [f"{PREFIX}*"]}}
+
+
+def test_lambda_invokes_only_itself(packaged: Packaged) -> None:
+    [statement] = [
+        s for s in packaged.statements if "lambda:InvokeFunction" in _as_list(s["Action"])
+    ]
+    arn = f"arn:${{AWS::Partition}}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:function:{FUNCTION}"
+    assert _as_list(statement["Action"]) == ["lambda:InvokeFunction"]
+    assert _as_list(statement["Resource"]) == [{"Fn::Sub": arn}, {"Fn::Sub": f"{arn}:*"}]
+
+
+def test_no_wildcard_resources_or_actions(packaged: Packaged) -> None:
+    for statement in packaged.statements:
+        assert "*" not in _as_list(statement["Resource"]), statement
+        for action in _as_list(statement["Action"]):
+            assert not action.endswith(":*") and action != "*", statement
+    granted = {a for s in packaged.statements for a in _as_list(s["Action"])}
+    assert {a for a in granted if a.startswith(("s3:", "lambda:", "sqs:"))} == {
+        "s3:GetObject",
+        "s3:PutObject",
+        "s3:DeleteObject",
+        "s3:ListBucket",
+        "lambda:InvokeFunction",
+        "sqs:SendMessage",
+    }
+
+
+# --- asynchronous invocations (lazy listeners) -------------------------------------------------
+
+
+def test_async_invocations_expire_before_slack_signatures_and_land_in_a_queue(
+    packaged: Packaged,
+) -> None:
+    config = packaged.one("AWS::Lambda::EventInvokeConfig")
+    assert config["FunctionName"] == {"Ref": "SlackLambdaFunction"}
+    assert config["Qualifier"] == "$LATEST"
+    assert config["MaximumEventAgeInSeconds"] < 300
+    assert config["MaximumRetryAttempts"] == 2
+    queue_arn = {"Fn::GetAtt": ["LostLazyRunsQueue", "Arn"]}
+    assert config["DestinationConfig"]["OnFailure"]["Destination"] == queue_arn
+    queue = packaged.one("AWS::SQS::Queue")
+    assert queue["MessageRetentionPeriod"] == 14 * 24 * 3600
+    [send] = [s for s in packaged.statements if "sqs:SendMessage" in _as_list(s["Action"])]
+    assert _as_list(send["Resource"]) == [queue_arn]
+
+
+# --- the checkpoint bucket ---------------------------------------------------------------------
+
+
+def test_checkpoint_bucket(packaged: Packaged) -> None:
+    bucket = packaged.template["Resources"]["CheckpointBucket"]["Properties"]
+    assert bucket["PublicAccessBlockConfiguration"] == {
+        "BlockPublicAcls": True,
+        "BlockPublicPolicy": True,
+        "IgnorePublicAcls": True,
+        "RestrictPublicBuckets": True,
+    }
+    [sse] = bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+    assert sse["ServerSideEncryptionByDefault"]["SSEAlgorithm"] == "AES256"
+    assert bucket["OwnershipControls"]["Rules"] == [{"ObjectOwnership": "BucketOwnerEnforced"}]
+    rules = bucket["LifecycleConfiguration"]["Rules"]
+    assert all(rule["Status"] == "Enabled" for rule in rules)
+    [expire] = [rule for rule in rules if "ExpirationInDays" in rule]
+    assert expire["Prefix"] == PREFIX
+    assert expire["ExpirationInDays"] == 30
+    assert any("AbortIncompleteMultipartUpload" in rule for rule in rules)
+
+
+# --- the optional schedule ---------------------------------------------------------------------
+
+
+def test_schedule_disabled_without_shop_schedule(packaged: Packaged) -> None:
+    rule = packaged.one("AWS::Events::Rule")
+    assert rule["State"] == "DISABLED"
+    assert rule["Targets"][0]["Arn"] == {"Fn::GetAtt": ["SlackLambdaFunction", "Arn"]}
+
+
+def test_schedule_enabled_with_shop_schedule(scheduled: Packaged) -> None:
+    rule = scheduled.one("AWS::Events::Rule")
+    assert rule["State"] == "ENABLED"
+    assert rule["ScheduleExpression"] == SCHEDULE
+    assert rule["Targets"][0]["Arn"] == {"Fn::GetAtt": ["SlackLambdaFunction", "Arn"]}
+
+
+def test_schedule_without_channel_is_refused(
+    node_modules: None, packaged: Packaged, tmp_path: Path
+) -> None:
+    result = _run_package(_service_copy(tmp_path / "svc"), {"SHOP_SCHEDULE": SCHEDULE})
+    assert result.returncode != 0
+    assert "SHOP_CHANNEL is empty" in result.stdout + result.stderr
+
+
+# --- the artifact ------------------------------------------------------------------------------
+
+
+def test_artifact_holds_the_code_and_arm64_dependencies(packaged: Packaged) -> None:
+    with zipfile.ZipFile(packaged.artifact) as artifact:
+        names = set(artifact.namelist())
+    ours = {
+        path.relative_to(ROOT).as_posix()
+        for package in ("workflow", "bot")
+        for path in (ROOT / package).rglob("*.py")
+        if "__pycache__" not in path.parts
+    }
+    assert ours <= names
+    top = {name.split("/", 1)[0] for name in names}
+    assert not top & {"tests", "bench", ".venv", "node_modules", "infra", ".git", ".serverless"}
+    assert not any(name.endswith(".pyc") for name in names)
+    for package in ("slack_bolt", "slack_sdk", "aiohttp", "anthropic", "pydantic", "boto3"):
+        assert f"{package}/__init__.py" in names, package
+    shared_objects = [name for name in names if name.endswith(".so")]
+    assert any(re.match(r"pydantic_core/.*cpython-312-aarch64", n) for n in shared_objects)
+    wrong = [n for n in shared_objects if "aarch64" not in n or "x86_64" in n]
+    assert not wrong, wrong
+
+
+# --- files that must agree with serverless.yml (no packaging needed) ---------------------------
+
+
+def _names(requirements: list[str]) -> list[str]:
+    """Project names, normalised as PEP 503 does."""
+    names = []
+    for requirement in requirements:
+        match = re.match(r"[A-Za-z0-9._-]+", requirement)
+        assert match, requirement
+        names.append(re.sub(r"[-_.]+", "-", match.group(0)).lower())
+    return sorted(names)
+
+
+def test_lambda_requirements_mirror_pyproject() -> None:
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    declared = pyproject["project"]["dependencies"]
+    lines = (ROOT / "infra" / "requirements-lambda.txt").read_text().splitlines()
+    lambda_requirements = [line.strip() for line in lines if line.strip() and line[0] != "#"]
+    assert _names(lambda_requirements) == _names(declared)
+    assert sorted(r.replace(" ", "") for r in lambda_requirements) == sorted(
+        r.replace(" ", "") for r in declared
+    )
+
+
+def test_manifest_urls_point_at_the_route() -> None:
+    manifest = (ROOT / "infra" / "slack-app-manifest.yml").read_text()
+    urls = re.findall(r"^\s*(?:url|request_url): (\S+)$", manifest, flags=re.MULTILINE)
+    assert len(urls) == 2
+    assert all(url.startswith("https://") and url.endswith("/slack/events") for url in urls)
+    assert re.search(r"^\s*- command: /shop$", manifest, flags=re.MULTILINE)
+    assert re.search(r"^\s*should_escape: false$", manifest, flags=re.MULTILINE)
+
+
+def test_put_secrets_writes_the_parameters_the_template_reads(
+    packaged: Packaged, tmp_path: Path
+) -> None:
+    """infra/put-secrets.sh against a fake `aws`: same names, values never on a command line."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "aws.log"
+    fake = bin_dir / "aws"
+    fake.write_text(
+        "#!/usr/bin/env bash\n"
+        f'printf "%s\\n" "$*" >> "{log}"\n'
+        'for a in "$@"; do [[ $a == file://* ]] && { cat "${a#file://}"; echo; } >> '
+        f'"{log}.values"; done\n'
+        'case "$2" in put-parameter) echo 1 ;; describe-parameters) echo 0 ;; esac\n'
+    )
+    fake.chmod(0o755)
+    env = {
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "HOME": str(tmp_path),
+        **{name: CANARIES[name] for name in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET")},
+        "ANTHROPIC_API_KEY": CANARIES["ANTHROPIC_API_KEY"],
+    }
+    result = subprocess.run(
+        ["bash", str(ROOT / "infra" / "put-secrets.sh"), "--stage", STAGE, "--region", REGION],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    calls = log.read_text()
+    written = re.findall(r"put-parameter .*--name (\S+)", calls)
+    references = re.findall(r"\{\{resolve:ssm:([^}]+)\}\}", packaged.template_text)
+    assert sorted(written) == sorted(references)
+    assert all(f"--region {REGION}" in line for line in calls.splitlines())
+    values = (tmp_path / "aws.log.values").read_text().splitlines()
+    for name in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "ANTHROPIC_API_KEY"):
+        assert CANARIES[name] in values
+        assert CANARIES[name] not in calls
+        assert CANARIES[name] not in result.stdout + result.stderr
+    [generated] = [v for v in values if v not in CANARIES.values()]
+    assert re.fullmatch(r"[0-9a-f]{64}", generated)
