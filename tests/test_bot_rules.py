@@ -235,3 +235,22 @@ def test_a_tampered_checkpoint_is_refused_in_the_thread(world: World, s3: Any, b
     assert note["text"].startswith("This basket can't be resumed")
     assert world.buttons(world.baskets()[0])
     assert not [k for k in objects(s3, bucket) if k.endswith("/lock")]
+
+
+def test_an_s3_failure_is_reported_in_the_thread_and_changes_nothing(
+    world: World, s3: Any, bucket: str
+) -> None:
+    basket = start_basket(world)
+    before = objects(s3, bucket)
+    world.boot(CHECKPOINT_BUCKET="no-such-bucket")  # every S3 request now fails
+    world.click(basket, "approve_basket")
+    world.run_lazies()
+    (note,) = world.slack.thread(CHANNEL, basket["ts"])
+    assert note["text"] == (
+        "I couldn't reach the basket store, so nothing changed. Try again in a minute."
+    )
+    assert objects(s3, bucket) == before
+    world.boot(CHECKPOINT_BUCKET=bucket)
+    world.click(basket, "approve_basket")  # once S3 is back, the same buttons work
+    world.run_lazies()
+    assert world.slack.thread(CHANNEL, basket["ts"])[-1]["text"] == "Ordered 10 items."
