@@ -1,9 +1,13 @@
-# Every target sets itself up: a fresh machine needs only python3 (>= 3.11) and make.
+# Every target sets itself up: a fresh machine needs python3 (>= 3.11), make, Node.js with npm
+# (for the offline serverless package test) and apt (Chromium for the browser test).
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: run test lint bench clean
+CHROMIUM ?= /usr/bin/chromium
+SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: run console test lint bench load clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -11,9 +15,18 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
-## run: the weekly shop in this terminal (offline shopper unless ANTHROPIC_API_KEY is set)
+## run: the sandbox: the real bot with Slack, Lambda and S3 played on 127.0.0.1 (PORT=8080)
 run: $(BIN)/.installed
+	$(BIN)/weekly-shop sandbox --port $(or $(PORT),8080)
+
+## console: the weekly shop in this terminal
+console: $(BIN)/.installed
 	$(BIN)/weekly-shop $(ARGS)
+
+# The browser test drives Debian's Chromium (no browser download).
+$(CHROMIUM):
+	$(SUDO) apt-get update -qq
+	$(SUDO) apt-get install -y -qq chromium
 
 ## lint: ruff and mypy (strict on workflow/)
 lint: $(BIN)/.installed
@@ -21,8 +34,8 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-## test: lint, then the whole test suite
-test: lint
+## test: lint, then the whole test suite (browser test included)
+test: lint $(CHROMIUM)
 	$(BIN)/pytest
 
 ## bench: S3 requests, checkpoint bytes and resume time, against baselines in the same run

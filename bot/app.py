@@ -79,13 +79,21 @@ def build_app(rt: Runtime) -> App:
         # One workspace, one bot token: no auth.test round trip on the ack path.
         return AuthorizeResult(enterprise_id=enterprise_id, team_id=team_id, bot_token=token)
 
-    app = App(
-        signing_secret=rt.settings.slack_signing_secret.get_secret_value(),
-        authorize=authorize,
-        client=WebClient(base_url=rt.settings.slack_api_url, timeout=10),
-        process_before_response=True,
-        logger=logging.getLogger("slack_bolt"),
-    )
+    bolt_logger = logging.getLogger("slack_bolt")
+    quiet = bolt_logger.level
+    # Bolt reads SLACK_BOT_TOKEN from the environment by itself and then warns that the client
+    # we give wins; that is what we want (the token comes through `authorize`), so hush it.
+    bolt_logger.setLevel(logging.ERROR)
+    try:
+        app = App(
+            signing_secret=rt.settings.slack_signing_secret.get_secret_value(),
+            authorize=authorize,
+            client=WebClient(base_url=rt.settings.slack_api_url, timeout=10),
+            process_before_response=True,
+            logger=bolt_logger,
+        )
+    finally:
+        bolt_logger.setLevel(quiet)
 
     @app.middleware
     def ignore_slack_retries(req: BoltRequest, resp: BoltResponse, next: Callable[[], Any]) -> Any:

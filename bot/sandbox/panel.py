@@ -1,0 +1,76 @@
+"""The "Checkpoints" side panel: each session's checkpoints as the store holds them, and its lock.
+
+This is where a newcomer sees the mechanism: every superstep appends a checkpoint, a click takes
+the lock, and the pending request in the latest checkpoint is the basket on screen.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from workflow.errors import WorkflowError
+from workflow.s3_store import S3CheckpointStore
+
+from ..runtime import Runtime
+
+
+def sessions(rt: Runtime, tenant: str) -> list[dict[str, Any]]:
+    """Every session of ``tenant``, newest first, with its checkpoints oldest first."""
+    store = rt.store
+    assert isinstance(store, S3CheckpointStore)
+    prefix = store.keys.tenant(tenant) + "s/"
+    s3 = store.s3
+    bucket = rt.settings.checkpoint_bucket
+    sizes: dict[str, dict[str, int]] = {}
+    try:
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+            for obj in page.get("Contents", []):
+                session, _, rest = obj["Key"][len(prefix) :].partition("/")
+                sizes.setdefault(session, {})[rest] = int(obj["Size"])
+    except (ClientError, BotoCoreError):
+        return []
+    found = [_session(rt, store, tenant, s, objects) for s, objects in sizes.items()]
+    return sorted(found, key=lambda s: s["updated"], reverse=True)
+
+
+def _session(
+    rt: Runtime, store: S3CheckpointStore, tenant: str, session: str, objects: dict[str, int]
+) -> dict[str, Any]:
+    try:
+        infos = store.list(tenant, session)
+        latest = store.latest(tenant, session)
+        lease = rt.lock.holder(tenant, session)
+    except WorkflowError as exc:
+        return {"session": session, "error": str(exc), "checkpoints": [], "updated": ""}
+    pending: list[str] = []
+    if latest is not None:
+        state = json.loads(latest.state)
+        pending = [f"{r['port']} {r['id'][:8]}" for r in state.get("requests", [])]
+    keys = store.keys
+    checkpoints = [
+        {
+            "id": info.checkpoint_id,
+            "parent": info.parent_checkpoint_id,
+            "run": info.run_id[-8:],
+            "created_at": info.created_at.isoformat(timespec="seconds"),
+            "size": objects.get(
+                keys.checkpoint(tenant, session, info.sequence)[
+                    len(keys.session(tenant, session)) :
+                ],
+                0,
+            ),
+            "pending": pending if latest and info.checkpoint_id == latest.checkpoint_id else [],
+        }
+        for info in infos
+    ]
+    return {
+        "session": session,
+        "checkpoints": checkpoints,
+        "lock": None
+        if lease is None
+        else {"owner": lease.owner.split(":")[0], "expires_at": lease.expires_at},
+        "updated": checkpoints[-1]["created_at"] if checkpoints else "",
+    }

@@ -1,0 +1,238 @@
+// The sandbox page: renders the Block Kit the bot really sent, and turns clicks into the
+// requests Slack would send (the server signs them and hands them to the Lambda handler).
+"use strict";
+
+const $ = (sel) => document.querySelector(sel);
+let state = { messages: [], people: {}, sessions: [] };
+let user = localStorage.getItem("sandbox-user") || "U0ALICE";
+
+function esc(text) {
+  return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;");
+}
+
+function unescapeSlack(text) {
+  return text.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+}
+
+function formatPlain(text) {
+  // Slack-escaped text -> HTML, with *bold*, _italic_ and `code`.
+  let html = esc(unescapeSlack(text));
+  html = html.replace(/`([^`\n]+)`/g, "<code>$1</code>");
+  html = html.replace(/(^|[\s(])\*([^*\n]+)\*(?=$|[\s).,!?:;])/g, "$1<b>$2</b>");
+  html = html.replace(/(^|[\s(])_([^_\n]+)_(?=$|[\s).,!?:;])/g, "$1<i>$2</i>");
+  return html;
+}
+
+function formatDate(token) {
+  // <!date^1700000000^{date_short_pretty} at {time}|fallback>
+  const [spec, fallback] = token.split("|");
+  const epoch = Number(spec.split("^")[1]);
+  if (!epoch) return esc(fallback || spec);
+  const d = new Date(epoch * 1000);
+  return esc(d.toLocaleDateString(undefined, { month: "short", day: "numeric" }) + " at " +
+    d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" }));
+}
+
+function mrkdwn(text) {
+  // Real angle brackets are Slack markup (mentions, dates, links); escaped ones are text.
+  return String(text || "").split(/(<[^<>]+>)/).map((part) => {
+    if (!part.startsWith("<") || !part.endsWith(">")) return formatPlain(part);
+    const inner = part.slice(1, -1);
+    if (inner.startsWith("@")) {
+      const id = inner.slice(1).split("|")[0];
+      return `<span class="mention">@${esc(state.people[id] || id)}</span>`;
+    }
+    if (inner.startsWith("!date^")) return formatDate(inner);
+    if (inner.startsWith("!")) return `<span class="mention">@${esc(inner.slice(1))}</span>`;
+    const [url, label] = inner.split("|");
+    return `<a href="${esc(url)}" target="_blank" rel="noopener">${esc(label || url)}</a>`;
+  }).join("");
+}
+
+function textOf(obj) {
+  if (!obj) return "";
+  return obj.type === "mrkdwn" ? mrkdwn(obj.text) : esc(obj.text);
+}
+
+function renderBlock(block, message) {
+  switch (block.type) {
+    case "header": return `<div class="block-header">${esc(block.text.text)}</div>`;
+    case "section": return `<div class="block-section">${textOf(block.text)}</div>`;
+    case "context":
+      return `<div class="block-context">${block.elements.map(textOf).join(" ")}</div>`;
+    case "divider": return "<hr>";
+    case "actions":
+      return `<div class="block-actions">${block.elements.map((el) =>
+        `<button class="block-button ${esc(el.style || "")}" data-ts="${esc(message.ts)}"
+          data-action="${esc(el.action_id)}">${esc(el.text.text)}</button>`).join("")}</div>`;
+    default: return "";
+  }
+}
+
+function renderMessage(m) {
+  const body = (m.blocks && m.blocks.length)
+    ? m.blocks.map((b) => renderBlock(b, m)).join("")
+    : `<div class="block-section">${mrkdwn(m.text)}</div>`;
+  const replies = (m.replies || []).map((r) =>
+    `<div class="reply${r.ephemeral_for ? " ephemeral" : ""}"><span class="name">Weekly shop</span>
+      ${r.ephemeral_for ? '<span class="only-you">Only visible to you</span>' : ""}
+      <div class="block-section">${mrkdwn(r.text)}</div></div>`).join("");
+  const time = new Date(Number(m.ts.split(".")[0]) * 1000)
+    .toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+  return `<div class="message${m.ephemeral_for ? " ephemeral" : ""}" data-ts="${esc(m.ts)}">
+    <div class="avatar">W</div>
+    <div><div class="meta"><span class="name">Weekly shop</span><span class="app">APP</span>
+      <span class="time">${time}</span>${m.edited ? ' <span class="edited">(edited)</span>' : ""}</div>
+      ${m.ephemeral_for ? '<div class="only-you">Only visible to you</div>' : ""}
+      ${body}
+      ${replies ? `<div class="replies"><div class="only-you">${m.replies.length} ${m.replies.length === 1 ? "reply" : "replies"}</div>${replies}</div>` : ""}
+    </div></div>`;
+}
+
+function renderSessions() {
+  if (!state.sessions.length) {
+    $("#sessions").innerHTML = '<p class="panel-hint">No sessions yet: type /shop …</p>';
+    return;
+  }
+  $("#sessions").innerHTML = state.sessions.map((s) => {
+    const lock = s.lock
+      ? `<div class="lock held">Lock held by ${esc(s.lock.owner)} until ${new Date(s.lock.expires_at * 1000).toLocaleTimeString()}</div>`
+      : '<div class="lock">Lock free</div>';
+    const rows = s.checkpoints.map((c, i) => `<tr class="${i === s.checkpoints.length - 1 ? "latest" : ""}">
+      <td>${esc(c.id)}</td><td>${esc(c.parent || "—")}</td><td>${esc(c.run)}</td>
+      <td>${esc(c.created_at.slice(11, 19))}</td><td>${c.size} B</td>
+      <td>${esc((c.pending || []).join(", "))}</td></tr>`).join("");
+    return `<div class="session"><div class="session-id">session ${esc(s.session)}</div>${lock}
+      <table><tr><th>checkpoint</th><th>parent</th><th>run</th><th>at</th><th>size</th><th>pending</th></tr>
+      ${rows}</table></div>`;
+  }).join("");
+}
+
+function renderModal() {
+  const view = state.modal;
+  const overlay = $("#overlay");
+  if (!view) { if (overlay.dataset.kind === "modal") closeOverlay(); return; }
+  if (overlay.dataset.kind === "modal" && overlay.dataset.view === view.id) return;
+  const inputs = view.blocks.filter((b) => b.type === "input").map((b) => {
+    const el = b.element;
+    return `<label for="in-${esc(b.block_id)}">${esc(b.label.text)}</label>
+      <textarea id="in-${esc(b.block_id)}" data-block="${esc(b.block_id)}" data-action="${esc(el.action_id)}"
+        maxlength="${el.max_length || 3000}" placeholder="${esc(el.placeholder ? el.placeholder.text : "")}"></textarea>
+      <div class="modal-error" data-error="${esc(b.block_id)}"></div>`;
+  }).join("");
+  showOverlay("modal", `<div class="modal" id="modal" role="dialog" aria-label="${esc(view.title.text)}">
+    <div class="modal-title">${esc(view.title.text)}</div>
+    <div class="modal-body">${inputs}</div>
+    <div class="modal-footer"><button id="modal-close">${esc(view.close ? view.close.text : "Cancel")}</button>
+      <button class="go" id="modal-submit">${esc(view.submit ? view.submit.text : "Submit")}</button></div></div>`, view.id);
+  $("#modal-close").onclick = async () => { closeOverlay(); await post("/ui/close", {}); };
+  $("#modal-submit").onclick = submitModal;
+  const first = overlay.querySelector("textarea");
+  if (first) first.focus();
+}
+
+function showOverlay(kind, html, viewId) {
+  const overlay = $("#overlay");
+  overlay.innerHTML = html;
+  overlay.dataset.kind = kind;
+  overlay.dataset.view = viewId || "";
+  overlay.hidden = false;
+}
+
+function closeOverlay() {
+  const overlay = $("#overlay");
+  overlay.hidden = true;
+  overlay.innerHTML = "";
+  overlay.dataset.kind = "";
+}
+
+async function submitModal() {
+  const values = {};
+  document.querySelectorAll("#modal textarea").forEach((t) => {
+    values[t.dataset.block] = { [t.dataset.action]: t.value };
+  });
+  $("#modal-submit").disabled = true;
+  const answer = await post("/ui/view", { values });
+  if (answer.errors) {
+    $("#modal-submit").disabled = false;
+    Object.entries(answer.errors).forEach(([block, msg]) => {
+      const slot = document.querySelector(`[data-error="${block}"]`);
+      if (slot) slot.textContent = msg;
+    });
+    return;
+  }
+  closeOverlay();
+  refresh();
+}
+
+function confirmThen(confirm, go) {
+  showOverlay("confirm", `<div class="modal" id="confirm" role="dialog">
+    <div class="modal-title">${esc(confirm.title.text)}</div>
+    <div class="modal-body">${textOf(confirm.text)}</div>
+    <div class="modal-footer"><button id="confirm-deny">${esc(confirm.deny.text)}</button>
+      <button class="go ${confirm.style === "danger" ? "danger" : ""}" id="confirm-ok">${esc(confirm.confirm.text)}</button></div></div>`);
+  $("#confirm-deny").onclick = closeOverlay;
+  $("#confirm-ok").onclick = () => { closeOverlay(); go(); };
+}
+
+function findElement(ts, actionId) {
+  const m = state.messages.find((x) => x.ts === ts);
+  for (const b of (m && m.blocks) || []) {
+    for (const el of b.type === "actions" ? b.elements : []) if (el.action_id === actionId) return el;
+  }
+  return null;
+}
+
+async function post(path, body) {
+  const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ ...body, user }) });
+  return response.json();
+}
+
+async function refresh() {
+  const response = await fetch(`/ui/state?user=${encodeURIComponent(user)}`);
+  state = await response.json();
+  const list = $("#messages");
+  const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+  list.innerHTML = state.messages.map(renderMessage).join("");
+  if (atBottom) list.scrollTop = list.scrollHeight;
+  $("#banner").textContent = state.banner;
+  $("#working").hidden = !state.busy;
+  const select = $("#user");
+  if (!select.options.length) {
+    Object.entries(state.people).forEach(([id, name]) => select.add(new Option(name, id)));
+  }
+  select.value = user;
+  renderSessions();
+  renderModal();
+}
+
+document.addEventListener("click", (event) => {
+  const button = event.target.closest(".block-button");
+  if (!button) return;
+  const { ts, action } = button.dataset;
+  const element = findElement(ts, action);
+  const go = async () => { button.disabled = true; await post("/ui/action", { ts, action_id: action }); refresh(); };
+  if (element && element.confirm) confirmThen(element.confirm, go); else go();
+});
+
+$("#composer-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const input = $("#composer");
+  const text = input.value.trim();
+  if (!text) return;
+  input.value = "";
+  await post("/ui/command", { text });
+  refresh();
+});
+
+$("#user").addEventListener("change", (event) => {
+  user = event.target.value;
+  localStorage.setItem("sandbox-user", user);
+  closeOverlay();
+  refresh();
+});
+
+new EventSource("/ui/events").addEventListener("change", () => refresh());
+refresh();

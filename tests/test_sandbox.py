@@ -1,0 +1,181 @@
+"""``weekly-shop sandbox``: the real bot with local stand-ins, driven as a person would."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakes.sandbox_process import SandboxProcess, running_sandbox
+
+ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[SandboxProcess]:
+    with running_sandbox() as running:
+        yield running
+
+
+def call(sandbox: SandboxProcess, path: str, body: dict[str, Any] | None = None) -> Any:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        sandbox.url.rstrip("/") + path, data=data, headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def state(sandbox: SandboxProcess, user: str) -> dict[str, Any]:
+    return call(sandbox, f"/ui/state?user={user}")  # type: ignore[no-any-return]
+
+
+def wait_for(check: Any, timeout: float = 20.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError("timed out waiting")
+
+
+def headers(messages: list[dict[str, Any]]) -> list[str]:
+    return [
+        b["text"]["text"] for m in messages for b in m.get("blocks", []) if b["type"] == "header"
+    ]
+
+
+def test_the_whole_flow_over_the_page_api(sandbox: SandboxProcess) -> None:
+    call(sandbox, "/ui/command", {"user": "U0ALICE", "text": "/shop fish on Friday"})
+    seen = wait_for(lambda: "Basket 1 of 3" in headers(state(sandbox, "U0BOB")["messages"]))
+    assert seen
+    alice = state(sandbox, "U0ALICE")
+    assert [m["text"] for m in alice["messages"] if m.get("ephemeral_for")] == [
+        "Writing your basket…"
+    ]
+    assert not [m for m in state(sandbox, "U0BOB")["messages"] if m.get("ephemeral_for")]
+    basket = next(m for m in alice["messages"] if m.get("blocks"))
+    assert call(
+        sandbox, "/ui/action", {"user": "U0BOB", "ts": basket["ts"], "action_id": "change_basket"}
+    )["ok"]
+    modal = state(sandbox, "U0BOB")["modal"]
+    assert modal["title"]["text"] == "Change this basket"
+    assert state(sandbox, "U0ALICE")["modal"] is None  # the modal is Bob's
+    answer = call(
+        sandbox, "/ui/view", {"user": "U0BOB", "values": {"change": {"change_text": "no pizza"}}}
+    )
+    assert answer["ok"]
+    wait_for(lambda: "Basket 2 of 3" in headers(state(sandbox, "U0BOB")["messages"]))
+    second = [m for m in state(sandbox, "U0BOB")["messages"] if m.get("blocks")][-1]
+    call(
+        sandbox,
+        "/ui/action",
+        {"user": "U0CAROL", "ts": second["ts"], "action_id": "approve_basket"},
+    )
+    done = wait_for(
+        lambda: [
+            r
+            for m in state(sandbox, "U0BOB")["messages"]
+            for r in m["replies"]
+            if r["text"].startswith("Ordered")
+        ]
+    )
+    assert done[0]["text"] == "Ordered 11 items."
+    panel = state(sandbox, "U0BOB")["sessions"]
+    (session,) = [s for s in panel if len(s["checkpoints"]) >= 5]
+    assert session["lock"] is None
+    chain = session["checkpoints"]
+    assert chain[0]["parent"] is None
+    assert all(c["parent"] == p["id"] for p, c in zip(chain, chain[1:], strict=False))
+
+
+def test_it_listens_on_loopback_only(sandbox: SandboxProcess) -> None:
+    inodes = set()
+    for fd in Path(f"/proc/{sandbox.process.pid}/fd").iterdir():
+        target = os.readlink(fd)
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:[") : -1])
+    listening = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                listening.append(fields[1].split(":")[0])
+    assert len(listening) >= 2  # the page/Slack/Lambda server and moto
+    assert set(listening) == {"0100007F"}  # 127.0.0.1
+
+
+def test_a_second_start_on_the_same_port_says_it_is_taken(sandbox: SandboxProcess) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "sandbox", "--port", str(sandbox.port)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert f"port {sandbox.port} on 127.0.0.1 is taken" in done.stderr
+
+
+def test_ctrl_c_stops_everything_cleanly() -> None:
+    with running_sandbox() as running:
+        running.process.send_signal(signal.SIGINT)
+        assert running.process.wait(timeout=20) == 0
+        out = running.process.stdout.read() if running.process.stdout else ""
+        assert "Stopping the sandbox." in out
+        err = running.process.stderr.read() if running.process.stderr else ""
+        assert "Traceback" not in err
+
+
+def test_a_person_drives_the_page_in_chromium(sandbox: SandboxProcess) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(sandbox.url)
+        page.select_option("#user", "U0ALICE")
+        page.fill(
+            "#composer", "/shop chicken stir-fry Monday, lentil soup Wednesday, pizza Saturday"
+        )
+        page.press("#composer", "Enter")
+        basket = page.locator(".message", has_text="Basket 1 of 3").last
+        expect(basket).to_be_visible(timeout=20000)
+        page.select_option("#user", "U0BOB")
+        basket = page.locator(".message", has_text="Basket 1 of 3").last
+        basket.get_by_role("button", name="Change…").click()
+        page.fill("#modal textarea", "no pizza")
+        page.click("#modal-submit")
+        second = page.locator(".message", has_text="Basket 2 of 3").last
+        expect(second).to_be_visible(timeout=20000)
+        expect(basket).to_contain_text("Change asked by @Bob: no pizza")
+        second.get_by_role("button", name="Approve").click()
+        expect(second).to_contain_text("Ordered 11 items.", timeout=20000)
+        expect(second).to_contain_text("Approved by @Bob")
+        expect(second.get_by_role("button")).to_have_count(0)
+        latest = page.locator(".session").first
+        expect(latest).to_contain_text("000004-", timeout=10000)  # start 2, change 2, approve 1
+        expect(latest).to_contain_text("Lock free")
+        page.screenshot(path=str(ARTIFACTS / "sandbox.png"))
+        browser.close()
