@@ -90,7 +90,6 @@ def test_keys_name_the_tenant_and_session_and_the_lock_sits_beside_the_checkpoin
 
     session_prefix = f"{PREFIX}{TENANT}/s/{SESSION}/"
     assert sorted(all_keys(s3, bucket)) == [
-        f"{PREFIX}{TENANT}/r/{RUN}/{SESSION}",
         f"{session_prefix}cp/999998",  # newest first: 999999 - sequence
         f"{session_prefix}cp/999999",
         f"{session_prefix}lock",
@@ -109,7 +108,7 @@ def test_every_object_written_is_encrypted(s3: Any, bucket: str, store: S3Checkp
     lock.acquire(TENANT, SESSION, "second", 10)  # the take-over rewrites the lock object
 
     keys = all_keys(s3, bucket)
-    assert len(keys) == 5  # two checkpoints, two run markers, one lock
+    assert len(keys) == 3  # two checkpoints, one lock
     for key in keys:
         assert s3.head_object(Bucket=bucket, Key=key)["ServerSideEncryption"] == "AES256", key
 
@@ -159,13 +158,11 @@ def test_list_reads_metadata_not_payloads(s3: Any, store: S3CheckpointStore) -> 
     assert requests.names == ["ListObjectsV2"] + ["HeadObject"] * 3
 
 
-def test_a_run_marker_is_written_once_per_run_and_session(
-    s3: Any, store: S3CheckpointStore
-) -> None:
+def test_a_checkpoint_is_one_conditional_put(s3: Any, store: S3CheckpointStore) -> None:
     with Requests(s3) as requests:
         store.create(a_record(0))
         store.create(a_record(1))
-    assert requests.names == ["PutObject", "PutObject", "PutObject"]
+    assert requests.names == ["PutObject", "PutObject"]
 
 
 # -- S3's answers --------------------------------------------------------------------------------
@@ -180,15 +177,6 @@ def put_checkpoint_params(store: S3CheckpointStore, record: CheckpointRecord) ->
         "ServerSideEncryption": "AES256",
         "ContentType": ANY,
         "Metadata": ANY,
-    }
-
-
-def put_marker_params(store: S3CheckpointStore, record: CheckpointRecord) -> dict[str, Any]:
-    return {
-        "Bucket": store.bucket,
-        "Key": store.keys.run_marker(record.tenant_id, record.run_id, record.session_id),
-        "Body": b"",
-        "ServerSideEncryption": "AES256",
     }
 
 
@@ -214,7 +202,6 @@ def test_a_409_is_retried_and_the_write_then_succeeds(
 ) -> None:
     record = a_record(0)
     params = put_checkpoint_params(store, record)
-    stub.add_response("put_object", {"ETag": '"m"'}, put_marker_params(store, record))
     conflict_409(stub, params)
     conflict_409(stub, params)
     stub.add_response("put_object", {"ETag": '"cp"'}, params)
@@ -228,7 +215,6 @@ def test_a_409_then_412_is_a_conflict(
 ) -> None:
     record = a_record(0)
     params = put_checkpoint_params(store, record)
-    stub.add_response("put_object", {"ETag": '"m"'}, put_marker_params(store, record))
     for _ in range(CONFLICT_RETRIES):
         conflict_409(stub, params)
     stub.add_client_error(
@@ -247,7 +233,6 @@ def test_409s_that_never_end_are_a_store_error(
     stub: Stubber, store: S3CheckpointStore, backoff: list[float]
 ) -> None:
     record = a_record(0)
-    stub.add_response("put_object", {"ETag": '"m"'}, put_marker_params(store, record))
     for _ in range(CONFLICT_RETRIES + 1):
         conflict_409(stub, put_checkpoint_params(store, record))
 

@@ -2,7 +2,7 @@
 
     <prefix><tenant>/s/<session>/cp/<999999 - sequence>   checkpoints, newest first in a listing
     <prefix><tenant>/s/<session>/lock                     the session lock
-    <prefix><tenant>/r/<run>/<session>                    one marker per run, for list_by_run
+    <prefix><tenant>/s/<session>/<name>                   other per-session objects (``beside``)
 
 Sequences are inverted so that a LIST with ``MaxKeys=1`` returns the newest checkpoint: ``latest``
 costs one LIST and one GET however many checkpoints the session holds.
@@ -40,11 +40,11 @@ class S3Keys:
     def lock(self, tenant_id: str, session_id: str) -> str:
         return self.session(tenant_id, session_id) + "lock"
 
-    def runs(self, tenant_id: str, run_id: str) -> str:
-        return f"{self.tenant(tenant_id)}r/{validate_id(run_id, 'run ID')}/"
-
-    def run_marker(self, tenant_id: str, run_id: str, session_id: str) -> str:
-        return self.runs(tenant_id, run_id) + validate_id(session_id, "session ID")
+    def beside(self, tenant_id: str, session_id: str, name: str) -> str:
+        """A key for another per-session object (e.g. the bot's receipt), never ``cp/…``."""
+        if name in ("cp", "lock") or not name.isidentifier():
+            raise ValueError(f"{name!r} is not a free per-session object name")
+        return self.session(tenant_id, session_id) + name
 
     @staticmethod
     def sequence_from_key(key: str) -> int:
