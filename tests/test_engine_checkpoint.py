@@ -177,7 +177,13 @@ async def test_an_answered_request_is_remembered_with_who_answered_it() -> None:
     resumed.respond(request.request_id, Answer(ok=True), answered_by="U0BOB")
     await drain(resumed)
     again = await Run.resume(counter_workflow(), session(store))
-    assert again.answered == {request.request_id: "U0BOB"}
+    (answer,) = again.answered.values()
+    assert (answer.request_id, answer.by, answer.response) == (
+        request.request_id,
+        "U0BOB",
+        Answer(ok=True),
+    )
+    assert again.outputs == ["yes"]
     with pytest.raises(RequestAlreadyAnswered) as caught:
         again.respond(request.request_id, Answer(ok=False))
     assert caught.value.answered_by == "U0BOB"

@@ -2,9 +2,10 @@
 
 What a checkpoint holds, taken at the end of every superstep: the format version, the graph
 signature, the superstep number, queued messages, pending requests (ID, port, full data), shared
-state, each executor's own state, and which requests were answered (and by whom). Values are
-written through the :class:`TypeRegistry` as ``{"t": tag, "v": value}``, so reading a checkpoint
-back only ever builds registered types.
+state, each executor's own state, the requests answered so far (by whom, with what) and the
+workflow's outputs so far: a session's audit trail travels with it. Values are written through
+the :class:`TypeRegistry` as ``{"t": tag, "v": value}``, so reading a checkpoint back only ever
+builds registered types.
 """
 
 from __future__ import annotations
@@ -30,6 +31,16 @@ class PendingRequest:
     data: Any
 
 
+@dataclass(frozen=True)
+class AnsweredRequest:
+    """A request that was pending once, and the answer it got."""
+
+    request_id: str
+    port_id: str
+    by: str
+    response: Any
+
+
 @dataclass
 class RunSnapshot:
     """Everything a run needs to carry on, in memory."""
@@ -40,7 +51,8 @@ class RunSnapshot:
     requests: dict[str, PendingRequest] = field(default_factory=dict)
     state: dict[str, dict[str, Any]] = field(default_factory=dict)
     executors: dict[str, Any] = field(default_factory=dict)
-    answered: dict[str, str] = field(default_factory=dict)  # request ID -> who answered ("")
+    answered: dict[str, AnsweredRequest] = field(default_factory=dict)
+    outputs: list[Any] = field(default_factory=list)
 
 
 class _Strict(BaseModel):
@@ -58,6 +70,12 @@ class _Request(_Strict):
     data: Tagged
 
 
+class _Answer(_Strict):
+    port: str
+    by: str
+    response: Tagged
+
+
 class _Document(_Strict):
     format: int
     graph: list[str]
@@ -66,7 +84,8 @@ class _Document(_Strict):
     requests: list[_Request]
     state: dict[str, dict[str, Tagged]]
     executors: dict[str, Tagged]
-    answered: dict[str, str]
+    answered: dict[str, _Answer]
+    outputs: list[Tagged]
 
 
 def encode_snapshot(snapshot: RunSnapshot, registry: TypeRegistry) -> str:
@@ -85,7 +104,11 @@ def encode_snapshot(snapshot: RunSnapshot, registry: TypeRegistry) -> str:
             for scope, values in snapshot.state.items()
         },
         "executors": {eid: registry.encode(v) for eid, v in snapshot.executors.items()},
-        "answered": snapshot.answered,
+        "answered": {
+            a.request_id: {"port": a.port_id, "by": a.by, "response": registry.encode(a.response)}
+            for a in snapshot.answered.values()
+        },
+        "outputs": [registry.encode(o) for o in snapshot.outputs],
     }
     return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
 
@@ -119,7 +142,11 @@ def decode_snapshot(text: str, registry: TypeRegistry) -> RunSnapshot:
             for scope, values in doc.state.items()
         },
         executors={eid: registry.decode(v) for eid, v in doc.executors.items()},
-        answered=dict(doc.answered),
+        answered={
+            rid: AnsweredRequest(rid, a.port, a.by, registry.decode(a.response))
+            for rid, a in doc.answered.items()
+        },
+        outputs=[registry.decode(o) for o in doc.outputs],
     )
 
 

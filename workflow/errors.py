@@ -62,9 +62,10 @@ class UnknownRequest(RunError):
 class RequestAlreadyAnswered(UnknownRequest):
     """A response named a request that was pending once and has been answered since."""
 
-    def __init__(self, request_id: str, answered_by: str) -> None:
+    def __init__(self, request_id: str, answered_by: str, response: object = None) -> None:
         super().__init__(request_id)
         self.answered_by = answered_by
+        self.response = response
 
 
 class ResponseTypeMismatch(RunError):

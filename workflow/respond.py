@@ -64,8 +64,9 @@ async def respond_in_session(
             raise CheckpointNotFound(f"no session {session!r}")
         request = run.pending_requests.get(request_id)
         if request is None:
-            if request_id in run.answered:
-                raise RequestAlreadyAnswered(request_id, run.answered[request_id])
+            done = run.answered.get(request_id)
+            if done is not None:
+                raise RequestAlreadyAnswered(request_id, done.by, done.response)
             raise UnknownRequest(request_id)
         if check is not None:
             check(run, request)

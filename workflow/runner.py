@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from .builder import RequestPort, Workflow
 from .checkpoint import (
+    AnsweredRequest,
     PendingRequest,
     RunSnapshot,
     decode_snapshot,
@@ -96,6 +97,7 @@ class _StepContext:
     def yield_output(self, value: Any) -> None:
         if self.executor_id not in self._run.workflow.output_ids:
             raise RunError(f"{self.executor_id!r} is not an output executor of this workflow")
+        self._run._step_outputs.append(value)
         self._events.put_nowait(OutputEvent(self.executor_id, value))
 
     def add_event(self, event: WorkflowEvent) -> None:
@@ -130,6 +132,8 @@ class Run:
         self._queue = list(snapshot.queue)
         self._pending = dict(snapshot.requests)
         self._answered = dict(snapshot.answered)
+        self._outputs = list(snapshot.outputs)
+        self._step_outputs: list[Any] = []
         self._state = SharedState(snapshot.state)
         self._to_reraise = list(self._pending.values())
         self._ever_pending = bool(self._pending)
@@ -191,9 +195,14 @@ class Run:
         return self._superstep
 
     @property
-    def answered(self) -> dict[str, str]:
-        """Requests answered in this session so far, with who answered them ("" if not said)."""
+    def answered(self) -> dict[str, AnsweredRequest]:
+        """Requests answered in this session so far: who answered ("" if not said), and how."""
         return dict(self._answered)
+
+    @property
+    def outputs(self) -> list[Any]:
+        """Everything the workflow has output in this session so far, across runs."""
+        return list(self._outputs)
 
     def read_state(self, key: str, scope: str) -> Any:
         """A committed value of a named shared-state scope, or None (for callers, not steps)."""
@@ -208,7 +217,8 @@ class Run:
         request = self._pending.get(request_id)
         if request is None:
             if request_id in self._answered:
-                raise RequestAlreadyAnswered(request_id, self._answered[request_id])
+                done = self._answered[request_id]
+                raise RequestAlreadyAnswered(request_id, done.by, done.response)
             raise UnknownRequest(request_id)
         port = self.workflow.port(request.port_id)
         if not isinstance(response, port.response_type):
@@ -218,7 +228,7 @@ class Run:
             )
         targets = self._route(port.id, response)
         del self._pending[request_id]
-        self._answered[request_id] = answered_by
+        self._answered[request_id] = AnsweredRequest(request_id, port.id, answered_by, response)
         self._to_reraise = [r for r in self._to_reraise if r.request_id != request_id]
         self._queue.extend(targets)
 
@@ -256,10 +266,13 @@ class Run:
             next_queue, raised = step.result()
         except ExecutorFailed as exc:
             self._state.discard()
+            self._step_outputs = []
             yield ExecutorFailedEvent(exc.executor_id, exc.cause)
             yield self._fail(exc)
             return
         self._state.commit()
+        self._outputs += self._step_outputs
+        self._step_outputs = []
         self._queue = next_queue
         for request in raised:
             self._pending[request.request_id] = request
@@ -346,5 +359,6 @@ class Run:
                 if (s := e.on_checkpoint_save()) is not None
             },
             answered=self._answered,
+            outputs=self._outputs,
         )
         return encode_snapshot(snapshot, self.workflow.registry)
