@@ -8,6 +8,7 @@ refusal changes nothing and leaves no lock; the person sees a short reason.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 from typing import Literal
@@ -22,14 +23,17 @@ from workflow.errors import (
     StoreError,
     UnknownRequest,
 )
-from workflow.respond import Answered, respond_in_session
+from workflow.events import RequestInfoEvent
+from workflow.respond import Answered, answer_pending, locked_session
 from workflow.runner import Run, RunStatus
+from workflow.session import SessionCheckpoints
 from workflow.shop.basket import Basket, BasketDecision, ShopRequest
 from workflow.shop.graph import REQUEST_KEY, SCOPE
 
 from .blocks import Ref
 from .logs import log_context
 from .post import Where, announce, describe_failure, mark_answered, outputs, post_baskets, say, tell
+from .receipts import for_runtime
 from .runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -75,26 +79,24 @@ def requester(run: Run) -> str:
 
 
 async def answer_click(rt: Runtime, click: Click) -> None:
-    """Resume the clicked basket's session with the person's answer, and report in Slack."""
+    """Resume the clicked basket's session with the person's answer, and report in Slack.
+
+    Slack is told inside the session lock, and the receipt written last, so a process that dies
+    anywhere leaves either nothing done or something the next click can repair.
+    """
     ref = click.ref
     with log_context(tenant=click.tenant, session=ref.session_id, request=ref.request_id):
         refusal = may_answer(rt, click.user)
         if refusal:
             tell(rt, click.channel, click.user, refusal)
             return
-        answered_basket: list[Basket] = []
         asked_by: list[str] = []
 
         def check(run: Run, request: PendingRequest) -> None:
             asked_by.append(requester(run))
-            if (
-                rt.settings.no_self_approval
-                and click.kind == "approve"
-                and click.user == asked_by[0]
-            ):
+            own = click.user == asked_by[0]
+            if rt.settings.no_self_approval and click.kind == "approve" and own:
                 raise Refused("You asked for this basket, so someone else has to approve it.")
-            if isinstance(request.data, Basket):
-                answered_basket.append(request.data)
 
         def decide(request: PendingRequest) -> BasketDecision:
             return BasketDecision(
@@ -103,24 +105,34 @@ async def answer_click(rt: Runtime, click: Click) -> None:
                 round=request.data.round,
             )
 
+        checkpoints = rt.checkpoints(click.tenant, ref.session_id)
         try:
-            answered = await respond_in_session(
+            async with locked_session(
                 rt.workflow(),
-                rt.checkpoints(click.tenant, ref.session_id),
+                checkpoints,
                 rt.lock,
-                ref.request_id,
-                decide,
-                answered_by=click.user,
-                check=check,
+                owner=click.user,
                 ttl_seconds=rt.settings.lock_ttl_seconds,
-            )
+            ) as run:
+                basket = run.pending_requests.get(ref.request_id)
+                try:
+                    answered = await answer_pending(
+                        run, ref.request_id, decide, answered_by=click.user, check=check
+                    )
+                except RequestAlreadyAnswered as exc:
+                    await repair_or_tell(rt, click, run, checkpoints, exc)
+                    return
+                where = Where(click.tenant, ref.session_id, click.channel, asked_by[0])
+                assert basket is not None and isinstance(basket.data, Basket)
+                delivered = report(rt, click, where, answered, basket.data)
+                if delivered and checkpoints.last is not None:
+                    for_runtime(rt).mark_shown(
+                        click.tenant, ref.session_id, checkpoints.last.checkpoint_id
+                    )
         except Refused as exc:
             tell(rt, click.channel, click.user, str(exc))
         except SessionBusy:
             tell(rt, click.channel, click.user, BUSY)
-        except RequestAlreadyAnswered as exc:
-            by = f" by <@{exc.answered_by}>" if exc.answered_by else ""
-            tell(rt, click.channel, click.user, f"This basket was already answered{by}.")
         except (UnknownRequest, CheckpointNotFound, InvalidIdentifier):
             tell(rt, click.channel, click.user, GONE)
         except CheckpointError as exc:
@@ -129,12 +141,61 @@ async def answer_click(rt: Runtime, click: Click) -> None:
         except StoreError as exc:
             log.error("store failed: %s", exc)
             announce(rt, click.channel, STORE_DOWN, thread_ts=click.message_ts)
-        else:
-            where = Where(click.tenant, ref.session_id, click.channel, asked_by[0])
-            report(rt, click, where, answered, answered_basket[0])
 
 
-def report(rt: Runtime, click: Click, where: Where, answered: Answered, basket: Basket) -> None:
+def verdict_of(decision: object) -> tuple[str, str]:
+    """("Approved" / "Rejected" / "Change asked", the change) for a recorded decision."""
+    if isinstance(decision, BasketDecision):
+        if decision.approved:
+            return "Approved", ""
+        if decision.change is not None:
+            return "Change asked", decision.change
+    return "Rejected", ""
+
+
+async def repair_or_tell(
+    rt: Runtime,
+    click: Click,
+    run: Run,
+    checkpoints: SessionCheckpoints,
+    answered: RequestAlreadyAnswered,
+) -> None:
+    """A click on a request answered before: a stale button, or a lost report to repair.
+
+    If the channel already shows the latest checkpoint, the person is told who answered. If not,
+    the process that answered died before telling Slack: show the answer on the clicked basket,
+    then the latest checkpoint's pending basket (or the outcome), and record the receipt.
+    """
+    by = f" by <@{answered.answered_by}>" if answered.answered_by else ""
+    latest = checkpoints.last
+    receipts = for_runtime(rt)
+    shown = await asyncio.to_thread(receipts.shown, click.tenant, click.ref.session_id)
+    if latest is None or shown == latest.checkpoint_id:
+        tell(rt, click.channel, click.user, f"This basket was already answered{by}.")
+        return
+    log.warning("the channel is behind checkpoint %s; reposting", latest.checkpoint_id)
+    done = run.answered[click.ref.request_id]
+    verdict, note = verdict_of(done.response)
+    where = Where(click.tenant, click.ref.session_id, click.channel, requester(run))
+    pending = [
+        RequestInfoEvent(r.request_id, r.port_id, r.data) for r in run.pending_requests.values()
+    ]
+    if pending:
+        post_baskets(rt, where, [*pending])
+    else:
+        for text in run.outputs[-1:]:
+            say(rt, click.channel, str(text), thread_ts=click.message_ts)
+    if isinstance(done.data, Basket):
+        mark_answered(rt, click.channel, click.message_ts, done.data, verdict, done.by, note)
+    receipts.mark_shown(click.tenant, click.ref.session_id, latest.checkpoint_id)
+
+
+def report(rt: Runtime, click: Click, where: Where, answered: Answered, basket: Basket) -> bool:
+    """Tell Slack what the answer did: new things first, the answered basket's update last, so a
+    process that dies between the two errs toward a repeat, never toward a loss.
+
+    Returns whether the channel now shows the run's latest checkpoint.
+    """
     if answered.run.status is RunStatus.FAILED:
         log.error("resumed run failed: %r", answered.run.error)
         reason = describe_failure(answered.run.error)
@@ -144,9 +205,14 @@ def report(rt: Runtime, click: Click, where: Where, answered: Answered, basket: 
             f"<@{click.user}> Nothing changed: {reason}. The buttons above still work.",
             thread_ts=click.message_ts,
         )
-        return
+        return False
+    delivered = all([say(rt, click.channel, t, click.message_ts) for t in outputs(answered.events)])
+    asked = [e for e in answered.events if isinstance(e, RequestInfoEvent)]
+    delivered = len(post_baskets(rt, where, answered.events)) == len(asked) and delivered
     verdict = VERDICTS[click.kind]
-    mark_answered(rt, click.channel, click.message_ts, basket, verdict, click.user, click.change)
-    for text in outputs(answered.events):
-        say(rt, click.channel, text, thread_ts=click.message_ts)
-    post_baskets(rt, where, answered.events)
+    return (
+        mark_answered(
+            rt, click.channel, click.message_ts, basket, verdict, click.user, click.change
+        )
+        and delivered
+    )

@@ -52,17 +52,22 @@ def progress_line(events: list[WorkflowEvent]) -> str:
     return f"{steps[-1].step}: {steps[-1].detail}" if steps else "waiting for an answer"
 
 
-def announce(rt: Runtime, channel: str, mrkdwn: str, thread_ts: str | None = None) -> None:
-    """Post trusted mrkdwn (our own words, mentions we built); see :func:`say` for other text."""
+def announce(rt: Runtime, channel: str, mrkdwn: str, thread_ts: str | None = None) -> bool:
+    """Post trusted mrkdwn (our own words, mentions we built); see :func:`say` for other text.
+
+    Returns whether Slack took it; a failure is logged, never raised.
+    """
     try:
         rt.web.chat_postMessage(channel=channel, text=mrkdwn, thread_ts=thread_ts)
     except SlackApiError as exc:
         log.error("chat.postMessage failed: %s", exc.response.get("error"))
+        return False
+    return True
 
 
-def say(rt: Runtime, channel: str, text: str, thread_ts: str | None = None) -> None:
+def say(rt: Runtime, channel: str, text: str, thread_ts: str | None = None) -> bool:
     """Post text that may carry model- or user-written words, escaped."""
-    announce(rt, channel, escape(text), thread_ts)
+    return announce(rt, channel, escape(text), thread_ts)
 
 
 def tell(rt: Runtime, channel: str, user: str, text: str) -> None:
@@ -106,7 +111,7 @@ def outputs(events: list[WorkflowEvent]) -> list[str]:
 
 def mark_answered(
     rt: Runtime, channel: str, ts: str, basket: Basket, verdict: str, user: str, note: str = ""
-) -> None:
+) -> bool:
     """Replace the basket's buttons with who answered, when, and the change they asked for."""
     max_rounds = rt.settings.max_rounds
     said = f": {escape(note)}" if note else ""
@@ -127,3 +132,5 @@ def mark_answered(
         )
     except SlackApiError as exc:
         log.error("chat.update failed: %s", exc.response.get("error"))
+        return False
+    return True

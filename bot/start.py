@@ -2,7 +2,9 @@
 
 The session ID is derived from what Slack (the command's trigger ID) or EventBridge (the event ID)
 sent, and the start runs under the session lock, so a redelivered lazy invocation or a retried
-event finds the session already started and does nothing.
+event finds the session already started. If the first delivery died after its checkpoint but
+before the basket reached Slack (the receipt says so), the redelivery posts it; otherwise it does
+nothing.
 """
 
 from __future__ import annotations
@@ -11,14 +13,19 @@ import asyncio
 import logging
 
 from workflow.errors import SessionBusy, WorkflowError
+from workflow.events import RequestInfoEvent, WorkflowEvent
+from workflow.lock import Lease
 from workflow.runner import Run, RunStatus
+from workflow.session import SessionCheckpoints
 from workflow.shop.basket import ShopRequest
 
 from .logs import log_context
 from .post import Where, announce, describe_failure, post_baskets, say
+from .receipts import for_runtime
 from .runtime import Runtime
 
 log = logging.getLogger(__name__)
+TRY_AGAIN = "I couldn't start a basket just now. Try /shop again."
 
 
 async def start_session(rt: Runtime, where: Where, text: str) -> None:
@@ -37,26 +44,60 @@ async def start_session(rt: Runtime, where: Where, text: str) -> None:
             return
         except WorkflowError as exc:
             log.error("could not lock a new session: %s", exc)
-            say(rt, where.channel, "I couldn't start a basket just now. Try /shop again.")
+            say(rt, where.channel, TRY_AGAIN)
             return
         try:
-            checkpoints = rt.checkpoints(where.tenant, where.session_id)
-            if await asyncio.to_thread(rt.store.latest, where.tenant, where.session_id):
-                log.info("session already started; redelivery ignored")
-                return
-            request = ShopRequest(text=text, requested_by=where.requested_by)
-            run = Run.start(rt.workflow(), request, checkpoints)
-            events = [event async for event in run.watch()]
+            await _start_locked(rt, where, text)
         except WorkflowError as exc:
             log.error("starting the session failed: %s", exc)
-            say(rt, where.channel, "I couldn't start a basket just now. Try /shop again.")
-            return
+            say(rt, where.channel, TRY_AGAIN)
         finally:
-            await asyncio.to_thread(rt.lock.release, lease)
-        if run.status is RunStatus.FAILED:
-            log.error("first basket failed: %r", run.error)
-            who = f"<@{where.requested_by}> " if where.requested_by else ""
-            reason = describe_failure(run.error)
-            announce(rt, where.channel, f"{who}No basket this time: {reason}. Try /shop again.")
-            return
-        post_baskets(rt, where, events)
+            await _release(rt, lease)
+
+
+async def _release(rt: Runtime, lease: Lease) -> None:
+    try:
+        await asyncio.to_thread(rt.lock.release, lease)
+    except WorkflowError as exc:
+        log.warning("releasing the session lock failed: %s", exc)
+
+
+async def _start_locked(rt: Runtime, where: Where, text: str) -> None:
+    checkpoints = rt.checkpoints(where.tenant, where.session_id)
+    existing = await Run.resume(rt.workflow(), checkpoints)
+    if existing is not None:
+        await _repost_if_lost(rt, where, existing, checkpoints)
+        return
+    request = ShopRequest(text=text, requested_by=where.requested_by)
+    run = Run.start(rt.workflow(), request, checkpoints)
+    events = [event async for event in run.watch()]
+    if run.status is RunStatus.FAILED:
+        log.error("first basket failed: %r", run.error)
+        who = f"<@{where.requested_by}> " if where.requested_by else ""
+        reason = describe_failure(run.error)
+        announce(rt, where.channel, f"{who}No basket this time: {reason}. Try /shop again.")
+        return
+    _post_and_record(rt, where, events, checkpoints)
+
+
+def _post_and_record(
+    rt: Runtime, where: Where, events: list[WorkflowEvent], checkpoints: SessionCheckpoints
+) -> None:
+    asked = [e for e in events if isinstance(e, RequestInfoEvent)]
+    if len(post_baskets(rt, where, events)) == len(asked) and checkpoints.last is not None:
+        for_runtime(rt).mark_shown(where.tenant, where.session_id, checkpoints.last.checkpoint_id)
+
+
+async def _repost_if_lost(
+    rt: Runtime, where: Where, run: Run, checkpoints: SessionCheckpoints
+) -> None:
+    shown = await asyncio.to_thread(for_runtime(rt).shown, where.tenant, where.session_id)
+    if checkpoints.last is None or shown == checkpoints.last.checkpoint_id:
+        log.info("session already started; redelivery ignored")
+        return
+    log.warning("basket 1 never reached Slack; posting it now")
+    events: list[WorkflowEvent] = [
+        RequestInfoEvent(r.request_id, r.port_id, r.data) for r in run.pending_requests.values()
+    ]
+    if events:
+        _post_and_record(rt, where, events, checkpoints)

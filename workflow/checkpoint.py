@@ -37,6 +37,7 @@ class AnsweredRequest:
 
     request_id: str
     port_id: str
+    data: Any
     by: str
     response: Any
 
@@ -72,6 +73,7 @@ class _Request(_Strict):
 
 class _Answer(_Strict):
     port: str
+    data: Tagged
     by: str
     response: Tagged
 
@@ -105,7 +107,12 @@ def encode_snapshot(snapshot: RunSnapshot, registry: TypeRegistry) -> str:
         },
         "executors": {eid: registry.encode(v) for eid, v in snapshot.executors.items()},
         "answered": {
-            a.request_id: {"port": a.port_id, "by": a.by, "response": registry.encode(a.response)}
+            a.request_id: {
+                "port": a.port_id,
+                "data": registry.encode(a.data),
+                "by": a.by,
+                "response": registry.encode(a.response),
+            }
             for a in snapshot.answered.values()
         },
         "outputs": [registry.encode(o) for o in snapshot.outputs],
@@ -143,7 +150,9 @@ def decode_snapshot(text: str, registry: TypeRegistry) -> RunSnapshot:
         },
         executors={eid: registry.decode(v) for eid, v in doc.executors.items()},
         answered={
-            rid: AnsweredRequest(rid, a.port, a.by, registry.decode(a.response))
+            rid: AnsweredRequest(
+                rid, a.port, registry.decode(a.data), a.by, registry.decode(a.response)
+            )
             for rid, a in doc.answered.items()
         },
         outputs=[registry.decode(o) for o in doc.outputs],

@@ -16,7 +16,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,62 @@ class Answered:
     events: list[WorkflowEvent]
 
 
+@asynccontextmanager
+async def locked_session(
+    workflow: Workflow,
+    checkpoints: SessionCheckpoints,
+    lock: SessionLock,
+    *,
+    owner: str = "",
+    ttl_seconds: float = 60.0,
+) -> AsyncIterator[Run]:
+    """The session resumed from its latest checkpoint, with its lock held for the block.
+
+    Raises SessionBusy, CheckpointNotFound or a CheckpointError before the block runs. The lock
+    is released however the block ends; a lease taken over meanwhile is logged, not raised
+    (our writes were fenced by sequence, so there is nothing to undo).
+    """
+    tenant, session = checkpoints.tenant_id, checkpoints.session_id
+    owner = f"{owner or 'anonymous'}:{checkpoints.run_id}:{uuid.uuid4().hex[:8]}"
+    lease = await asyncio.to_thread(lock.acquire, tenant, session, owner, ttl_seconds)
+    try:
+        run = await Run.resume(workflow, checkpoints)
+        if run is None:
+            raise CheckpointNotFound(f"no session {session!r}")
+        yield run
+    finally:
+        try:
+            await asyncio.to_thread(lock.release, lease)
+        except LeaseLost:
+            log.warning("session lock was taken over before release", extra={"session": session})
+
+
+async def answer_pending(
+    run: Run,
+    request_id: str,
+    answer: Callable[[PendingRequest], Any],
+    *,
+    answered_by: str = "",
+    check: Callable[[Run, PendingRequest], None] | None = None,
+) -> Answered:
+    """Answer ``request_id`` in a resumed run and run on until it pauses or ends.
+
+    Raises RequestAlreadyAnswered (with who answered and how), UnknownRequest,
+    ResponseTypeMismatch or whatever ``check`` raises, before anything is written.
+    """
+    request = run.pending_requests.get(request_id)
+    if request is None:
+        done = run.answered.get(request_id)
+        if done is not None:
+            raise RequestAlreadyAnswered(request_id, done.by, done.response)
+        raise UnknownRequest(request_id)
+    if check is not None:
+        check(run, request)
+    run.respond(request_id, answer(request), answered_by=answered_by)
+    events = [event async for event in run.watch()]
+    return Answered(run, events)
+
+
 async def respond_in_session(
     workflow: Workflow,
     checkpoints: SessionCheckpoints,
@@ -48,35 +105,12 @@ async def respond_in_session(
     check: Callable[[Run, PendingRequest], None] | None = None,
     ttl_seconds: float = 60.0,
 ) -> Answered:
-    """Resume the session, answer ``request_id`` with ``answer(request)`` and run on, locked.
+    """Lock, resume, answer ``request_id`` with ``answer(request)``, run on, release.
 
-    ``check`` may raise to refuse (e.g. the person may not answer); it sees the resumed run and
-    the pending request. Raises SessionBusy, CheckpointNotFound, CheckpointError subclasses,
-    RequestAlreadyAnswered, UnknownRequest, ResponseTypeMismatch or whatever ``check`` raises,
-    all before anything is written; the run's own failures are in its events and status.
+    Everything :func:`locked_session` and :func:`answer_pending` raise, before anything is
+    written; the run's own failures are in its events and status.
     """
-    tenant, session = checkpoints.tenant_id, checkpoints.session_id
-    owner = f"{answered_by or 'anonymous'}:{checkpoints.run_id}:{uuid.uuid4().hex[:8]}"
-    lease = await asyncio.to_thread(lock.acquire, tenant, session, owner, ttl_seconds)
-    try:
-        run = await Run.resume(workflow, checkpoints)
-        if run is None:
-            raise CheckpointNotFound(f"no session {session!r}")
-        request = run.pending_requests.get(request_id)
-        if request is None:
-            done = run.answered.get(request_id)
-            if done is not None:
-                raise RequestAlreadyAnswered(request_id, done.by, done.response)
-            raise UnknownRequest(request_id)
-        if check is not None:
-            check(run, request)
-        run.respond(request_id, answer(request), answered_by=answered_by)
-        events = [event async for event in run.watch()]
-        return Answered(run, events)
-    finally:
-        try:
-            await asyncio.to_thread(lock.release, lease)
-        except LeaseLost:
-            # Our lease ran out and someone took over; our writes were fenced by sequence, so
-            # the chain is intact. Nothing to undo, but worth knowing about.
-            log.warning("session lock was taken over before release", extra={"session": session})
+    async with locked_session(
+        workflow, checkpoints, lock, owner=answered_by, ttl_seconds=ttl_seconds
+    ) as run:
+        return await answer_pending(run, request_id, answer, answered_by=answered_by, check=check)

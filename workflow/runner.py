@@ -228,7 +228,9 @@ class Run:
             )
         targets = self._route(port.id, response)
         del self._pending[request_id]
-        self._answered[request_id] = AnsweredRequest(request_id, port.id, answered_by, response)
+        self._answered[request_id] = AnsweredRequest(
+            request_id, port.id, request.data, answered_by, response
+        )
         self._to_reraise = [r for r in self._to_reraise if r.request_id != request_id]
         self._queue.extend(targets)
 
