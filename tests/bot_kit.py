@@ -55,15 +55,20 @@ class World:
     def env_all(self) -> dict[str, str]:
         return {**os.environ, **self.env}
 
-    def in_fresh_process(self, event: dict[str, Any]) -> dict[str, Any]:
+    def in_fresh_process(self, event: dict[str, Any], crash_at: str = "") -> dict[str, Any]:
+        """One invocation in a new interpreter; with ``crash_at``, one that dies there."""
+        extra = ["--crash-at", crash_at] if crash_at else []
         done = subprocess.run(
-            [sys.executable, "-m", "tests.lambda_invoke"],
+            [sys.executable, "-m", "tests.lambda_invoke", *extra],
             input=json.dumps(event),
             capture_output=True,
             text=True,
             timeout=120,
             env=self.env_all(),
         )
+        if crash_at:
+            assert done.returncode == 70, (done.returncode, done.stderr)
+            return {"crashed": crash_at}
         assert done.returncode == 0, done.stderr
         result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
         result["logs"] = done.stderr

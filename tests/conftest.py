@@ -12,6 +12,7 @@ import pytest
 from tests.bot_kit import SECRET, TOKEN, World
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.lambda_api import FakeLambda
+from tests.fakes.moto_server import moto_s3_server
 from tests.fakes.slack_api import FakeSlack
 from workflow.signing import CheckpointSigner
 
@@ -105,3 +106,30 @@ def world(monkeypatch: pytest.MonkeyPatch, s3: Any, bucket: str) -> Iterator[Wor
     yield world
     for fake in (slack, lam, claude):
         fake.stop()
+
+
+@pytest.fixture
+def served(monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+    """The world with S3 as a moto *server*, so other processes share it."""
+    with moto_s3_server("bot-bucket") as aws:
+        slack, lam, claude = FakeSlack(token=TOKEN).start(), FakeLambda().start(), FakeAnthropic()
+        claude.start()
+        env = {
+            **aws,
+            "SLACK_BOT_TOKEN": TOKEN,
+            "SLACK_SIGNING_SECRET": SECRET,
+            "CHECKPOINT_BUCKET": "bot-bucket",
+            "SLACK_API_URL": slack.url,
+            "AWS_ENDPOINT_URL_LAMBDA": lam.url,
+            "ANTHROPIC_BASE_URL": claude.url,
+            "ANTHROPIC_API_KEY": "test-key-not-real",
+        }
+        for name in ("AWS_ENDPOINT_URL_S3", "AWS_PROFILE"):
+            monkeypatch.delenv(name, raising=False)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        world = World(slack, lam, claude, env, monkeypatch)
+        world.boot()
+        yield world
+        for fake in (slack, lam, claude):
+            fake.stop()

@@ -2,18 +2,87 @@
 
 Prints the handler's response and whether the anthropic SDK was imported, as one JSON line. The
 environment (Slack, S3, Lambda and Anthropic endpoints, secrets) comes from the parent test.
+
+``--crash-at POINT`` makes the process die (``os._exit``, no cleanup, like a killed Lambda) at
+one point of a resume, to prove that the next invocation recovers:
+
+    lock-taken          right after the session lock is taken
+    checkpoint-read     right after the latest checkpoint is read
+    model-call          when the shopper is asked for a basket
+    checkpoint-written  after the run wrote its checkpoints, before anything is posted to Slack
+    posted              after posting to Slack, before the lock is released
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from tests.fakes.slack_events import lambda_context
 
+CRASH_EXIT = 70
+
+
+def _die_after(owner: Any, name: str) -> None:
+    original: Callable[..., Any] = getattr(owner, name)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
+        os._exit(CRASH_EXIT)
+        return result
+
+    setattr(owner, name, wrapper)
+
+
+def _die_async_after(owner: Any, name: str) -> None:
+    original: Callable[..., Any] = getattr(owner, name)
+
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        result = await original(*args, **kwargs)
+        os._exit(CRASH_EXIT)
+        return result
+
+    setattr(owner, name, wrapper)
+
+
+def _die_at(owner: Any, name: str) -> None:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        os._exit(CRASH_EXIT)
+
+    setattr(owner, name, wrapper)
+
+
+def arm(point: str) -> None:
+    import bot.clicks
+    from workflow.s3_lock import S3SessionLock
+    from workflow.session import SessionCheckpoints
+    from workflow.shop.shopper import ClaudeShopper
+
+    if point == "lock-taken":
+        _die_after(S3SessionLock, "acquire")
+    elif point == "checkpoint-read":
+        _die_async_after(SessionCheckpoints, "load")
+    elif point == "model-call":
+        _die_at(ClaudeShopper, "write")
+    elif point == "checkpoint-written":
+        _die_at(bot.clicks, "report")
+    elif point == "posted":
+        _die_at(S3SessionLock, "release")
+    else:
+        raise SystemExit(f"unknown crash point {point!r}")
+
 
 def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--crash-at")
+    args = parser.parse_args()
     event = json.load(sys.stdin)
+    if args.crash_at:
+        arm(args.crash_at)
     from bot.handler import handler
 
     response = handler(event, lambda_context())

@@ -6,44 +6,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import pytest
 
 from bot.settings import Settings, SettingsError
 from tests.bot_kit import CHANNEL, SECRET, TOKEN, World, context_text, header
-from tests.fakes.anthropic_api import FakeAnthropic
-from tests.fakes.lambda_api import FakeLambda
-from tests.fakes.moto_server import moto_s3_server
-from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_events import scheduled_event
-
-
-@pytest.fixture
-def served(monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
-    """The world with S3 as a moto *server*, so other processes share it."""
-    with moto_s3_server("bot-bucket") as aws:
-        slack, lam, claude = FakeSlack(token=TOKEN).start(), FakeLambda().start(), FakeAnthropic()
-        claude.start()
-        env = {
-            **aws,
-            "SLACK_BOT_TOKEN": TOKEN,
-            "SLACK_SIGNING_SECRET": SECRET,
-            "CHECKPOINT_BUCKET": "bot-bucket",
-            "SLACK_API_URL": slack.url,
-            "AWS_ENDPOINT_URL_LAMBDA": lam.url,
-            "ANTHROPIC_BASE_URL": claude.url,
-            "ANTHROPIC_API_KEY": "test-key-not-real",
-        }
-        for name in ("AWS_ENDPOINT_URL_S3", "AWS_PROFILE"):
-            monkeypatch.delenv(name, raising=False)
-        for name, value in env.items():
-            monkeypatch.setenv(name, value)
-        world = World(slack, lam, claude, env, monkeypatch)
-        world.boot()
-        yield world
-        for fake in (slack, lam, claude):
-            fake.stop()
 
 
 def test_every_lazy_step_runs_in_a_fresh_process(served: World) -> None:
