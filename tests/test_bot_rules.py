@@ -254,3 +254,35 @@ def test_an_s3_failure_is_reported_in_the_thread_and_changes_nothing(
     world.click(basket, "approve_basket")  # once S3 is back, the same buttons work
     world.run_lazies()
     assert world.slack.thread(CHANNEL, basket["ts"])[-1]["text"] == "Ordered 10 items."
+
+
+def test_a_lazy_invocation_delivered_late_does_nothing(
+    world: World, s3: Any, bucket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from slack_sdk.signature import Clock
+
+    basket = start_basket(world)
+    world.click(basket, "approve_basket")
+    (lazy,) = world.lam.take()
+    before = objects(s3, bucket)
+    real_now = Clock.now
+    monkeypatch.setattr(Clock, "now", lambda self: real_now(self) + 301)  # past Slack's window
+    assert world.send(lazy.payload)["statusCode"] == 401
+    assert objects(s3, bucket) == before
+    assert world.buttons(world.baskets()[0])  # the basket can still be answered
+
+
+def test_a_lazy_click_overtaken_by_a_newer_one_resumes_nothing(world: World) -> None:
+    basket = start_basket(world)
+    world.click(basket, "approve_basket", user="U0CAROL")
+    (slow,) = world.lam.take()  # Carol's approve waits in Lambda's queue...
+    change(world, basket, "no pizza")  # ...while Bob's change goes through
+    world.send(slow.payload)
+    assert ephemeral_texts(world, "U0CAROL") == ["This basket was already answered by <@U0BOB>."]
+    assert [header(b) for b in world.baskets()] == ["Basket 1 of 3", "Basket 2 of 3"]
+    assert not [
+        r
+        for m in world.baskets()
+        for r in world.slack.thread(CHANNEL, m["ts"])
+        if r["text"].startswith("Ordered")
+    ]
