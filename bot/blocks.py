@@ -4,11 +4,19 @@ Model- and user-written text is escaped for mrkdwn (``&``, ``<``, ``>`` only), w
 ``<!channel>``, ``<@U…>`` and ``<!subteam^…>``. Button values carry the session and request IDs,
 never the basket. Limits (TRAPS.md, Slack's Block Kit reference): ≤ 50 blocks a message, section
 text ≤ 3000, header ≤ 150, button text ≤ 75 and value ≤ 2000, modal title ≤ 24,
-``private_metadata`` ≤ 3000.
+``private_metadata`` ≤ 3000. Slack also refuses a message whose blocks hold too much text in all
+(``msg_blocks_too_long``, undocumented, seen from about 11,000 characters), so the items shown are
+capped by a total budget and the rest are counted, not dropped silently.
+
+The change modal's metadata is MACed (tenant, session, request, channel, message), so a submission
+whose metadata the bot did not write is refused in the ack path, before anything is read.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -22,8 +30,11 @@ CHANGE_INPUT = "change_text"
 MAX_CHANGE_LENGTH = 500
 
 SECTION_LIMIT = 3000
-MAX_ITEM_SECTIONS = 40  # leaves room for header, context and actions under 50 blocks
+# Item text shown in one message, all sections together: well under the ~11,000 characters at
+# which Slack has been seen to answer msg_blocks_too_long (bolt-js issues #2509 and #2867).
+ITEMS_TEXT_BUDGET = 8000
 MAX_ITEM_CHARS = 300
+METADATA_MAC_CHARS = 22  # 128 bits, base64url
 
 Block = dict[str, Any]
 
@@ -45,7 +56,7 @@ class Ref:
 
     @classmethod
     def from_value(cls, value: str | None) -> Ref | None:
-        """The reference in a button value or metadata, or None if it is not one of ours."""
+        """The reference in a button value, or None if it is not one of ours."""
         try:
             data = json.loads(value or "")
         except ValueError:
@@ -57,45 +68,84 @@ class Ref:
             return None
         return cls(session, request)
 
-    @staticmethod
-    def metadata(value: str | None) -> tuple[str, str] | None:
-        """``(channel, message_ts)`` from a change modal's metadata, or None."""
-        try:
-            data = json.loads(value or "")
-        except ValueError:
-            return None
-        channel = data.get("c") if isinstance(data, dict) else None
-        ts = data.get("m") if isinstance(data, dict) else None
-        if not isinstance(channel, str) or not isinstance(ts, str):
-            return None
-        return channel, ts
+
+@dataclass(frozen=True)
+class ModalTarget:
+    """What a change modal answers: the request, and the basket message it came from."""
+
+    ref: Ref
+    channel: str
+    message_ts: str
+
+
+def _metadata_mac(key: bytes, tenant: str, ref: Ref, channel: str, message_ts: str) -> str:
+    fields = "\x1f".join([tenant, ref.session_id, ref.request_id, channel, message_ts])
+    digest = hmac.new(key, fields.encode(), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).decode()[:METADATA_MAC_CHARS]
+
+
+def modal_metadata(key: bytes, tenant: str, ref: Ref, channel: str, message_ts: str) -> str:
+    """The change modal's ``private_metadata``: IDs and where the basket is, with their MAC."""
+    data = {"s": ref.session_id, "r": ref.request_id, "c": channel, "m": message_ts}
+    data["h"] = _metadata_mac(key, tenant, ref, channel, message_ts)
+    return json.dumps(data, separators=(",", ":"))
+
+
+def read_modal_metadata(key: bytes, tenant: str, value: object) -> ModalTarget | None:
+    """The target in ``value`` if this bot wrote it for ``tenant``; None for anything else
+    (garbage, missing keys, edited fields, another workspace's modal)."""
+    try:
+        data = json.loads(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    fields = [data.get(k) for k in ("s", "r", "c", "m", "h")]
+    if not all(isinstance(f, str) and f for f in fields):
+        return None
+    session, request, channel, ts, mac = (str(f) for f in fields)
+    ref = Ref(session, request)
+    if not hmac.compare_digest(mac, _metadata_mac(key, tenant, ref, channel, ts)):
+        return None
+    return ModalTarget(ref, channel, ts)
 
 
 def _plain(text: str, limit: int) -> dict[str, Any]:
     return {"type": "plain_text", "text": text[:limit], "emoji": True}
 
 
+def _item_line(item: str) -> str:
+    item = " ".join(item.splitlines())  # one item, one line: a newline would fake a second item
+    clipped = item if len(item) <= MAX_ITEM_CHARS else item[: MAX_ITEM_CHARS - 1] + "…"
+    return f"• {escape(clipped)}"
+
+
+def _left_out(hidden: int, total: int) -> str:
+    things = "item" if hidden == 1 else "items"
+    return f"_…and {hidden} more {things} not shown here (approving orders all {total})_"
+
+
 def item_sections(items: list[str]) -> list[Block]:
-    """The items as bullet lines in as few sections as fit, within the block budget."""
-    sections: list[str] = []
-    current = ""
-    shown = 0
-    for item in items:
-        line = f"• {escape(item[:MAX_ITEM_CHARS])}\n"
-        if len(current) + len(line) > SECTION_LIMIT:
-            if len(sections) + 1 >= MAX_ITEM_SECTIONS:
-                break
-            sections.append(current)
-            current = ""
-        current += line
+    """The items as bullet lines in sections of at most 3000 characters, within the message's
+    text budget; items that do not fit are counted in a last line, never dropped silently."""
+    lines = [_item_line(item) for item in items]
+    shown, used = 0, 0
+    for line in lines:
+        used += len(line) + 1
+        if used > ITEMS_TEXT_BUDGET:
+            break
         shown += 1
-    if current:
-        sections.append(current)
-    if shown < len(items):
-        sections[-1] = sections[-1][: SECTION_LIMIT - 40] + f"…and {len(items) - shown} more items"
+    if shown < len(lines):
+        lines = [*lines[:shown], _left_out(len(lines) - shown, len(lines))]
+    sections: list[str] = []
+    for line in lines:
+        if sections and len(sections[-1]) + 1 + len(line) <= SECTION_LIMIT:
+            sections[-1] += "\n" + line
+        else:
+            sections.append(line)
     if not sections:
         sections = ["_(the shopper wrote no items)_"]
-    return [{"type": "section", "text": {"type": "mrkdwn", "text": s.rstrip()}} for s in sections]
+    return [{"type": "section", "text": {"type": "mrkdwn", "text": s}} for s in sections]
 
 
 def context(*lines: str) -> Block:
@@ -161,12 +211,8 @@ def answered_blocks(
     ]
 
 
-def change_modal(ref: Ref, channel_id: str, message_ts: str) -> dict[str, Any]:
-    """The "What should change?" modal; metadata carries IDs and where the basket is."""
-    metadata = json.dumps(
-        {"s": ref.session_id, "r": ref.request_id, "c": channel_id, "m": message_ts},
-        separators=(",", ":"),
-    )
+def change_modal(metadata: str) -> dict[str, Any]:
+    """The "What should change?" modal; ``metadata`` comes from :func:`modal_metadata`."""
     return {
         "type": "modal",
         "callback_id": CHANGE_MODAL,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import hmac
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,6 +44,12 @@ def make_web_client(settings: Settings) -> WebClient:
     )
 
 
+# Per attempt; the SDK makes up to three. Lambda gives an invocation 60 s (serverless.yml), so
+# three attempts and their backoff must end well inside it, or Lambda kills the invocation
+# before the person hears anything. The SDK's own default is 600 s.
+SHOPPER_TIMEOUT_SECONDS = 15.0
+
+
 def session_id_for(*parts: str) -> str:
     """A session ID derived from what Slack or AWS sent, so a redelivery finds the same one."""
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:24]
@@ -55,6 +62,7 @@ class Runtime:
     s3_client: Any = None
     shopper_factory: Callable[[], Shopper] | None = None
     clock: Callable[[], float] = time.time
+    shopper_timeout: float = SHOPPER_TIMEOUT_SECONDS
     _store: CheckpointStore | None = field(default=None, repr=False)
     _lock: SessionLock | None = field(default=None, repr=False)
 
@@ -69,6 +77,12 @@ class Runtime:
         if key is not None:
             return CheckpointSigner(key.get_secret_value().encode())
         return CheckpointSigner.derived(self.settings.slack_signing_secret.get_secret_value())
+
+    @functools.cached_property
+    def metadata_key(self) -> bytes:
+        """The key of the change modal's metadata MAC, derived from the signing secret."""
+        secret = self.settings.slack_signing_secret.get_secret_value().encode()
+        return hmac.new(secret, b"weekly-shop modal metadata v1", hashlib.sha256).digest()
 
     def _s3(self) -> Any:
         if self.s3_client is None:
@@ -103,7 +117,11 @@ class Runtime:
         key = self.settings.anthropic_api_key
         if key is None:
             return OfflineShopper()
-        return ClaudeShopper(model=self.settings.anthropic_model, api_key=key.get_secret_value())
+        return ClaudeShopper(
+            model=self.settings.anthropic_model,
+            api_key=key.get_secret_value(),
+            timeout=self.shopper_timeout,
+        )
 
     def workflow(self) -> Workflow:
         return build_shop_workflow(self.shopper(), self.settings.max_rounds)

@@ -28,9 +28,14 @@ from urllib.parse import parse_qsl, urlsplit
 # views/modal-views) and api.slack.com/reference/block-kit/blocks (50/100 blocks, 25 actions
 # elements). "message.text" (40,000) is not on a Slack page we could read: third-party docs cite
 # Slack's changelog "2018-04-truncating-really-long-messages", where Slack truncates rather than
-# rejects; this fake rejects with msg_too_long so a test notices.
+# rejects; this fake rejects with msg_too_long so a test notices. "message.blocks_text" (all text
+# in a message's blocks together) is undocumented too: Slack answers msg_blocks_too_long, a Slack
+# engineer cited "12,000 text characters with a buffer for block containers" (bolt-js #2509) and
+# a report saw 11,341 characters of section/header text refused (bolt-js #2867); the fake refuses
+# over 12,000, so keep real messages well under it.
 LIMITS: dict[str, int] = {
     "message.text": 40_000,
+    "message.blocks_text": 12_000,
     "message.blocks": 50,
     "modal.blocks": 100,  # also Home tabs
     "block_id": 255,
@@ -358,6 +363,11 @@ class FakeSlack:
             errs = block_errors(args["blocks"])
             if errs:
                 raise _Reject("invalid_blocks", errs)
+            total = sum(len(t) for t in _texts(args["blocks"]))
+            if total > LIMITS["message.blocks_text"]:
+                limit = LIMITS["message.blocks_text"]
+                error = f"{total} characters of text, over {limit} [json-pointer:/blocks]"
+                raise _Reject("msg_blocks_too_long", [error])
 
     def _find(self, channel: str, ts: str) -> dict[str, Any]:
         for msg in self._channels.get(channel, []):

@@ -51,17 +51,23 @@ class ClaudeShopper:
         client: Any = None,
         max_tokens: int = MAX_OUTPUT_TOKENS,
         api_key: str | None = None,
+        timeout: float | None = None,
     ) -> None:
+        """``timeout`` (seconds, per attempt) overrides the SDK's default of 600 s."""
         self.model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
         self.max_tokens = max_tokens
         self._client = client
         self._api_key = api_key
+        self._timeout = timeout
 
     def _get_client(self) -> Any:
         if self._client is None:
             import anthropic  # deferred: seconds of import time, only when a basket is written
 
-            self._client = anthropic.AsyncAnthropic(api_key=self._api_key)
+            options: dict[str, Any] = {"api_key": self._api_key}
+            if self._timeout is not None:
+                options["timeout"] = self._timeout
+            self._client = anthropic.AsyncAnthropic(**options)
         return self._client
 
     async def write(self, prompt: str) -> ShopperReply:
