@@ -38,9 +38,14 @@ lint: $(BIN)/.installed
 test: lint $(CHROMIUM)
 	$(BIN)/pytest
 
-## bench: S3 requests, checkpoint bytes and resume time, against baselines in the same run
+## bench: ack latency, cold start, fresh-process resume, S3 requests, checkpoint bytes, double
+## answers: one table, each figure against a baseline from the same run
 bench: $(BIN)/.installed
-	$(BIN)/python -m bench.resume
+	$(BIN)/python -m bench
+
+## load: 50 concurrent clicks on one basket, then 200 concurrent sessions; PASS/FAIL table
+load: $(BIN)/.installed
+	$(BIN)/python -m bench.load
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

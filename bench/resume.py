@@ -1,14 +1,14 @@
-"""Benchmark: what one approve resume costs in S3 requests, bytes and time.
+"""Benchmark, engine level: what one approve resume costs in time and bytes, against baselines.
 
-Everything runs against one moto server on 127.0.0.1 in this process, and every figure is set
-against a baseline measured in the same run:
+Everything runs against one moto server on 127.0.0.1 in this process (requests made atomic, see
+``bench.common``), and every figure is set against a baseline measured in the same run:
 
-- S3 requests per approve resume, for a session holding 1 and 100 checkpoints (must be equal);
-- bytes of the pending checkpoint against the basket JSON it carries;
-- resume time against raw boto3 making the same minimal requests (lock, list, get, put, put,
-  delete), so the ratio is the engine's own overhead over the S3 round trips it needs.
+- resume time and throughput against raw boto3 making the same minimal requests (lock, list,
+  get, put, delete), so the ratio is the engine's own overhead over the S3 round trips;
+- the stored pending checkpoint after basket 1, 2 and 3 (a 17-item basket each time) against
+  the basket's JSON, signature and lineage included.
 
-    make bench        (or: .venv/bin/python -m bench.resume)
+    .venv/bin/python -m bench.resume      (make bench runs this and the Slack-level figures)
 """
 
 from __future__ import annotations
@@ -17,159 +17,197 @@ import asyncio
 import os
 import statistics
 import time
-from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
-from tests.fakes.moto_server import moto_s3_server
+from bench.common import BASKET_17, TENANT, atomic_moto_server
+from bench.table import Row, ratio, render
 from workflow.checkpoint import PendingRequest
-from workflow.events import RequestInfoEvent
-from workflow.memory_store import InMemoryCheckpointStore
 from workflow.respond import respond_in_session
 from workflow.runner import Run
 from workflow.s3_client import make_s3_client
 from workflow.s3_lock import S3SessionLock
 from workflow.s3_store import S3CheckpointStore
 from workflow.session import SessionCheckpoints
-from workflow.shop.basket import Basket, BasketDecision
+from workflow.shop.basket import Basket, BasketDecision, ShopRequest
 from workflow.shop.graph import build_shop_workflow
-from workflow.shop.shopper import OfflineShopper
+from workflow.shop.shopper import ShopperReply
+from workflow.signing import CheckpointSigner
 
-BUCKET = "bench-checkpoints"
-TENANT = "T0BENCH"
 REPEATS = 40
+SIGNER = CheckpointSigner(b"bench-signing-key-0123456789")
+REQUEST = ShopRequest(text="dinners this week", requested_by="U0ALICE")
 
 
-class RequestCounter:
-    def __init__(self, s3: Any) -> None:
-        self.calls: Counter[str] = Counter()
-        s3.meta.events.register("before-call.s3", self._count)
+class Basket17Shopper:
+    """Writes the reference article's 17-item basket, whatever it is asked."""
 
-    def _count(self, model: Any, **_: Any) -> None:
-        self.calls[model.name] += 1
+    label = "bench"
 
-    def take(self) -> Counter[str]:
-        calls, self.calls = self.calls, Counter()
-        return calls
+    async def write(self, prompt: str) -> ShopperReply:
+        text = "\n".join(BASKET_17)
+        return ShopperReply(text=text, stop_reason="end_turn", output_tokens=len(text) // 4)
 
 
-async def pending_state(signer: Any) -> tuple[str, Basket]:
-    """The state of a session paused at basket 1, made once in memory."""
-    store = InMemoryCheckpointStore()
-    run = Run.start(
-        build_shop_workflow(OfflineShopper()),
-        "the week",
-        SessionCheckpoints(store, signer, "t", "s"),
-    )
-    baskets = [e.data async for e in run.watch() if isinstance(e, RequestInfoEvent)]
-    basket = baskets[0]
-    latest = store.latest("t", "s")
-    assert latest is not None
-    return latest.state, basket
+def workflow() -> Any:
+    return build_shop_workflow(Basket17Shopper())
 
 
-async def seed(store: S3CheckpointStore, signer: Any, session: str, state: str, n: int) -> None:
-    checkpoints = SessionCheckpoints(store, signer, TENANT, session)
-    for _ in range(n):  # like replayed supersteps: n signed checkpoints, the latest pending
-        await checkpoints.save(state)
+def basket_json_bytes(round: int = 1) -> int:
+    return len(Basket(items=BASKET_17, round=round).model_dump_json().encode())
 
 
-def raw_resume(s3: Any, session: str, body: bytes) -> None:
-    """The same minimal requests with boto3 alone: the floor any resume stands on."""
-    base = f"weekly-shop/{TENANT}/s/{session}/"
-    etag = s3.put_object(Bucket=BUCKET, Key=base + "lock", Body=b"{}", IfNoneMatch="*")["ETag"]
-    key = s3.list_objects_v2(Bucket=BUCKET, Prefix=base + "cp/", MaxKeys=1)["Contents"][0]["Key"]
-    s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()
-    s3.put_object(Bucket=BUCKET, Key=base + "cp/999997", Body=body, IfNoneMatch="*")
-    s3.put_object(Bucket=BUCKET, Key=f"weekly-shop/{TENANT}/r/run/{session}", Body=b"")
-    s3.delete_object(Bucket=BUCKET, Key=base + "lock", IfMatch=etag)
-
-
-async def main() -> None:
-    from workflow.signing import CheckpointSigner
-
-    signer = CheckpointSigner(b"bench-signing-key-0123456789")
-    with moto_s3_server(BUCKET) as env:
-        os.environ.update(env)
-        s3 = make_s3_client()
-        store, lock = S3CheckpointStore(BUCKET, s3_client=s3), S3SessionLock(BUCKET, s3_client=s3)
-        counter = RequestCounter(s3)
-        state, basket = await pending_state(signer)
-
-        requests: dict[int, Counter[str]] = {}
-        for n in (1, 100):
-            await seed(store, signer, f"count-{n}", state, n)
-            counter.take()
-            await respond_in_session(
-                build_shop_workflow(OfflineShopper()),
-                SessionCheckpoints(store, signer, TENANT, f"count-{n}"),
-                lock,
-                _request_id(state),
-                approve_it,
-            )
-            requests[n] = counter.take()
-
-        await seed(store, signer, "bytes", state, 1)
-        head = s3.list_objects_v2(Bucket=BUCKET, Prefix=f"weekly-shop/{TENANT}/s/bytes/cp/")
-        stored = head["Contents"][0]["Size"]
-        basket_json = len(basket.model_dump_json().encode())
-
-        ours: list[float] = []
-        raw: list[float] = []
-        body = s3.get_object(Bucket=BUCKET, Key=head["Contents"][0]["Key"])["Body"].read()
-        for i in range(REPEATS):
-            await seed(store, signer, f"t-{i}", state, 1)
-            t0 = time.perf_counter()
-            await respond_in_session(
-                build_shop_workflow(OfflineShopper()),
-                SessionCheckpoints(store, signer, TENANT, f"t-{i}"),
-                lock,
-                _request_id(state),
-                approve_it,
-            )
-            ours.append(time.perf_counter() - t0)
-            await seed(store, signer, f"r-{i}", state, 1)
-            t0 = time.perf_counter()
-            raw_resume(s3, f"r-{i}", body)
-            raw.append(time.perf_counter() - t0)
-
-    one, hundred = sum(requests[1].values()), sum(requests[100].values())
-    ours_ms, raw_ms = statistics.median(ours) * 1000, statistics.median(raw) * 1000
-    rows = [
-        ("S3 requests per approve, 1 checkpoint", f"{one}", _ops(requests[1])),
-        (
-            "S3 requests per approve, 100 checkpoints",
-            f"{hundred}",
-            "equal" if one == hundred else "DIFFERENT",
-        ),
-        ("pending checkpoint bytes (stored)", f"{stored}", f"basket JSON {basket_json} B"),
-        (
-            "checkpoint bytes / basket JSON bytes",
-            f"{stored / basket_json:.2f}x",
-            f"state JSON {len(state)} B",
-        ),
-        (f"approve resume, median of {REPEATS}", f"{ours_ms:.1f} ms", f"raw boto3 {raw_ms:.1f} ms"),
-        ("resume time / raw boto3 time", f"{ours_ms / raw_ms:.2f}x", "same moto server, same run"),
-    ]
-    width = max(len(r[0]) for r in rows)
-    print(f"{'figure':<{width}}  {'value':>9}  baseline / note")
-    print(f"{'-' * width}  {'-' * 9}  {'-' * 40}")
-    for name, value, note in rows:
-        print(f"{name:<{width}}  {value:>9}  {note}")
-
-
-def approve_it(request: PendingRequest) -> BasketDecision:
+def approve(request: PendingRequest) -> BasketDecision:
     return BasketDecision(approved=True, round=request.data.round)
 
 
-def _request_id(state: str) -> str:
-    import json
-
-    return str(json.loads(state)["requests"][0]["id"])
+def less_meat(request: PendingRequest) -> BasketDecision:
+    return BasketDecision(approved=False, change="less meat", round=request.data.round)
 
 
-def _ops(calls: Counter[str]) -> str:
-    return ", ".join(f"{op} {n}" for op, n in sorted(calls.items()))
+@dataclass
+class Bench:
+    s3: Any
+    bucket: str
+
+    def __post_init__(self) -> None:
+        self.store = S3CheckpointStore(self.bucket, s3_client=self.s3)
+        self.lock = S3SessionLock(self.bucket, s3_client=self.s3)
+
+    def checkpoints(self, session: str) -> SessionCheckpoints:
+        return SessionCheckpoints(self.store, SIGNER, TENANT, session)
+
+    def prefix(self, session: str) -> str:
+        return f"weekly-shop/{TENANT}/s/{session}/"
+
+    def latest_object(self, session: str) -> dict[str, Any]:
+        listed = self.s3.list_objects_v2(
+            Bucket=self.bucket, Prefix=self.prefix(session) + "cp/", MaxKeys=1
+        )
+        return dict(listed["Contents"][0])
+
+    async def paused(self, session: str) -> Run:
+        """A new session, run to basket 1."""
+        run = Run.start(workflow(), REQUEST, self.checkpoints(session))
+        _ = [e async for e in run.watch()]
+        return run
+
+    async def answer(self, session: str, run: Run, decide: Any) -> Run:
+        (request_id,) = run.pending_requests
+        answered = await respond_in_session(
+            workflow(),
+            self.checkpoints(session),
+            self.lock,
+            request_id,
+            decide,
+            answered_by="U0BOB",
+        )
+        return answered.run
+
+    async def rounds_bytes(self) -> list[int]:
+        """Stored bytes of the pending checkpoint after basket 1, 2 and 3 of one session."""
+        session = "bytes-rounds"
+        run = await self.paused(session)
+        sizes = [int(self.latest_object(session)["Size"])]
+        for _ in (1, 2):
+            run = await self.answer(session, run, less_meat)
+            sizes.append(int(self.latest_object(session)["Size"]))
+        return sizes
+
+    async def seed(self, session: str, state: str) -> None:
+        await self.checkpoints(session).save(state)
+
+    def raw_resume(self, session: str, body: bytes) -> None:
+        """The same minimal requests with boto3 alone: the floor any resume stands on."""
+        s3, bucket, base = self.s3, self.bucket, self.prefix(session)
+        lock = s3.put_object(Bucket=bucket, Key=base + "lock", Body=b"{}", IfNoneMatch="*")
+        listed = s3.list_objects_v2(Bucket=bucket, Prefix=base + "cp/", MaxKeys=1)
+        s3.get_object(Bucket=bucket, Key=listed["Contents"][0]["Key"])["Body"].read()
+        s3.put_object(Bucket=bucket, Key=base + "cp/999997", Body=body, IfNoneMatch="*")
+        s3.delete_object(Bucket=bucket, Key=base + "lock", IfMatch=lock["ETag"])
+
+    async def resume_times(self) -> tuple[list[float], list[float]]:
+        """Approves through the engine, and raw boto3 making the same requests, interleaved."""
+        template = "timing-template"
+        run = await self.paused(template)
+        latest = self.store.latest(TENANT, template)
+        assert latest is not None
+        (request_id,) = run.pending_requests
+        key = self.latest_object(template)["Key"]
+        body = self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+        ours: list[float] = []
+        raw: list[float] = []
+        for i in range(REPEATS):
+            await self.seed(f"t-{i}", latest.state)
+            t0 = time.perf_counter()
+            await respond_in_session(
+                workflow(), self.checkpoints(f"t-{i}"), self.lock, request_id, approve
+            )
+            ours.append(time.perf_counter() - t0)
+            await self.seed(f"r-{i}", latest.state)
+            t0 = time.perf_counter()
+            self.raw_resume(f"r-{i}", body)
+            raw.append(time.perf_counter() - t0)
+        return ours, raw
+
+
+async def measure(s3: Any, bucket: str) -> list[Row]:
+    bench = Bench(s3, bucket)
+    sizes = await bench.rounds_bytes()
+    ours, raw = await bench.resume_times()
+    ours_ms, raw_ms = statistics.median(ours) * 1000, statistics.median(raw) * 1000
+    ours_rate, raw_rate = len(ours) / sum(ours), len(raw) / sum(raw)
+    rows = [
+        Row(
+            f"approve resume in-process (engine), median of {REPEATS}",
+            f"{ours_ms:.1f} ms",
+            f"raw boto3, same requests: {raw_ms:.1f} ms",
+            ratio(ours_ms, raw_ms),
+        ),
+        Row(
+            f"resume throughput, sequential, {REPEATS} resumes",
+            f"{ours_rate:.1f} /s",
+            f"raw boto3: {raw_rate:.1f} /s",
+            ratio(ours_rate, raw_rate),
+        ),
+    ]
+    rows += [
+        Row(
+            f"pending checkpoint bytes after basket {n}",
+            f"{size} B",
+            f"basket JSON {basket_json_bytes(n)} B",
+            ratio(size, basket_json_bytes(n)),
+        )
+        for n, size in enumerate(sizes, 1)
+    ]
+    basket = basket_json_bytes()
+    rows.append(
+        Row(
+            "pending checkpoint / basket JSON (17 items)",
+            f"{sizes[0] / basket:.2f}x",
+            f"{sizes[0]} B / {basket} B",
+            ratio(sizes[0], basket),
+            "<= 1.5x",
+            "2.1x",
+            "1.7x",
+            ok=sizes[0] / basket <= 1.5,
+        )
+    )
+    return rows
+
+
+def main() -> None:
+    bucket = "bench-checkpoints"
+    saved = dict(os.environ)
+    try:
+        with atomic_moto_server(bucket) as env:
+            os.environ.update(env)
+            rows = asyncio.run(measure(make_s3_client(), bucket))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    print(render(rows))
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()

@@ -1,0 +1,35 @@
+"""``make bench``: every benchmark in one run, printed as one table.
+
+    .venv/bin/python -m bench
+
+Slack level (bench.slack: the bot handler in this process and in fresh processes) and engine
+level (bench.resume), all against one moto S3 server and the fake Slack, Lambda and Anthropic
+APIs on 127.0.0.1; each figure beside a baseline measured in the same run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+from bench import resume, slack
+from bench.common import loopback
+from bench.table import render
+
+
+def main() -> None:
+    started = time.perf_counter()
+    print(f"bench: one moto S3 server, fake Slack/Lambda/Anthropic, {os.cpu_count()} CPUs ...")
+    with loopback("bench-slack") as lb:
+        slack_rows, found = slack.measure(lb)
+        lb.check_s3.create_bucket(Bucket="bench-engine")
+        engine_rows = asyncio.run(resume.measure(lb.check_s3, "bench-engine"))
+    print()
+    print(render(slack_rows[:-1] + engine_rows + slack_rows[-1:]))
+    slack.print_profile(found)
+    print(f"\n({time.perf_counter() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

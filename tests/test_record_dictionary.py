@@ -1,0 +1,131 @@
+"""Compact checkpoint bytes: the preset dictionary for checkpoint documents, the 128-bit MAC, and
+records written before both still read and verify."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import hashlib
+import hmac
+import json
+import zlib
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from workflow.errors import CheckpointCorrupt, IncompatibleCheckpoint
+from workflow.record_format import SHOP_DICTIONARY_1, record_from_bytes, record_to_bytes
+from workflow.signing import CheckpointSigner
+from workflow.store import CheckpointRecord, new_checkpoint_id, utcnow, uuid7
+
+KEY = b"test-key-" * 4
+DOCUMENT = (
+    '{"format":1,"graph":["start write-basket"],"superstep":2,"queue":[],"requests":[{"id":"r1",'
+    '"port":"approve-basket","data":{"t":"Basket","v":{"items":["3 carrots","1 bulb garlic"],'
+    '"round":1}}}],"state":{},"executors":{},"answered":{},"outputs":[]}'
+)
+
+
+def a_record(state: str = DOCUMENT) -> CheckpointRecord:
+    record = CheckpointRecord(
+        id=str(uuid7()),
+        checkpoint_id=new_checkpoint_id(1),
+        parent_checkpoint_id=new_checkpoint_id(0),
+        run_id=str(uuid7()),
+        session_id="s1",
+        tenant_id="T1",
+        created_at=utcnow(),
+        sequence=1,
+        state=state,
+        signature="",
+    )
+    return dataclasses.replace(record, signature=CheckpointSigner(KEY).sign(record))
+
+
+def test_the_dictionary_bytes_never_change() -> None:
+    # Records name the dictionary by its Adler-32 and need exactly these bytes to be read: an edit
+    # would make every checkpoint written with it unreadable. Add a new dictionary instead.
+    assert zlib.adler32(SHOP_DICTIONARY_1) == 0xB2E09393
+    assert len(SHOP_DICTIONARY_1) == 1209
+
+
+def test_a_checkpoint_document_is_compressed_with_the_dictionary_and_round_trips() -> None:
+    record = a_record()
+    data = record_to_bytes(record)
+    assert data[1] & 0x20  # FDICT
+    assert int.from_bytes(data[2:6], "big") == zlib.adler32(SHOP_DICTIONARY_1)
+    content = zlib.decompressobj(zdict=SHOP_DICTIONARY_1).decompress(data)
+    assert content.endswith(b"\n" + DOCUMENT.encode())
+    assert len(data) < len(zlib.compress(content, 9)) - 40  # the keys and tags cost next to nothing
+    assert record_from_bytes(data, "x", "T1", "s1") == record
+
+
+def test_any_other_state_is_plain_zlib() -> None:
+    record = a_record(state='{"z":1}')
+    data = record_to_bytes(record)
+    assert not data[1] & 0x20
+    assert zlib.decompress(data).endswith(b'\n{"z":1}')
+    assert record_from_bytes(data, "x", "T1", "s1") == record
+
+
+def test_an_unknown_dictionary_is_incompatible_naming_it() -> None:
+    other = b'{"format":1,"graph":["start elsewhere"]'
+    deflater = zlib.compressobj(9, zdict=other)
+    data = deflater.compress(b'{"v":1}\n' + DOCUMENT.encode()) + deflater.flush()
+    with pytest.raises(IncompatibleCheckpoint, match=f"{zlib.adler32(other):08x}"):
+        record_from_bytes(data, "x", "T1", "s1")
+
+
+def test_a_damaged_dictionary_header_is_corrupt() -> None:
+    data = record_to_bytes(a_record())
+    for at in (0, 1):
+        damaged = data[:at] + bytes([data[at] ^ 0x01]) + data[at + 1 :]
+        with pytest.raises(CheckpointCorrupt):
+            record_from_bytes(damaged, "x", "T1", "s1")
+
+
+def test_the_signature_is_a_128_bit_mac() -> None:
+    record = a_record()
+    assert len(record.signature) == 22
+    signer = CheckpointSigner(KEY)
+    assert signer.verify(record)
+    assert not signer.verify(dataclasses.replace(record, state=record.state.replace("3", "9")))
+    assert not signer.verify(dataclasses.replace(record, signature=record.signature[:21]))
+    assert not CheckpointSigner(b"another-key-0123").verify(record)
+
+
+def test_a_record_written_before_still_reads_and_verifies() -> None:
+    record = a_record()
+    head = "\n".join(
+        [
+            "T1",
+            "s1",
+            record.checkpoint_id,
+            record.parent_checkpoint_id or "",
+            record.run_id,
+            "1",
+            "",
+        ]
+    )
+    full = hmac.new(KEY, head.encode() + record.state.encode(), hashlib.sha256).digest()
+    old = dataclasses.replace(
+        record, signature=base64.urlsafe_b64encode(full).rstrip(b"=").decode()
+    )
+    assert len(old.signature) == 43
+    line = {
+        "v": 1,
+        "id": old.id,
+        "cp": old.checkpoint_id,
+        "parent": old.parent_checkpoint_id,
+        "run": old.run_id,
+        "at": (old.created_at - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1),
+        "seq": 1,
+        "sig": old.signature,
+    }
+    data = zlib.compress(
+        json.dumps(line, separators=(",", ":")).encode() + b"\n" + DOCUMENT.encode()
+    )
+    read = record_from_bytes(data, "x", "T1", "s1")
+    assert read == old
+    assert CheckpointSigner(KEY).verify(read)
+    assert not CheckpointSigner(KEY).verify(dataclasses.replace(read, state="{}"))
