@@ -1,9 +1,10 @@
 """The Lambda entry point: ``bot/handler.handler``.
 
 It only translates. API Gateway HTTP API (payload 2.0) events and Bolt's lazy self-invocations go
-to Bolt's ``SlackRequestHandler``; an EventBridge scheduled event starts the weekly shop in
-``SHOP_CHANNEL`` as if ``/shop SHOP_REQUEST`` had been typed there. Settings, clients and the Bolt
-app are built once per cold start; a missing setting fails then, naming the variable.
+to Bolt's ``SlackRequestHandler`` (guarded: a body Bolt cannot parse gets 400); an EventBridge
+scheduled event starts the weekly shop in ``SHOP_CHANNEL`` as if ``/shop SHOP_REQUEST`` had been
+typed there. Settings, clients and the Bolt app are built once per cold start; a missing setting
+fails then, naming the variable.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from slack_bolt.adapter.aws_lambda import SlackRequestHandler
 
-from .app import build_app
+from .app import GuardedRequestHandler, build_app
 from .logs import configure_logging, log_context
 from .post import Where
 from .runtime import Runtime, session_id_for
@@ -33,7 +34,7 @@ def cold_start(runtime: Runtime | None = None) -> tuple[Runtime, SlackRequestHan
     if runtime is not None or _runtime is None:
         configure_logging()
         _runtime = runtime or Runtime.from_settings(Settings.from_env())
-        _slack = SlackRequestHandler(build_app(_runtime))
+        _slack = GuardedRequestHandler(build_app(_runtime))
     assert _slack is not None
     return _runtime, _slack
 

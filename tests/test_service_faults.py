@@ -148,11 +148,6 @@ def test_a_lock_that_could_not_be_released_expires_and_the_next_click_takes_over
     assert_chain_intact(s3, bucket, session_of(world, basket))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="workflow/respond.py locked_session re-raises a failed lock release (StoreError), so "
-    "bot/clicks.py says 'nothing changed' in the thread after the order was placed and posted",
-)
 def test_a_failed_lock_release_after_an_order_does_not_say_nothing_changed(
     world: World, s3: Any, bucket: str, faults: S3Faults
 ) -> None:

@@ -23,7 +23,13 @@ from typing import Any
 
 from .builder import Workflow
 from .checkpoint import PendingRequest
-from .errors import CheckpointNotFound, LeaseLost, RequestAlreadyAnswered, UnknownRequest
+from .errors import (
+    CheckpointNotFound,
+    LeaseLost,
+    RequestAlreadyAnswered,
+    StoreError,
+    UnknownRequest,
+)
 from .events import WorkflowEvent
 from .lock import SessionLock
 from .runner import Run
@@ -50,8 +56,9 @@ async def locked_session(
     """The session resumed from its latest checkpoint, with its lock held for the block.
 
     Raises SessionBusy, CheckpointNotFound or a CheckpointError before the block runs. The lock
-    is released however the block ends; a lease taken over meanwhile is logged, not raised
-    (our writes were fenced by sequence, so there is nothing to undo).
+    is released however the block ends; a lease taken over meanwhile, or a release S3 refused,
+    is logged, not raised (our writes were fenced by sequence, and an unreleased lock expires
+    with its lease).
     """
     tenant, session = checkpoints.tenant_id, checkpoints.session_id
     owner = f"{owner or 'anonymous'}:{checkpoints.run_id}:{uuid.uuid4().hex[:8]}"
@@ -66,6 +73,9 @@ async def locked_session(
             await asyncio.to_thread(lock.release, lease)
         except LeaseLost:
             log.warning("session lock was taken over before release", extra={"session": session})
+        except StoreError as exc:
+            # The work is done and written; a lock we could not delete expires with its lease.
+            log.error("releasing the session lock failed: %s", exc, extra={"session": session})
 
 
 async def answer_pending(
