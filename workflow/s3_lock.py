@@ -18,6 +18,7 @@ told SessionBusy too, which is what it is.
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from collections.abc import Callable
 from typing import Any
@@ -42,6 +43,7 @@ class _LockBody(BaseModel):
     owner: str
     acquired_at: float
     expires_at: float
+    attempt: str = ""  # random per acquire call: tells our own applied PUT from anyone else's
 
 
 class S3SessionLock:
@@ -71,7 +73,12 @@ class S3SessionLock:
     def acquire(self, tenant_id: str, session_id: str, owner: str, ttl_seconds: float) -> Lease:
         key = self.keys.lock(tenant_id, session_id)
         now = self._clock()
-        body = _LockBody(owner=owner, acquired_at=now, expires_at=now + ttl_seconds)
+        body = _LockBody(
+            owner=owner,
+            acquired_at=now,
+            expires_at=now + ttl_seconds,
+            attempt=secrets.token_hex(8),
+        )
         for _ in range(2):  # a second pass only if the lock vanished between our PUT and GET
             try:
                 etag = self._put(key, body, IfNoneMatch="*")
@@ -83,9 +90,12 @@ class S3SessionLock:
                     raise store_error("put lock", exc) from exc
             except BotoCoreError as exc:
                 raise store_error("put lock", exc) from exc
-            current = self._read(key, tenant_id, session_id)
+            current, attempt = self._read_with_attempt(key, tenant_id, session_id)
             if current is None:
                 continue
+            if attempt == body.attempt:
+                # Our own PUT, applied, with its answer lost and retried into a 412.
+                return current
             if current.expires_at > now:
                 raise SessionBusy(f"session {session_id!r} is locked by {current.owner!r}")
             return self._take_over(key, current, body, session_id)
@@ -105,12 +115,17 @@ class S3SessionLock:
         )
 
     def _read(self, key: str, tenant_id: str, session_id: str) -> Lease | None:
+        return self._read_with_attempt(key, tenant_id, session_id)[0]
+
+    def _read_with_attempt(
+        self, key: str, tenant_id: str, session_id: str
+    ) -> tuple[Lease | None, str]:
         try:
             response = self.s3.get_object(Bucket=self.bucket, Key=key)
             raw = response["Body"].read()
         except ClientError as exc:
             if is_missing(exc):
-                return None
+                return None, ""
             raise store_error("get lock", exc) from exc
         except BotoCoreError as exc:
             raise store_error("get lock", exc) from exc
@@ -119,7 +134,7 @@ class S3SessionLock:
         except (ValueError, ValidationError):
             # An unreadable lock object is treated as expired, so it can be taken over.
             body = _LockBody(owner="?", acquired_at=0.0, expires_at=0.0)
-        return Lease(
+        lease = Lease(
             tenant_id,
             session_id,
             body.owner,
@@ -127,6 +142,7 @@ class S3SessionLock:
             body.expires_at,
             str(response["ETag"]),
         )
+        return lease, body.attempt
 
     def release(self, lease: Lease) -> None:
         key = self.keys.lock(lease.tenant_id, lease.session_id)

@@ -63,6 +63,8 @@ class S3CheckpointStore:
                 break
             except ClientError as exc:
                 if is_precondition_failed(exc):
+                    if self._is_ours(key, record):
+                        break  # an earlier attempt was applied and its answer lost (see below)
                     raise CheckpointConflict(
                         f"session {record.session_id!r} already has checkpoint {record.sequence}"
                     ) from exc
@@ -73,6 +75,18 @@ class S3CheckpointStore:
             except BotoCoreError as exc:
                 raise store_error("put checkpoint", exc) from exc
         return record
+
+    def _is_ours(self, key: str, record: CheckpointRecord) -> bool:
+        """Whether the object at ``key`` is ``record`` itself.
+
+        S3 can apply a PUT and still answer 500 (or the answer can be lost); botocore retries,
+        and the retry meets our own object with 412. That is a success, not a fence.
+        """
+        try:
+            head = self.s3.head_object(Bucket=self.bucket, Key=key)
+        except (ClientError, BotoCoreError):
+            return False
+        return bool(head.get("Metadata", {}).get("id") == record.id)
 
     # -- reading ----------------------------------------------------------------------------
 
