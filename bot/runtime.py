@@ -44,12 +44,6 @@ def make_web_client(settings: Settings) -> WebClient:
     )
 
 
-# Per attempt; the SDK makes up to three. Lambda gives an invocation 60 s (serverless.yml), so
-# three attempts and their backoff must end well inside it, or Lambda kills the invocation
-# before the person hears anything. The SDK's own default is 600 s.
-SHOPPER_TIMEOUT_SECONDS = 15.0
-
-
 def session_id_for(*parts: str) -> str:
     """A session ID derived from what Slack or AWS sent, so a redelivery finds the same one."""
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:24]
@@ -62,7 +56,6 @@ class Runtime:
     s3_client: Any = None
     shopper_factory: Callable[[], Shopper] | None = None
     clock: Callable[[], float] = time.time
-    shopper_timeout: float = SHOPPER_TIMEOUT_SECONDS
     _store: CheckpointStore | None = field(default=None, repr=False)
     _lock: SessionLock | None = field(default=None, repr=False)
 
@@ -120,7 +113,7 @@ class Runtime:
         return ClaudeShopper(
             model=self.settings.anthropic_model,
             api_key=key.get_secret_value(),
-            timeout=self.shopper_timeout,
+            timeout=self.settings.anthropic_timeout_seconds,
         )
 
     def workflow(self) -> Workflow:

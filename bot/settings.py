@@ -22,6 +22,7 @@ ENV_NAMES = {
     "checkpoint_signing_key": "CHECKPOINT_SIGNING_KEY",
     "anthropic_api_key": "ANTHROPIC_API_KEY",
     "anthropic_model": "ANTHROPIC_MODEL",
+    "anthropic_timeout_seconds": "ANTHROPIC_TIMEOUT_SECONDS",
     "max_rounds": "MAX_ROUNDS",
     "lock_ttl_seconds": "LOCK_TTL_SECONDS",
     "approver_ids": "APPROVER_IDS",
@@ -46,6 +47,10 @@ class Settings(BaseModel):
     checkpoint_signing_key: SecretStr | None = None
     anthropic_api_key: SecretStr | None = None
     anthropic_model: str = "claude-haiku-5-5"
+    # Per attempt; the SDK makes up to three. Lambda gives an invocation 60 s (serverless.yml), so
+    # the attempts and their backoff must end well inside it, or Lambda kills the invocation
+    # before the person hears anything. The SDK's own default is 600 s.
+    anthropic_timeout_seconds: float = Field(default=15, gt=0, le=120)
     max_rounds: int = Field(default=3, ge=1, le=10)
     lock_ttl_seconds: float = Field(default=60, gt=0, le=900)
     approver_ids: frozenset[str] = frozenset()

@@ -266,7 +266,8 @@ UNAVAILABLE_CHANGE = (
 def _short_model_timeout(seconds: float) -> None:
     runtime = bot.handler._runtime
     assert runtime is not None
-    runtime.shopper_timeout = seconds
+    # ANTHROPIC_TIMEOUT_SECONDS, as if set at cold start
+    runtime.settings = runtime.settings.model_copy(update={"anthropic_timeout_seconds": seconds})
 
 
 def _failing(kind: str, times: int) -> list[Reply]:
