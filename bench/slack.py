@@ -80,6 +80,52 @@ def bare_import(env: dict[str, str]) -> float:
     return wall_time([sys.executable, "-c", BARE], env)
 
 
+def time_to_first_line(argv: list[str], env: dict[str, str], stdin: str = "") -> float:
+    """Spawn to the first line on stdout: the work done, without the interpreter's teardown
+    (Lambda never tears a warm interpreter down between invocations, so no caller waits for it)."""
+    t0 = time.perf_counter()
+    process = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(stdin)
+    process.stdin.close()
+    line = process.stdout.readline()
+    elapsed = time.perf_counter() - t0
+    if process.wait(timeout=PROCESS_TIMEOUT) != 0 or not line:
+        raise RuntimeError(f"{' '.join(argv)} failed")
+    return elapsed
+
+
+def fresh_approve_response(lb: Loopback, n: int = 5) -> Row:
+    """An approve in a fresh process until its response is out, against the bare imports until
+    they are done, both without teardown; checked for an order."""
+    env = process_env(lb)
+    ours, bare = [], []
+    for (pending,) in pending_approves(lb, n):
+        argv = [sys.executable, "-m", "tests.lambda_invoke"]
+        ours.append(time_to_first_line(argv, env, json.dumps(pending.payload)))
+        bare.append(time_to_first_line([sys.executable, "-c", BARE + "; print(1)"], env))
+        if len(ordered_texts(lb.slack, pending.channel)) != 1:
+            raise RuntimeError(f"fresh approve in {pending.channel} did not order once")
+    o, b = statistics.median(ours), statistics.median(bare)
+    return Row(
+        f"approve in a fresh process until its response, median of {n}",
+        f"{o * 1000:.0f} ms",
+        f"{BARE} until done: {b * 1000:.0f} ms",
+        ratio(o, b),
+        "<= 1.2x",
+        "~2.0 s",
+        "~0.6 s",
+        ok=o / b <= 1.2,
+    )
+
+
 def cold_start(lb: Loopback, n: int = 7) -> Row:
     """``import bot.handler`` against ``import slack_bolt, boto3``, fresh processes, interleaved."""
     env = process_env(lb)
@@ -401,6 +447,7 @@ def measure(lb: Loopback) -> tuple[list[Row], Profile | None]:
             )
         )
     rows.append(approve_row)
+    rows.append(fresh_approve_response(lb))
     rows += requests_per_approve(lb)
     rows.append(double_answer(lb))
     return rows, found
