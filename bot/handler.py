@@ -14,8 +14,9 @@ import logging
 from typing import Any
 
 from slack_bolt.adapter.aws_lambda import SlackRequestHandler
+from slack_bolt.adapter.aws_lambda.handler import to_bolt_request
 
-from .app import GuardedRequestHandler, build_app
+from .app import build_app
 from .logs import configure_logging, log_context
 from .post import Where
 from .runtime import Runtime, session_id_for
@@ -23,6 +24,25 @@ from .settings import Settings
 from .start import start_session
 
 log = logging.getLogger(__name__)
+
+
+class GuardedRequestHandler(SlackRequestHandler):
+    """Bolt's Lambda adapter, answering 400 to a body it cannot even parse.
+
+    ``to_bolt_request`` parses the body before anything checks its signature, and raises on
+    bytes that are not UTF-8, a ``payload`` that is not JSON or not an object, and other shapes;
+    unguarded, anyone can make the function fail (API Gateway answers 500).
+    """
+
+    def handle(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
+        try:
+            to_bolt_request(event)
+        except Exception as exc:  # noqa: BLE001 - whatever the parser raised, the body is bad
+            log.warning("unparseable Slack request refused: %s", type(exc).__name__)
+            return {"statusCode": 400, "body": "", "headers": {}}
+        response: dict[str, Any] = super().handle(event, context)  # type: ignore[no-untyped-call]
+        return response
+
 
 _runtime: Runtime | None = None
 _slack: SlackRequestHandler | None = None

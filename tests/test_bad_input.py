@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from slack_bolt.adapter.aws_lambda.handler import to_bolt_request
 
 import bot.handler
-from bot.app import GuardedRequestHandler, build_app
+from bot.app import build_app
 from bot.blocks import (
     ITEMS_TEXT_BUDGET,
     MAX_ITEM_CHARS,
@@ -34,6 +34,7 @@ from bot.blocks import (
     modal_metadata,
 )
 from bot.clicks import BROKEN, GONE
+from bot.handler import GuardedRequestHandler
 from bot.runtime import Runtime
 from tests.bot_kit import (
     CHANNEL,

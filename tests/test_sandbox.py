@@ -167,6 +167,7 @@ def test_a_person_drives_the_page_in_chromium(sandbox: SandboxProcess) -> None:
         basket.get_by_role("button", name="Change…").click()
         page.fill("#modal textarea", "no pizza")
         page.click("#modal-submit")
+        expect(page.locator("#modal")).to_have_count(0, timeout=20000)
         second = page.locator(".message", has_text="Basket 2 of 3").last
         expect(second).to_be_visible(timeout=20000)
         expect(basket).to_contain_text("Change asked by @Bob: no pizza")

@@ -20,7 +20,7 @@ import asyncio
 import enum
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any, Protocol
+from typing import Any
 
 from .builder import RequestPort, Workflow
 from .checkpoint import (
@@ -31,6 +31,7 @@ from .checkpoint import (
     encode_snapshot,
     graph_difference,
 )
+from .context import StepContext
 from .errors import (
     ExecutorFailed,
     IncompatibleCheckpoint,
@@ -46,7 +47,6 @@ from .events import (
     ExecutorCompleted,
     ExecutorFailedEvent,
     ExecutorInvoked,
-    OutputEvent,
     RequestInfoEvent,
     SuperstepCompleted,
     SuperstepStarted,
@@ -54,6 +54,7 @@ from .events import (
     WorkflowEvent,
 )
 from .executor import Executor
+from .session import Checkpointer
 from .state import SharedState
 
 DEFAULT_MAX_SUPERSTEPS = 100
@@ -64,50 +65,6 @@ class RunStatus(enum.Enum):
     IDLE = "idle"  # nothing left to do
     PENDING_REQUESTS = "pending_requests"  # stopped at a request port
     FAILED = "failed"
-
-
-class Checkpointer(Protocol):
-    """Where a run saves and loads its checkpoints (see ``workflow.session``)."""
-
-    async def save(self, state: str) -> str:
-        """Append ``state``; return the new checkpoint's ID. Raises CheckpointError."""
-        ...
-
-    async def load(self, checkpoint_id: str | None = None) -> tuple[str, str] | None:
-        """``(checkpoint_id, state)`` of the latest (or given) checkpoint, verified; or None."""
-        ...
-
-    async def discard(self) -> None:
-        """Remove this session's checkpoints."""
-        ...
-
-
-class _StepContext:
-    """The :class:`WorkflowContext` one executor gets for one superstep."""
-
-    def __init__(self, run: Run, executor_id: str, events: asyncio.Queue[WorkflowEvent]) -> None:
-        self.executor_id = executor_id
-        self._run = run
-        self._events = events
-        self.sent: list[Any] = []
-
-    def send_message(self, message: Any) -> None:
-        self.sent.append(message)
-
-    def yield_output(self, value: Any) -> None:
-        if self.executor_id not in self._run.workflow.output_ids:
-            raise RunError(f"{self.executor_id!r} is not an output executor of this workflow")
-        self._run._step_outputs.append(value)
-        self._events.put_nowait(OutputEvent(self.executor_id, value))
-
-    def add_event(self, event: WorkflowEvent) -> None:
-        self._events.put_nowait(event)
-
-    def read_state(self, key: str, scope: str | None = None) -> Any:
-        return self._run._state.read(self.executor_id, key, scope)
-
-    def queue_state_update(self, key: str, value: Any, scope: str | None = None) -> None:
-        self._run._state.queue(self.executor_id, key, value, scope)
 
 
 class Run:
@@ -321,7 +278,8 @@ class Run:
     async def _invoke(
         self, executor: Executor, messages: list[Any], events: asyncio.Queue[WorkflowEvent]
     ) -> list[tuple[str, Any]]:
-        ctx = _StepContext(self, executor.id, events)
+        outputs = self._step_outputs if executor.id in self.workflow.output_ids else None
+        ctx = StepContext(executor.id, self._state, events, outputs)
         events.put_nowait(ExecutorInvoked(executor.id))
         try:
             for message in messages:

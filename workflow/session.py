@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from typing import Protocol
 
 from .errors import CheckpointNotFound, CheckpointTampered
 from .signing import CheckpointSigner
@@ -25,8 +26,24 @@ from .store import (
 )
 
 
+class Checkpointer(Protocol):
+    """Where a run saves and loads its checkpoints; :class:`SessionCheckpoints` is ours."""
+
+    async def save(self, state: str) -> str:
+        """Append ``state``; return the new checkpoint's ID. Raises CheckpointError."""
+        ...
+
+    async def load(self, checkpoint_id: str | None = None) -> tuple[str, str] | None:
+        """``(checkpoint_id, state)`` of the latest (or given) checkpoint, verified; or None."""
+        ...
+
+    async def discard(self) -> None:
+        """Remove this session's checkpoints."""
+        ...
+
+
 class SessionCheckpoints:
-    """The :class:`~workflow.runner.Checkpointer` a run uses for one tenant's session."""
+    """The :class:`Checkpointer` a run uses for one tenant's session."""
 
     def __init__(
         self, store: CheckpointStore, signer: CheckpointSigner, tenant_id: str, session_id: str

@@ -3,7 +3,7 @@
 "use strict";
 
 const $ = (sel) => document.querySelector(sel);
-let state = { messages: [], people: {}, sessions: [] };
+let state = { messages: [], people: {}, sessions: [], version: undefined };
 let user = localStorage.getItem("sandbox-user") || "U0ALICE";
 
 function esc(text) {
@@ -191,8 +191,12 @@ async function post(path, body) {
 }
 
 async function refresh() {
-  const response = await fetch(`/ui/state?user=${encodeURIComponent(user)}`);
-  state = await response.json();
+  const asked = user;
+  const response = await fetch(`/ui/state?user=${encodeURIComponent(asked)}`);
+  const next = await response.json();
+  // Refreshes overlap: never let an older answer (or another person's) overwrite a newer one.
+  if (asked !== user || (state.version !== undefined && next.version < state.version)) return;
+  state = next;
   const list = $("#messages");
   const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
   list.innerHTML = state.messages.map(renderMessage).join("");
@@ -229,6 +233,7 @@ $("#composer-form").addEventListener("submit", async (event) => {
 
 $("#user").addEventListener("change", (event) => {
   user = event.target.value;
+  state.version = undefined;
   localStorage.setItem("sandbox-user", user);
   closeOverlay();
   refresh();
