@@ -23,7 +23,7 @@ from workflow.errors import (
     StoreError,
     UnknownRequest,
 )
-from workflow.events import RequestInfoEvent
+from workflow.events import RequestInfoEvent, WorkflowEvent
 from workflow.respond import Answered, answer_pending, locked_session
 from workflow.runner import Run, RunStatus
 from workflow.session import SessionCheckpoints
@@ -46,6 +46,8 @@ GONE = "This basket is no longer waiting for an answer."
 BROKEN = (
     "This basket can't be resumed: its saved state did not pass its checks. Start again with /shop."
 )
+WENT_WRONG = "Something went wrong answering that; nothing was ordered twice. Try again."
+UNPOSTED = "I couldn't post everything to Slack just now. Press a button above to try again."
 STORE_DOWN = "I couldn't reach the basket store, so nothing changed. Try again in a minute."
 
 
@@ -141,6 +143,9 @@ async def answer_click(rt: Runtime, click: Click) -> None:
         except StoreError as exc:
             log.error("store failed: %s", exc)
             announce(rt, click.channel, STORE_DOWN, thread_ts=click.message_ts)
+        except Exception:  # noqa: BLE001 - Bolt would swallow it; the person must hear something
+            log.exception("answering the click failed")
+            announce(rt, click.channel, WENT_WRONG, thread_ts=click.message_ts)
 
 
 def verdict_of(decision: object) -> tuple[str, str]:
@@ -163,56 +168,85 @@ async def repair_or_tell(
     """A click on a request answered before: a stale button, or a lost report to repair.
 
     If the channel already shows the latest checkpoint, the person is told who answered. If not,
-    the process that answered died before telling Slack: show the answer on the clicked basket,
-    then the latest checkpoint's pending basket (or the outcome), and record the receipt.
+    the process that answered died before telling Slack (or between two of its checkpoints, in
+    which case its saved work is run on first): show the latest checkpoint's pending basket or
+    the outcome, then the answer on the clicked basket, and record the receipt.
     """
     by = f" by <@{answered.answered_by}>" if answered.answered_by else ""
-    latest = checkpoints.last
     receipts = for_runtime(rt)
     shown = await asyncio.to_thread(receipts.shown, click.tenant, click.ref.session_id)
-    if latest is None or shown == latest.checkpoint_id:
+    if checkpoints.last is None or shown == checkpoints.last.checkpoint_id:
         tell(rt, click.channel, click.user, f"This basket was already answered{by}.")
         return
-    log.warning("the channel is behind checkpoint %s; reposting", latest.checkpoint_id)
+    log.warning("the channel is behind checkpoint %s; catching up", checkpoints.last.checkpoint_id)
+    events: list[WorkflowEvent] = [e async for e in run.watch()]  # saved work left unfinished
+    if run.status is RunStatus.FAILED:
+        say_failed(rt, click, run)
+        return
     done = run.answered[click.ref.request_id]
     verdict, note = verdict_of(done.response)
+    outcome = Outcome(
+        outputs=[] if run.pending_requests else [str(o) for o in run.outputs[-1:]],
+        events=events or run.pending_events(),
+        verdict=verdict,
+        by=done.by,
+        note=note,
+    )
     where = Where(click.tenant, click.ref.session_id, click.channel, requester(run))
-    pending = [
-        RequestInfoEvent(r.request_id, r.port_id, r.data) for r in run.pending_requests.values()
-    ]
-    if pending:
-        post_baskets(rt, where, [*pending])
-    else:
-        for text in run.outputs[-1:]:
-            say(rt, click.channel, str(text), thread_ts=click.message_ts)
-    if isinstance(done.data, Basket):
-        mark_answered(rt, click.channel, click.message_ts, done.data, verdict, done.by, note)
-    receipts.mark_shown(click.tenant, click.ref.session_id, latest.checkpoint_id)
+    if isinstance(done.data, Basket) and show(rt, click, where, done.data, outcome):
+        receipts.mark_shown(click.tenant, click.ref.session_id, checkpoints.last.checkpoint_id)
 
 
-def report(rt: Runtime, click: Click, where: Where, answered: Answered, basket: Basket) -> bool:
-    """Tell Slack what the answer did: new things first, the answered basket's update last, so a
-    process that dies between the two errs toward a repeat, never toward a loss.
+@dataclass(frozen=True)
+class Outcome:
+    """What an answer did, for Slack: outputs for the thread, events with any new baskets, and
+    how the answered basket is to be marked."""
+
+    outputs: list[str]
+    events: list[WorkflowEvent]
+    verdict: str
+    by: str
+    note: str = ""
+
+
+def say_failed(rt: Runtime, click: Click, run: Run) -> None:
+    log.error("resumed run failed: %r", run.error)
+    reason = describe_failure(run.error)
+    announce(
+        rt,
+        click.channel,
+        f"<@{click.user}> Nothing changed: {reason}. The buttons above still work.",
+        thread_ts=click.message_ts,
+    )
+
+
+def show(rt: Runtime, click: Click, where: Where, basket: Basket, outcome: Outcome) -> bool:
+    """Tell Slack what an answer did: new things first, the answered basket's update last, so
+    a process that dies between the two errs toward a repeat, never toward a loss. If anything
+    new could not be posted, the answered basket keeps its buttons (the way to retry).
 
     Returns whether the channel now shows the run's latest checkpoint.
     """
-    if answered.run.status is RunStatus.FAILED:
-        log.error("resumed run failed: %r", answered.run.error)
-        reason = describe_failure(answered.run.error)
-        announce(
-            rt,
-            click.channel,
-            f"<@{click.user}> Nothing changed: {reason}. The buttons above still work.",
-            thread_ts=click.message_ts,
-        )
+    posted = [say(rt, click.channel, text, click.message_ts) for text in outcome.outputs]
+    asked = [e for e in outcome.events if isinstance(e, RequestInfoEvent)]
+    if not all(posted) or len(post_baskets(rt, where, outcome.events)) != len(asked):
+        announce(rt, click.channel, UNPOSTED, thread_ts=click.message_ts)
         return False
-    delivered = all([say(rt, click.channel, t, click.message_ts) for t in outputs(answered.events)])
-    asked = [e for e in answered.events if isinstance(e, RequestInfoEvent)]
-    delivered = len(post_baskets(rt, where, answered.events)) == len(asked) and delivered
-    verdict = VERDICTS[click.kind]
-    return (
-        mark_answered(
-            rt, click.channel, click.message_ts, basket, verdict, click.user, click.change
-        )
-        and delivered
+    return mark_answered(
+        rt, click.channel, click.message_ts, basket, outcome.verdict, outcome.by, outcome.note
     )
+
+
+def report(rt: Runtime, click: Click, where: Where, answered: Answered, basket: Basket) -> bool:
+    """Tell Slack what this click's answer did; whether the channel is now up to date."""
+    if answered.run.status is RunStatus.FAILED:
+        say_failed(rt, click, answered.run)
+        return False
+    outcome = Outcome(
+        outputs=outputs(answered.events),
+        events=answered.events,
+        verdict=VERDICTS[click.kind],
+        by=click.user,
+        note=click.change,
+    )
+    return show(rt, click, where, basket, outcome)

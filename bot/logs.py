@@ -19,7 +19,7 @@ _CONTEXT: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar
     "log_context", default=None
 )
 _FIELDS = ("tenant", "session", "request", "lambda_request_id", "user")
-_SECRET = re.compile(r"xox[abposr]-[A-Za-z0-9-]+|sk-ant-[A-Za-z0-9_-]+")
+_SECRET = re.compile(r"xox[abposre][.-][A-Za-z0-9.-]+|xapp-[A-Za-z0-9-]+|sk-ant-[A-Za-z0-9_-]+")
 
 
 @contextmanager

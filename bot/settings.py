@@ -44,7 +44,7 @@ class Settings(BaseModel):
     slack_signing_secret: SecretStr = Field(min_length=1)
     checkpoint_bucket: str = Field(min_length=3, max_length=63)
     checkpoint_prefix: str = "weekly-shop/"
-    checkpoint_signing_key: SecretStr | None = None
+    checkpoint_signing_key: SecretStr | None = Field(default=None, min_length=16)
     anthropic_api_key: SecretStr | None = None
     anthropic_model: str = "claude-haiku-5-5"
     # Per attempt; the SDK makes up to three. Lambda gives an invocation 60 s (serverless.yml), so

@@ -25,7 +25,8 @@ from .receipts import for_runtime
 from .runtime import Runtime
 
 log = logging.getLogger(__name__)
-TRY_AGAIN = "I couldn't start a basket just now. Try /shop again."
+AGAIN = "Try /shop again."
+TRY_AGAIN = f"I couldn't start a basket just now. {AGAIN}"
 
 
 async def start_session(rt: Runtime, where: Where, text: str) -> None:
@@ -50,6 +51,9 @@ async def start_session(rt: Runtime, where: Where, text: str) -> None:
             await _start_locked(rt, where, text)
         except WorkflowError as exc:
             log.error("starting the session failed: %s", exc)
+            say(rt, where.channel, TRY_AGAIN)
+        except Exception:  # noqa: BLE001 - Bolt would swallow it; the person must hear something
+            log.exception("starting the session failed")
             say(rt, where.channel, TRY_AGAIN)
         finally:
             await _release(rt, lease)
@@ -84,7 +88,10 @@ def _post_and_record(
     rt: Runtime, where: Where, events: list[WorkflowEvent], checkpoints: SessionCheckpoints
 ) -> None:
     asked = [e for e in events if isinstance(e, RequestInfoEvent)]
-    if len(post_baskets(rt, where, events)) == len(asked) and checkpoints.last is not None:
+    if len(post_baskets(rt, where, events)) != len(asked):
+        who = f"<@{where.requested_by}> " if where.requested_by else ""
+        announce(rt, where.channel, f"{who}Your basket is written but I couldn't post it. {AGAIN}")
+    elif checkpoints.last is not None:
         for_runtime(rt).mark_shown(where.tenant, where.session_id, checkpoints.last.checkpoint_id)
 
 
@@ -96,8 +103,9 @@ async def _repost_if_lost(
         log.info("session already started; redelivery ignored")
         return
     log.warning("basket 1 never reached Slack; posting it now")
-    events: list[WorkflowEvent] = [
-        RequestInfoEvent(r.request_id, r.port_id, r.data) for r in run.pending_requests.values()
-    ]
-    if events:
-        _post_and_record(rt, where, events, checkpoints)
+    events = [e async for e in run.watch()]  # the first delivery may have died mid-way
+    if run.status is RunStatus.FAILED:
+        log.error("finishing basket 1 failed: %r", run.error)
+        announce(rt, where.channel, f"No basket this time: {describe_failure(run.error)}. {AGAIN}")
+        return
+    _post_and_record(rt, where, events or run.pending_events(), checkpoints)

@@ -9,6 +9,7 @@ one point of a resume, to prove that the next invocation recovers:
     lock-taken          right after the session lock is taken
     checkpoint-read     right after the latest checkpoint is read
     model-call          when the shopper is asked for a basket
+    between-saves       after the first of a resume's checkpoints, before the second
     checkpoint-written  after the run wrote its checkpoints, before anything is posted to Slack
     posted              after posting to Slack, before the lock is released
 """
@@ -56,6 +57,19 @@ def _die_at(owner: Any, name: str) -> None:
     setattr(owner, name, wrapper)
 
 
+def _die_at_second(owner: Any, name: str) -> None:
+    original: Callable[..., Any] = getattr(owner, name)
+    calls = []
+
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 2:
+            os._exit(CRASH_EXIT)
+        return await original(*args, **kwargs)
+
+    setattr(owner, name, wrapper)
+
+
 def arm(point: str) -> None:
     import bot.clicks
     from workflow.s3_lock import S3SessionLock
@@ -68,6 +82,8 @@ def arm(point: str) -> None:
         _die_async_after(SessionCheckpoints, "load")
     elif point == "model-call":
         _die_at(ClaudeShopper, "write")
+    elif point == "between-saves":
+        _die_at_second(SessionCheckpoints, "save")
     elif point == "checkpoint-written":
         _die_at(bot.clicks, "report")
     elif point == "posted":

@@ -286,3 +286,26 @@ def test_a_lazy_click_overtaken_by_a_newer_one_resumes_nothing(world: World) -> 
         for r in world.slack.thread(CHANNEL, m["ts"])
         if r["text"].startswith("Ordered")
     ]
+
+
+def test_a_revised_basket_slack_refused_keeps_the_old_buttons_until_a_click_reposts_it(
+    world: World,
+) -> None:
+    basket = start_basket(world)
+    world.slack.fail_next("chat.postMessage", error="internal_error")  # basket 2's post
+    change(world, basket, "no pizza")
+    (only,) = world.baskets()
+    assert world.buttons(only)  # still answerable: the way to retry
+    (note,) = world.slack.thread(CHANNEL, basket["ts"])
+    assert note["text"].startswith("I couldn't post everything to Slack just now.")
+    world.click(only, "approve_basket", user="U0CAROL")  # any button repairs the channel
+    world.run_lazies()
+    first, second = world.baskets()
+    assert "Change asked by <@U0BOB>: no pizza" in context_text(first)
+    assert header(second) == "Basket 2 of 3" and world.buttons(second)
+    assert not [
+        r
+        for m in world.baskets()
+        for r in world.slack.thread(CHANNEL, m["ts"])
+        if r["text"].startswith("Ordered")
+    ]

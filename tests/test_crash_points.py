@@ -15,7 +15,14 @@ import pytest
 from tests.bot_kit import CHANNEL, World, context_text, header
 from workflow.s3_store import S3CheckpointStore
 
-POINTS = ["lock-taken", "checkpoint-read", "model-call", "checkpoint-written", "posted"]
+POINTS = [
+    "lock-taken",
+    "checkpoint-read",
+    "model-call",
+    "between-saves",
+    "checkpoint-written",
+    "posted",
+]
 LEASE = 1.0
 
 

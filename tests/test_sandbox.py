@@ -180,3 +180,21 @@ def test_a_person_drives_the_page_in_chromium(sandbox: SandboxProcess) -> None:
         expect(latest).to_contain_text("Lock free")
         page.screenshot(path=str(ARTIFACTS / "sandbox.png"))
         browser.close()
+
+
+def test_only_the_page_itself_can_drive_it(sandbox: SandboxProcess) -> None:
+    import urllib.error
+
+    def status(path: str, data: bytes | None, headers: dict[str, str]) -> int:
+        request = urllib.request.Request(sandbox.url.rstrip("/") + path, data=data, headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return int(response.status)
+        except urllib.error.HTTPError as exc:
+            return int(exc.code)
+
+    body = json.dumps({"user": "U0ALICE", "text": "/shop from another site"}).encode()
+    # A form on another web page can send text/plain without a preflight: refused.
+    assert status("/ui/command", body, {"Content-Type": "text/plain"}) == 415
+    # A page on another name that resolves to 127.0.0.1 (DNS rebinding): refused.
+    assert status("/ui/state?user=U0ALICE", None, {"Host": f"evil.example:{sandbox.port}"}) == 403

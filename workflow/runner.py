@@ -33,6 +33,8 @@ from .checkpoint import (
 )
 from .context import StepContext
 from .errors import (
+    CheckpointConflict,
+    CheckpointError,
     ExecutorFailed,
     IncompatibleCheckpoint,
     RequestAlreadyAnswered,
@@ -94,6 +96,7 @@ class Run:
         self._state = SharedState(snapshot.state)
         self._to_reraise = list(self._pending.values())
         self._ever_pending = bool(self._pending)
+        self._saved_any = False
         self._failed = False
         for executor in workflow.executors():
             if executor.id in snapshot.executors:
@@ -146,6 +149,10 @@ class Run:
     @property
     def pending_requests(self) -> dict[str, PendingRequest]:
         return dict(self._pending)
+
+    def pending_events(self) -> list[WorkflowEvent]:
+        """A :class:`RequestInfoEvent` for each pending request, as when it was raised."""
+        return [RequestInfoEvent(r.request_id, r.port_id, r.data) for r in self._pending.values()]
 
     @property
     def superstep(self) -> int:
@@ -202,7 +209,9 @@ class Run:
             async for event in self._superstep_events():
                 yield event
         first_run_failed = self._failed and self.resumed_from is None and not self._ever_pending
-        if first_run_failed and self.checkpoints is not None:
+        # Only what this run wrote: after a CheckpointConflict the session is someone else's.
+        ours = self._saved_any and not isinstance(self.error, CheckpointConflict)
+        if first_run_failed and ours and self.checkpoints is not None:
             # A first run that never asked anything must not look like a waiting session.
             await self.checkpoints.discard()
 
@@ -235,7 +244,6 @@ class Run:
         self._queue = next_queue
         for request in raised:
             self._pending[request.request_id] = request
-            self._ever_pending = True
         saved: str | None = None
         if self.checkpoints is not None:
             # Saved before the requests are announced: a caller that stops watching as soon as
@@ -247,6 +255,8 @@ class Run:
                     del self._pending[request.request_id]
                 yield self._fail(exc)
                 return
+            self._saved_any = True
+        self._ever_pending = self._ever_pending or bool(raised)
         for request in raised:
             yield RequestInfoEvent(request.request_id, request.port_id, request.data)
         if saved is not None:
@@ -307,6 +317,12 @@ class Run:
         return WorkflowErrorEvent(error)
 
     def _encode(self) -> str:
+        try:
+            return self._encode_snapshot()
+        except TypeError as exc:  # a value of a type the registry does not know
+            raise CheckpointError(f"cannot checkpoint superstep {self._superstep}: {exc}") from exc
+
+    def _encode_snapshot(self) -> str:
         snapshot = RunSnapshot(
             graph=self.workflow.signature,
             superstep=self._superstep,

@@ -106,6 +106,9 @@ class S3SessionLock:
             etag = self._put(key, body, IfMatch=stale.version)
         except ClientError as exc:
             if is_precondition_failed(exc) or is_conditional_conflict(exc) or is_missing(exc):
+                current, attempt = self._read_with_attempt(key, stale.tenant_id, session_id)
+                if current is not None and attempt == body.attempt:
+                    return current  # our take-over, applied, with its answer lost
                 raise SessionBusy(f"session {session_id!r} was taken over by someone else") from exc
             raise store_error("take over lock", exc) from exc
         except BotoCoreError as exc:

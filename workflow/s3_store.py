@@ -22,7 +22,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from .errors import CheckpointConflict
+from .errors import CheckpointConflict, CheckpointTampered
 from .record_format import record_from_bytes, record_to_bytes
 from .s3_client import (
     is_conditional_conflict,
@@ -99,7 +99,12 @@ class S3CheckpointStore:
             raise store_error("get checkpoint", exc) from exc
         except BotoCoreError as exc:
             raise store_error("get checkpoint", exc) from exc
-        return record_from_bytes(body, key, tenant_id, session_id)
+        record = record_from_bytes(body, key, tenant_id, session_id)
+        if record.sequence != self.keys.sequence_from_key(key):
+            # The signature covers the sequence, not the key: an older checkpoint copied to a
+            # newer key would otherwise bring an answered basket back to life.
+            raise CheckpointTampered(record.checkpoint_id)
+        return record
 
     def latest(self, tenant_id: str, session_id: str) -> CheckpointRecord | None:
         prefix = self.keys.checkpoints(tenant_id, session_id)

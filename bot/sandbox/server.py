@@ -110,8 +110,23 @@ async def no_icon(request: web.Request) -> web.Response:
     return web.Response(status=204)
 
 
+@web.middleware
+async def same_origin_only(request: web.Request, handler: Any) -> web.StreamResponse:
+    """The page's endpoints answer only the page: a web page elsewhere must not be able to type
+    ``/shop`` (spending the developer's Anthropic key) or read the channel, even through DNS
+    rebinding. Slack and Lambda endpoints are called by the bot itself, on 127.0.0.1."""
+    if request.path.startswith("/ui/") or request.path == "/":
+        host = request.host.rsplit(":", 1)[0]
+        if host not in ("127.0.0.1", "localhost"):
+            raise web.HTTPForbidden(text="the sandbox answers only on 127.0.0.1")
+        if request.method == "POST" and request.content_type != "application/json":
+            raise web.HTTPUnsupportedMediaType(text="JSON only")
+    response: web.StreamResponse = await handler(request)
+    return response
+
+
 def build_app(sandbox: Sandbox) -> web.Application:
-    app = web.Application(client_max_size=1024**2)
+    app = web.Application(client_max_size=1024**2, middlewares=[same_origin_only])
     app["sandbox"] = sandbox
     app["tasks"] = set()
     app.router.add_post("/api/{method}", slack_api)
