@@ -29,6 +29,7 @@ from .blocks import (
 )
 from .clicks import GONE, Click, Kind, answer_click, may_answer
 from .payloads import (
+    MAX_REQUEST_LENGTH,
     click_from_action,
     is_signed,
     payload_problem,
@@ -44,6 +45,7 @@ from .start import start_session
 log = logging.getLogger(__name__)
 
 USAGE = "Tell me the week's dinners, e.g. `/shop pasta Monday, fish Friday; we have rice`."
+TOO_LONG = f"That's more than I can read: keep the week under {MAX_REQUEST_LENGTH} characters."
 INCOMPLETE = "I couldn't read that request. Try /shop again."
 
 
@@ -96,7 +98,12 @@ def build_app(rt: Runtime) -> App:
         return next()
 
     def ack_shop(ack: Ack, command: dict[str, Any]) -> None:
-        if not request_text(command):
+        raw = command.get("text")
+        if isinstance(raw, str) and len(raw.strip()) > MAX_REQUEST_LENGTH:
+            ack(
+                f"That's more than I can read: keep the week under {MAX_REQUEST_LENGTH} characters."
+            )
+        elif not request_text(command):
             ack(USAGE)
         elif shop_where(command) is None:
             ack(INCOMPLETE)
@@ -138,16 +145,22 @@ def build_app(rt: Runtime) -> App:
             return
         refusal = may_answer(rt, click.user) or (None if click.ref.session_id else GONE)
         if refusal:
-            tell(rt, click.channel, click.user, refusal)
+            tell(rt, click.channel, click.user, refusal, web=rt.ack_web)
             return
         metadata = modal_metadata(
             rt.metadata_key, click.tenant, click.ref, click.channel, click.message_ts
         )
         try:
-            rt.web.views_open(trigger_id=body.get("trigger_id"), view=change_modal(metadata))
+            rt.ack_web.views_open(trigger_id=body.get("trigger_id"), view=change_modal(metadata))
         except Exception as exc:  # noqa: BLE001 - any failure: say so, never crash the ack
             log.error("views.open failed: %s", exc)
-            tell(rt, click.channel, click.user, "The change form didn't open. Try again.")
+            tell(
+                rt,
+                click.channel,
+                click.user,
+                "The change form didn't open. Try again.",
+                web=rt.ack_web,
+            )
 
     def ack_change(ack: Ack, body: dict[str, Any]) -> None:
         change = read_change(rt, body)

@@ -1,9 +1,10 @@
 """Where a Slack click becomes a workflow response.
 
 Approve, Reject and a submitted change all arrive here, in a lazy invocation with nothing in
-memory: check who may answer, then :func:`workflow.respond.respond_in_session` takes the session
-lock, loads the latest checkpoint, checks the click against the pending request and resumes. Every
-refusal changes nothing and leaves no lock; the person sees a short reason.
+memory: check who may answer, then :func:`workflow.respond.locked_session` takes the session lock
+and loads the latest checkpoint, :func:`workflow.respond.answer_pending` checks the click against
+the pending request and resumes, and Slack is told before the lock is released. Every refusal
+changes nothing and leaves no lock; the person sees a short reason.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from workflow.shop.graph import REQUEST_KEY, SCOPE
 from .blocks import Ref
 from .logs import log_context
 from .post import Where, announce, describe_failure, mark_answered, outputs, post_baskets, say, tell
-from .receipts import for_runtime
 from .runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -128,7 +128,7 @@ async def answer_click(rt: Runtime, click: Click) -> None:
                 assert basket is not None and isinstance(basket.data, Basket)
                 delivered = report(rt, click, where, answered, basket.data)
                 if delivered and checkpoints.last is not None:
-                    for_runtime(rt).mark_shown(
+                    rt.receipts.mark_shown(
                         click.tenant, ref.session_id, checkpoints.last.checkpoint_id
                     )
         except Refused as exc:
@@ -173,7 +173,7 @@ async def repair_or_tell(
     the outcome, then the answer on the clicked basket, and record the receipt.
     """
     by = f" by <@{answered.answered_by}>" if answered.answered_by else ""
-    receipts = for_runtime(rt)
+    receipts = rt.receipts
     shown = await asyncio.to_thread(receipts.shown, click.tenant, click.ref.session_id)
     if checkpoints.last is None or shown == checkpoints.last.checkpoint_id:
         tell(rt, click.channel, click.user, f"This basket was already answered{by}.")

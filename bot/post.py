@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from workflow.errors import ExecutorFailed, WorkflowError
@@ -20,6 +21,16 @@ from .blocks import Ref, answered_blocks, basket_blocks, escape
 from .runtime import Runtime
 
 log = logging.getLogger(__name__)
+
+# What a Slack call can end in once slack_sdk's own retries are spent: Slack said no, or the
+# network did (URLError and timeouts are OSErrors).
+SLACK_FAILURES = (SlackApiError, OSError)
+
+
+def slack_error(exc: BaseException) -> str:
+    if isinstance(exc, SlackApiError):
+        return str(exc.response.get("error"))
+    return type(exc).__name__
 
 
 @dataclass(frozen=True)
@@ -59,8 +70,8 @@ def announce(rt: Runtime, channel: str, mrkdwn: str, thread_ts: str | None = Non
     """
     try:
         rt.web.chat_postMessage(channel=channel, text=mrkdwn, thread_ts=thread_ts)
-    except SlackApiError as exc:
-        log.error("chat.postMessage failed: %s", exc.response.get("error"))
+    except SLACK_FAILURES as exc:
+        log.error("chat.postMessage failed: %s", slack_error(exc))
         return False
     return True
 
@@ -70,12 +81,15 @@ def say(rt: Runtime, channel: str, text: str, thread_ts: str | None = None) -> b
     return announce(rt, channel, escape(text), thread_ts)
 
 
-def tell(rt: Runtime, channel: str, user: str, text: str) -> None:
-    """An ephemeral message only ``user`` sees; ``text`` is trusted mrkdwn (mentions allowed)."""
+def tell(rt: Runtime, channel: str, user: str, text: str, web: WebClient | None = None) -> None:
+    """An ephemeral message only ``user`` sees; ``text`` is trusted mrkdwn (mentions allowed).
+
+    ``web`` is for the ack path, which must not wait on retries (``Runtime.ack_web``).
+    """
     try:
-        rt.web.chat_postEphemeral(channel=channel, user=user, text=text)
-    except SlackApiError as exc:
-        log.error("chat.postEphemeral failed: %s", exc.response.get("error"))
+        (web or rt.web).chat_postEphemeral(channel=channel, user=user, text=text)
+    except SLACK_FAILURES as exc:
+        log.error("chat.postEphemeral failed: %s", slack_error(exc))
 
 
 def post_baskets(rt: Runtime, where: Where, events: list[WorkflowEvent]) -> list[str]:
@@ -100,8 +114,8 @@ def post_baskets(rt: Runtime, where: Where, events: list[WorkflowEvent]) -> list
                 ),
             )
             posted.append(str(response["ts"]))
-        except SlackApiError as exc:
-            log.error("posting basket failed: %s", exc.response.get("error"))
+        except SLACK_FAILURES as exc:
+            log.error("posting basket failed: %s", slack_error(exc))
     return posted
 
 
@@ -130,7 +144,7 @@ def mark_answered(
                 note=note,
             ),
         )
-    except SlackApiError as exc:
-        log.error("chat.update failed: %s", exc.response.get("error"))
+    except SLACK_FAILURES as exc:
+        log.error("chat.update failed: %s", slack_error(exc))
         return False
     return True

@@ -55,9 +55,3 @@ class Receipts:
             )
         except (ClientError, BotoCoreError) as exc:
             log.error("could not record the shown checkpoint: %s", exc)
-
-
-def for_runtime(rt: Any) -> Receipts:
-    """The receipts of the runtime's bucket and prefix, on its S3 client."""
-    settings = rt.settings
-    return Receipts(rt._s3(), settings.checkpoint_bucket, settings.checkpoint_prefix)

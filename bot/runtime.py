@@ -28,6 +28,7 @@ from workflow.shop.shopper import ClaudeShopper, OfflineShopper, Shopper
 from workflow.signing import CheckpointSigner
 from workflow.store import CheckpointStore
 
+from .receipts import Receipts
 from .settings import Settings
 
 
@@ -103,6 +104,23 @@ class Runtime:
                 s.checkpoint_bucket, s.checkpoint_prefix, self._s3(), clock=self.clock
             )
         return self._lock
+
+    @functools.cached_property
+    def receipts(self) -> Receipts:
+        """Which checkpoint the channel shows, per session (see ``bot.receipts``)."""
+        s = self.settings
+        return Receipts(self._s3(), s.checkpoint_bucket, s.checkpoint_prefix)
+
+    @functools.cached_property
+    def ack_web(self) -> WebClient:
+        """The WebClient for calls made before the ack (``views.open``, a refusal): a short
+        timeout and no retry sleeps, since Slack's 3 seconds include them."""
+        return WebClient(
+            token=self.settings.slack_bot_token.get_secret_value(),
+            base_url=self.settings.slack_api_url,
+            timeout=2,
+            retry_handlers=[],
+        )
 
     def shopper(self) -> Shopper:
         if self.shopper_factory is not None:

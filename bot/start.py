@@ -21,7 +21,6 @@ from workflow.shop.basket import ShopRequest
 
 from .logs import log_context
 from .post import Where, announce, describe_failure, post_baskets, say
-from .receipts import for_runtime
 from .runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -92,13 +91,13 @@ def _post_and_record(
         who = f"<@{where.requested_by}> " if where.requested_by else ""
         announce(rt, where.channel, f"{who}Your basket is written but I couldn't post it. {AGAIN}")
     elif checkpoints.last is not None:
-        for_runtime(rt).mark_shown(where.tenant, where.session_id, checkpoints.last.checkpoint_id)
+        rt.receipts.mark_shown(where.tenant, where.session_id, checkpoints.last.checkpoint_id)
 
 
 async def _repost_if_lost(
     rt: Runtime, where: Where, run: Run, checkpoints: SessionCheckpoints
 ) -> None:
-    shown = await asyncio.to_thread(for_runtime(rt).shown, where.tenant, where.session_id)
+    shown = await asyncio.to_thread(rt.receipts.shown, where.tenant, where.session_id)
     if checkpoints.last is None or shown == checkpoints.last.checkpoint_id:
         log.info("session already started; redelivery ignored")
         return
