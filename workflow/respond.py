@@ -26,9 +26,7 @@ from .checkpoint import PendingRequest
 from .errors import (
     CheckpointNotFound,
     LeaseLost,
-    RequestAlreadyAnswered,
     StoreError,
-    UnknownRequest,
 )
 from .events import WorkflowEvent
 from .lock import SessionLock
@@ -91,12 +89,7 @@ async def answer_pending(
     Raises RequestAlreadyAnswered (with who answered and how), UnknownRequest,
     ResponseTypeMismatch or whatever ``check`` raises, before anything is written.
     """
-    request = run.pending_requests.get(request_id)
-    if request is None:
-        done = run.answered.get(request_id)
-        if done is not None:
-            raise RequestAlreadyAnswered(request_id, done.by, done.response)
-        raise UnknownRequest(request_id)
+    request = run.pending_request(request_id)
     if check is not None:
         check(run, request)
     run.respond(request_id, answer(request), answered_by=answered_by)

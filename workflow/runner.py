@@ -22,7 +22,7 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from .builder import RequestPort, Workflow
+from .builder import Workflow
 from .checkpoint import (
     AnsweredRequest,
     PendingRequest,
@@ -31,7 +31,6 @@ from .checkpoint import (
     encode_snapshot,
     graph_difference,
 )
-from .context import StepContext
 from .errors import (
     CheckpointConflict,
     CheckpointError,
@@ -39,25 +38,22 @@ from .errors import (
     IncompatibleCheckpoint,
     RequestAlreadyAnswered,
     ResponseTypeMismatch,
-    RunError,
     SuperstepLimitExceeded,
     UnknownRequest,
     WorkflowError,
 )
 from .events import (
     CheckpointSaved,
-    ExecutorCompleted,
     ExecutorFailedEvent,
-    ExecutorInvoked,
     RequestInfoEvent,
     SuperstepCompleted,
     SuperstepStarted,
     WorkflowErrorEvent,
     WorkflowEvent,
 )
-from .executor import Executor
 from .session import Checkpointer
 from .state import SharedState
+from .superstep import deliver, route
 
 DEFAULT_MAX_SUPERSTEPS = 100
 
@@ -172,25 +168,31 @@ class Run:
         """A committed value of a named shared-state scope, or None (for callers, not steps)."""
         return self._state.read("", key, scope)
 
+    def pending_request(self, request_id: str) -> PendingRequest:
+        """The pending request ``request_id``; RequestAlreadyAnswered (naming who answered, and
+        how) if it was answered before, UnknownRequest if it never was pending."""
+        request = self._pending.get(request_id)
+        if request is not None:
+            return request
+        done = self._answered.get(request_id)
+        if done is not None:
+            raise RequestAlreadyAnswered(request_id, done.by, done.response)
+        raise UnknownRequest(request_id)
+
     def respond(self, request_id: str, response: Any, answered_by: str = "") -> None:
         """Answer a pending request; the answer goes along the port's edges on the next watch().
 
         Raises RequestAlreadyAnswered, UnknownRequest (never raised) or ResponseTypeMismatch; in
         each case nothing changes.
         """
-        request = self._pending.get(request_id)
-        if request is None:
-            if request_id in self._answered:
-                done = self._answered[request_id]
-                raise RequestAlreadyAnswered(request_id, done.by, done.response)
-            raise UnknownRequest(request_id)
+        request = self.pending_request(request_id)
         port = self.workflow.port(request.port_id)
         if not isinstance(response, port.response_type):
             raise ResponseTypeMismatch(
                 f"port {port.id!r} expects {port.response_type.__name__}, "
                 f"got {type(response).__name__}"
             )
-        targets = self._route(port.id, response)
+        targets = route(self.workflow, port.id, response)
         del self._pending[request_id]
         self._answered[request_id] = AnsweredRequest(
             request_id, port.id, request.data, answered_by, response
@@ -222,7 +224,9 @@ class Run:
         self._superstep += 1
         yield SuperstepStarted(self._superstep)
         events: asyncio.Queue[WorkflowEvent] = asyncio.Queue()
-        step = asyncio.ensure_future(self._deliver(self._queue, events))
+        step = asyncio.ensure_future(
+            deliver(self.workflow, self._queue, self._state, self._step_outputs, events)
+        )
         while not step.done() or not events.empty():
             getter = asyncio.ensure_future(events.get())
             await asyncio.wait({getter, step}, return_when=asyncio.FIRST_COMPLETED)
@@ -262,54 +266,6 @@ class Run:
         if saved is not None:
             yield CheckpointSaved(saved, self._superstep)
         yield SuperstepCompleted(self._superstep)
-
-    async def _deliver(
-        self, queue: list[tuple[str, Any]], events: asyncio.Queue[WorkflowEvent]
-    ) -> tuple[list[tuple[str, Any]], list[PendingRequest]]:
-        by_target: dict[str, list[Any]] = {}
-        for target, message in queue:
-            by_target.setdefault(target, []).append(message)
-        raised: list[PendingRequest] = []
-        jobs = []
-        for target, messages in by_target.items():
-            node = self.workflow.nodes[target]
-            if isinstance(node, RequestPort):
-                raised += [PendingRequest(uuid.uuid4().hex, node.id, m) for m in messages]
-            else:
-                jobs.append(self._invoke(node, messages, events))
-        results = await asyncio.gather(*jobs, return_exceptions=True)
-        next_queue: list[tuple[str, Any]] = []
-        for result in results:
-            if isinstance(result, BaseException):
-                raise result
-            next_queue += result
-        return next_queue, raised
-
-    async def _invoke(
-        self, executor: Executor, messages: list[Any], events: asyncio.Queue[WorkflowEvent]
-    ) -> list[tuple[str, Any]]:
-        outputs = self._step_outputs if executor.id in self.workflow.output_ids else None
-        ctx = StepContext(executor.id, self._state, events, outputs)
-        events.put_nowait(ExecutorInvoked(executor.id))
-        try:
-            for message in messages:
-                result = await executor.dispatch(message, ctx)
-                if result is not None:
-                    ctx.sent.append(result)
-            routed = [t for m in ctx.sent for t in self._route(executor.id, m)]
-        except Exception as exc:
-            raise ExecutorFailed(executor.id, exc) from exc
-        events.put_nowait(ExecutorCompleted(executor.id))
-        return routed
-
-    def _route(self, source_id: str, message: Any) -> list[tuple[str, Any]]:
-        edges = self.workflow.edges_from(source_id)
-        targets = [
-            (e.target, message) for e in edges if e.condition is None or e.condition(message)
-        ]
-        if edges and not targets:
-            raise RunError(f"{type(message).__name__} from {source_id!r} matched no edge")
-        return targets
 
     def _fail(self, error: BaseException) -> WorkflowErrorEvent:
         self._failed = True
