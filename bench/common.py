@@ -232,8 +232,9 @@ class Loopback:
 
     def store(self) -> Any:
         from workflow.s3_store import S3CheckpointStore
+        from workflow.shop.records import SHOP_RECORDS
 
-        return S3CheckpointStore(self.bucket, s3_client=self.check_s3)
+        return S3CheckpointStore(self.bucket, s3_client=self.check_s3, codec=SHOP_RECORDS)
 
     def keys(self, suffix: str = "") -> list[str]:
         found: list[str] = []

@@ -31,6 +31,7 @@ from workflow.s3_store import S3CheckpointStore
 from workflow.session import SessionCheckpoints
 from workflow.shop.basket import Basket, BasketDecision, ShopRequest
 from workflow.shop.graph import build_shop_workflow
+from workflow.shop.records import SHOP_RECORDS
 from workflow.shop.shopper import ShopperReply
 from workflow.signing import CheckpointSigner
 
@@ -71,7 +72,7 @@ class Bench:
     bucket: str
 
     def __post_init__(self) -> None:
-        self.store = S3CheckpointStore(self.bucket, s3_client=self.s3)
+        self.store = S3CheckpointStore(self.bucket, s3_client=self.s3, codec=SHOP_RECORDS)
         self.lock = S3SessionLock(self.bucket, s3_client=self.s3)
 
     def checkpoints(self, session: str) -> SessionCheckpoints:

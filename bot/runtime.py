@@ -24,6 +24,7 @@ from workflow.builder import Workflow
 from workflow.lock import SessionLock
 from workflow.session import SessionCheckpoints
 from workflow.shop.graph import build_shop_workflow
+from workflow.shop.records import SHOP_RECORDS
 from workflow.shop.shopper import ClaudeShopper, OfflineShopper, Shopper
 from workflow.signing import CheckpointSigner
 from workflow.store import CheckpointStore
@@ -91,7 +92,9 @@ class Runtime:
             from workflow.s3_store import S3CheckpointStore
 
             s = self.settings
-            self._store = S3CheckpointStore(s.checkpoint_bucket, s.checkpoint_prefix, self._s3())
+            self._store = S3CheckpointStore(
+                s.checkpoint_bucket, s.checkpoint_prefix, self._s3(), codec=SHOP_RECORDS
+            )
         return self._store
 
     @property

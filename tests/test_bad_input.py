@@ -57,7 +57,7 @@ from tests.fault_kit import (
     thread_texts,
 )
 from workflow.errors import CheckpointError
-from workflow.record_format import record_from_bytes, record_to_bytes
+from workflow.shop.records import SHOP_RECORDS
 from workflow.signing import CheckpointSigner
 from workflow.store import CheckpointRecord
 
@@ -523,7 +523,7 @@ def _latest(s3: Any, bucket: str) -> str:
 
 
 def _record(raw: bytes, session: str) -> CheckpointRecord:
-    return record_from_bytes(raw, "checkpoint", TENANT, session)
+    return SHOP_RECORDS.from_bytes(raw, "checkpoint", TENANT, session)
 
 
 def _readable(raw: bytes, session: str) -> CheckpointRecord | None:
@@ -552,7 +552,7 @@ def _plain(record: CheckpointRecord, state: str | None = None, **header: Any) ->
 
 def _resigned(record: CheckpointRecord, state: str, signer: CheckpointSigner) -> bytes:
     edited = dataclasses.replace(record, state=state)
-    return record_to_bytes(dataclasses.replace(edited, signature=signer.sign(edited)))
+    return SHOP_RECORDS.to_bytes(dataclasses.replace(edited, signature=signer.sign(edited)))
 
 
 def _tampered(kind: str, raw: bytes, session: str) -> bytes:
@@ -572,7 +572,7 @@ def _tampered(kind: str, raw: bytes, session: str) -> bytes:
     if kind == "header not JSON":
         return zlib.compress(b"{header\n" + state.encode())
     if kind == "edited item":
-        return record_to_bytes(dataclasses.replace(record, state=caviar))
+        return SHOP_RECORDS.to_bytes(dataclasses.replace(record, state=caviar))
     if kind == "signed with another key":
         return _resigned(record, caviar, CheckpointSigner(b"another-key-" * 3))
     if kind == "record version 2":
@@ -672,7 +672,7 @@ def test_any_change_to_a_checkpoint_is_refused(
         edited = record.state[:at] + new + record.state[at + 1 :]
         if edited == record.state:
             return
-        tampered = record_to_bytes(dataclasses.replace(record, state=edited))
+        tampered = SHOP_RECORDS.to_bytes(dataclasses.replace(record, state=edited))
     s3.put_object(Bucket=bucket, Key=key, Body=tampered)
     _refused(world, basket, s3, bucket)
 

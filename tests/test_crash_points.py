@@ -14,6 +14,7 @@ import pytest
 
 from tests.bot_kit import CHANNEL, World, context_text, header
 from workflow.s3_store import S3CheckpointStore
+from workflow.shop.records import SHOP_RECORDS
 
 POINTS = [
     "lock-taken",
@@ -47,7 +48,7 @@ def live_requests(world: World) -> set[str]:
 
 def check_session(world: World, session: str) -> None:
     s3 = s3_client(world)
-    store = S3CheckpointStore("bot-bucket", s3_client=s3)
+    store = S3CheckpointStore("bot-bucket", s3_client=s3, codec=SHOP_RECORDS)
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket="bot-bucket").get("Contents", [])]
     assert not [k for k in keys if k.endswith("/lock")], "a lock was left behind"
     chain = store.list("T0TEAM", session)

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from workflow.errors import CheckpointCorrupt, IncompatibleCheckpoint
-from workflow.record_format import SHOP_DICTIONARY_1, record_from_bytes, record_to_bytes
+from workflow.shop.records import SHOP_DICTIONARY_1, SHOP_RECORDS
 from workflow.signing import CheckpointSigner
 from workflow.store import CheckpointRecord, new_checkpoint_id, utcnow, uuid7
 
@@ -51,21 +51,21 @@ def test_the_dictionary_bytes_never_change() -> None:
 
 def test_a_checkpoint_document_is_compressed_with_the_dictionary_and_round_trips() -> None:
     record = a_record()
-    data = record_to_bytes(record)
+    data = SHOP_RECORDS.to_bytes(record)
     assert data[1] & 0x20  # FDICT
     assert int.from_bytes(data[2:6], "big") == zlib.adler32(SHOP_DICTIONARY_1)
     content = zlib.decompressobj(zdict=SHOP_DICTIONARY_1).decompress(data)
     assert content.endswith(b"\n" + DOCUMENT.encode())
     assert len(data) < len(zlib.compress(content, 9)) - 40  # the keys and tags cost next to nothing
-    assert record_from_bytes(data, "x", "T1", "s1") == record
+    assert SHOP_RECORDS.from_bytes(data, "x", "T1", "s1") == record
 
 
 def test_any_other_state_is_plain_zlib() -> None:
     record = a_record(state='{"z":1}')
-    data = record_to_bytes(record)
+    data = SHOP_RECORDS.to_bytes(record)
     assert not data[1] & 0x20
     assert zlib.decompress(data).endswith(b'\n{"z":1}')
-    assert record_from_bytes(data, "x", "T1", "s1") == record
+    assert SHOP_RECORDS.from_bytes(data, "x", "T1", "s1") == record
 
 
 def test_an_unknown_dictionary_is_incompatible_naming_it() -> None:
@@ -73,15 +73,15 @@ def test_an_unknown_dictionary_is_incompatible_naming_it() -> None:
     deflater = zlib.compressobj(9, zdict=other)
     data = deflater.compress(b'{"v":1}\n' + DOCUMENT.encode()) + deflater.flush()
     with pytest.raises(IncompatibleCheckpoint, match=f"{zlib.adler32(other):08x}"):
-        record_from_bytes(data, "x", "T1", "s1")
+        SHOP_RECORDS.from_bytes(data, "x", "T1", "s1")
 
 
 def test_a_damaged_dictionary_header_is_corrupt() -> None:
-    data = record_to_bytes(a_record())
+    data = SHOP_RECORDS.to_bytes(a_record())
     for at in (0, 1):
         damaged = data[:at] + bytes([data[at] ^ 0x01]) + data[at + 1 :]
         with pytest.raises(CheckpointCorrupt):
-            record_from_bytes(damaged, "x", "T1", "s1")
+            SHOP_RECORDS.from_bytes(damaged, "x", "T1", "s1")
 
 
 def test_the_signature_is_a_128_bit_mac() -> None:
@@ -125,7 +125,17 @@ def test_a_record_written_before_still_reads_and_verifies() -> None:
     data = zlib.compress(
         json.dumps(line, separators=(",", ":")).encode() + b"\n" + DOCUMENT.encode()
     )
-    read = record_from_bytes(data, "x", "T1", "s1")
+    read = SHOP_RECORDS.from_bytes(data, "x", "T1", "s1")
     assert read == old
     assert CheckpointSigner(KEY).verify(read)
     assert not CheckpointSigner(KEY).verify(dataclasses.replace(read, state="{}"))
+
+
+def test_a_store_without_the_shop_codec_refuses_shop_records_by_name() -> None:
+    from workflow.record_format import PLAIN
+
+    data = SHOP_RECORDS.to_bytes(a_record())
+    with pytest.raises(IncompatibleCheckpoint, match="dictionary b2e09393"):
+        PLAIN.from_bytes(data, "x", "T1", "s1")
+    record = a_record()
+    assert PLAIN.from_bytes(PLAIN.to_bytes(record), "x", "T1", "s1") == record

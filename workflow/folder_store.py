@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .errors import CheckpointConflict, StoreInUse
-from .record_format import record_from_bytes, record_to_bytes
+from .record_format import PLAIN, RecordCodec
 from .store import CheckpointInfo, CheckpointRecord, sequence_of, validate_id, validate_record
 
 
@@ -55,8 +55,9 @@ def _info_from_json(line: str) -> CheckpointInfo:
 
 
 class FolderCheckpointStore:
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(self, root: str | os.PathLike[str], codec: RecordCodec = PLAIN) -> None:
         self.root = Path(root)
+        self.codec = codec
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._lockfile: IO[str] | None = open(self.root / ".lock", "a")  # noqa: SIM115
         try:
@@ -103,7 +104,7 @@ class FolderCheckpointStore:
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             final = folder / f"{record.sequence:06d}.ckpt"
             tmp = folder / f".{record.id}.tmp"
-            tmp.write_bytes(record_to_bytes(record))
+            tmp.write_bytes(self.codec.to_bytes(record))
             try:
                 os.link(tmp, final)
             except FileExistsError as exc:
@@ -117,7 +118,7 @@ class FolderCheckpointStore:
         return record
 
     def _load(self, path: Path, tenant_id: str, session_id: str) -> CheckpointRecord:
-        return record_from_bytes(path.read_bytes(), str(path), tenant_id, session_id)
+        return self.codec.from_bytes(path.read_bytes(), str(path), tenant_id, session_id)
 
     def latest(self, tenant_id: str, session_id: str) -> CheckpointRecord | None:
         folder = self._session_dir(tenant_id, session_id)

@@ -23,7 +23,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from .errors import CheckpointConflict, CheckpointTampered
-from .record_format import record_from_bytes, record_to_bytes
+from .record_format import PLAIN, RecordCodec
 from .s3_client import (
     is_conditional_conflict,
     is_missing,
@@ -38,8 +38,15 @@ CONFLICT_RETRIES = 3
 
 
 class S3CheckpointStore:
-    def __init__(self, bucket: str, prefix: str = "weekly-shop/", s3_client: Any = None) -> None:
+    def __init__(
+        self,
+        bucket: str,
+        prefix: str = "weekly-shop/",
+        s3_client: Any = None,
+        codec: RecordCodec = PLAIN,
+    ) -> None:
         self.bucket = bucket
+        self.codec = codec
         self.keys = S3Keys(prefix)
         self.s3 = s3_client if s3_client is not None else make_s3_client()
 
@@ -48,7 +55,7 @@ class S3CheckpointStore:
     def create(self, record: CheckpointRecord) -> CheckpointRecord:
         validate_record(record)
         key = self.keys.checkpoint(record.tenant_id, record.session_id, record.sequence)
-        body = record_to_bytes(record)
+        body = self.codec.to_bytes(record)
         for attempt in range(CONFLICT_RETRIES + 1):
             try:
                 self.s3.put_object(
@@ -99,7 +106,7 @@ class S3CheckpointStore:
             raise store_error("get checkpoint", exc) from exc
         except BotoCoreError as exc:
             raise store_error("get checkpoint", exc) from exc
-        record = record_from_bytes(body, key, tenant_id, session_id)
+        record = self.codec.from_bytes(body, key, tenant_id, session_id)
         if record.sequence != self.keys.sequence_from_key(key):
             # The signature covers the sequence, not the key: an older checkpoint copied to a
             # newer key would otherwise bring an answered basket back to life.
