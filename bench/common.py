@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
-from tests.bot_kit import SECRET, TOKEN, World
+from tests.bot_kit import TOKEN, World, bot_env
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.lambda_api import FakeLambda, Invocation
 from tests.fakes.moto_server import moto_s3_server
@@ -304,17 +304,7 @@ def loopback(bucket: str = "load-checkpoints", **extra_env: str) -> Iterator[Loo
         claude.start()
         for fake in (slack, lam, claude):
             stack.callback(fake.stop)
-        env = {
-            **aws,
-            "SLACK_BOT_TOKEN": TOKEN,
-            "SLACK_SIGNING_SECRET": SECRET,
-            "CHECKPOINT_BUCKET": bucket,
-            "SLACK_API_URL": slack.url,
-            "AWS_ENDPOINT_URL_LAMBDA": lam.url,
-            "ANTHROPIC_BASE_URL": claude.url,
-            "ANTHROPIC_API_KEY": "test-key-not-real",
-            **extra_env,
-        }
+        env = {**aws, **bot_env(slack, lam, claude, bucket), **extra_env}
         try:
             for name in ("AWS_ENDPOINT_URL_S3", "AWS_PROFILE"):
                 os.environ.pop(name, None)

@@ -15,7 +15,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from workflow.s3_client import is_missing, store_error
+from workflow.s3_client import get_object
 from workflow.s3_keys import S3Keys
 
 log = logging.getLogger(__name__)
@@ -31,15 +31,10 @@ class Receipts:
     def shown(self, tenant_id: str, session_id: str) -> str | None:
         """The checkpoint ID the channel shows, or None if nothing was recorded."""
         key = self.keys.beside(tenant_id, session_id, NAME)
-        try:
-            body = self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
-        except ClientError as exc:
-            if is_missing(exc):
-                return None
-            raise store_error("get receipt", exc) from exc
-        except BotoCoreError as exc:
-            raise store_error("get receipt", exc) from exc
-        return body.decode("ascii", "replace").strip() or None
+        found = get_object(self.s3, self.bucket, key, "receipt")
+        if found is None:
+            return None
+        return found[0].decode("ascii", "replace").strip() or None
 
     def mark_shown(self, tenant_id: str, session_id: str, checkpoint_id: str) -> None:
         """Record what the channel shows now; a failure is logged, never fatal (it only costs a

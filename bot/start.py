@@ -67,12 +67,13 @@ async def _release(rt: Runtime, lease: Lease) -> None:
 
 async def _start_locked(rt: Runtime, where: Where, text: str) -> None:
     checkpoints = rt.checkpoints(where.tenant, where.session_id)
-    existing = await Run.resume(rt.workflow(), checkpoints)
+    workflow = rt.workflow()
+    existing = await Run.resume(workflow, checkpoints)
     if existing is not None:
         await _repost_if_lost(rt, where, existing, checkpoints)
         return
     request = ShopRequest(text=text, requested_by=where.requested_by)
-    run = Run.start(rt.workflow(), request, checkpoints)
+    run = Run.start(workflow, request, checkpoints)
     events = [event async for event in run.watch()]
     if run.status is RunStatus.FAILED:
         log.error("first basket failed: %r", run.error)

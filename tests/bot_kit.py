@@ -22,6 +22,19 @@ TOKEN = "xoxb-test"
 CHANNEL = "C0SHOP"
 
 
+def bot_env(slack: Any, lam: Any, claude: Any, bucket: str) -> dict[str, str]:
+    """The bot's environment pointed at the local fakes (Slack, Lambda, Anthropic)."""
+    return {
+        "SLACK_BOT_TOKEN": TOKEN,
+        "SLACK_SIGNING_SECRET": SECRET,
+        "CHECKPOINT_BUCKET": bucket,
+        "SLACK_API_URL": slack.url,
+        "AWS_ENDPOINT_URL_LAMBDA": lam.url,
+        "ANTHROPIC_BASE_URL": claude.url,
+        "ANTHROPIC_API_KEY": "test-key-not-real",
+    }
+
+
 @dataclass
 class World:
     slack: FakeSlack

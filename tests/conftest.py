@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.bot_kit import SECRET, TOKEN, World
+from tests.bot_kit import TOKEN, World, bot_env
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.lambda_api import FakeLambda
 from tests.fakes.moto_server import moto_s3_server
@@ -90,15 +90,7 @@ def signer() -> CheckpointSigner:
 def world(monkeypatch: pytest.MonkeyPatch, s3: Any, bucket: str) -> Iterator[World]:
     slack, lam, claude = FakeSlack(token=TOKEN).start(), FakeLambda().start(), FakeAnthropic()
     claude.start()
-    env = {
-        "SLACK_BOT_TOKEN": TOKEN,
-        "SLACK_SIGNING_SECRET": SECRET,
-        "CHECKPOINT_BUCKET": bucket,
-        "SLACK_API_URL": slack.url,
-        "AWS_ENDPOINT_URL_LAMBDA": lam.url,
-        "ANTHROPIC_BASE_URL": claude.url,
-        "ANTHROPIC_API_KEY": "test-key-not-real",
-    }
+    env = bot_env(slack, lam, claude, bucket)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     world = World(slack, lam, claude, env, monkeypatch, s3=s3)
@@ -114,16 +106,7 @@ def served(monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
     with moto_s3_server("bot-bucket") as aws:
         slack, lam, claude = FakeSlack(token=TOKEN).start(), FakeLambda().start(), FakeAnthropic()
         claude.start()
-        env = {
-            **aws,
-            "SLACK_BOT_TOKEN": TOKEN,
-            "SLACK_SIGNING_SECRET": SECRET,
-            "CHECKPOINT_BUCKET": "bot-bucket",
-            "SLACK_API_URL": slack.url,
-            "AWS_ENDPOINT_URL_LAMBDA": lam.url,
-            "ANTHROPIC_BASE_URL": claude.url,
-            "ANTHROPIC_API_KEY": "test-key-not-real",
-        }
+        env = {**aws, **bot_env(slack, lam, claude, "bot-bucket")}
         for name in ("AWS_ENDPOINT_URL_S3", "AWS_PROFILE"):
             monkeypatch.delenv(name, raising=False)
         for name, value in env.items():

@@ -53,3 +53,16 @@ def store_error(operation: str, exc: ClientError | BotoCoreError) -> StoreError:
     if isinstance(exc, ClientError):
         return StoreError(f"S3 {operation} failed: {error_code(exc) or http_status(exc)}")
     return StoreError(f"S3 {operation} failed: {type(exc).__name__}")
+
+
+def get_object(s3: Any, bucket: str, key: str, what: str) -> tuple[bytes, str] | None:
+    """``(body, etag)`` of ``key``, or None if there is none; other failures are StoreError."""
+    try:
+        response = s3.get_object(Bucket=bucket, Key=key)
+        return response["Body"].read(), str(response["ETag"])
+    except ClientError as exc:
+        if is_missing(exc):
+            return None
+        raise store_error(f"get {what}", exc) from exc
+    except BotoCoreError as exc:
+        raise store_error(f"get {what}", exc) from exc

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from .errors import LeaseLost, SessionBusy
 from .lock import Lease
 from .s3_client import (
+    get_object,
     is_conditional_conflict,
     is_missing,
     is_precondition_failed,
@@ -123,15 +124,10 @@ class S3SessionLock:
     def _read_with_attempt(
         self, key: str, tenant_id: str, session_id: str
     ) -> tuple[Lease | None, str]:
-        try:
-            response = self.s3.get_object(Bucket=self.bucket, Key=key)
-            raw = response["Body"].read()
-        except ClientError as exc:
-            if is_missing(exc):
-                return None, ""
-            raise store_error("get lock", exc) from exc
-        except BotoCoreError as exc:
-            raise store_error("get lock", exc) from exc
+        found = get_object(self.s3, self.bucket, key, "lock")
+        if found is None:
+            return None, ""
+        raw, etag = found
         try:
             body = _LockBody.model_validate(json.loads(raw))
         except (ValueError, ValidationError):
@@ -143,7 +139,7 @@ class S3SessionLock:
             body.owner,
             body.acquired_at,
             body.expires_at,
-            str(response["ETag"]),
+            etag,
         )
         return lease, body.attempt
 

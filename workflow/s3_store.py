@@ -25,6 +25,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from .errors import CheckpointConflict, CheckpointTampered
 from .record_format import PLAIN, RecordCodec
 from .s3_client import (
+    get_object,
     is_conditional_conflict,
     is_missing,
     is_precondition_failed,
@@ -98,15 +99,10 @@ class S3CheckpointStore:
     # -- reading ----------------------------------------------------------------------------
 
     def _get(self, key: str, tenant_id: str, session_id: str) -> CheckpointRecord | None:
-        try:
-            body = self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
-        except ClientError as exc:
-            if is_missing(exc):
-                return None
-            raise store_error("get checkpoint", exc) from exc
-        except BotoCoreError as exc:
-            raise store_error("get checkpoint", exc) from exc
-        record = self.codec.from_bytes(body, key, tenant_id, session_id)
+        found = get_object(self.s3, self.bucket, key, "checkpoint")
+        if found is None:
+            return None
+        record = self.codec.from_bytes(found[0], key, tenant_id, session_id)
         if record.sequence != self.keys.sequence_from_key(key):
             # The signature covers the sequence, not the key: an older checkpoint copied to a
             # newer key would otherwise bring an answered basket back to life.
