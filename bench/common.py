@@ -232,9 +232,11 @@ class Loopback:
 
     def store(self) -> Any:
         from workflow.s3_store import S3CheckpointStore
-        from workflow.shop.records import SHOP_RECORDS
+        from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
 
-        return S3CheckpointStore(self.bucket, s3_client=self.check_s3, codec=SHOP_RECORDS)
+        return S3CheckpointStore(
+            self.bucket, SHOP_PREFIX, s3_client=self.check_s3, codec=SHOP_RECORDS
+        )
 
     def keys(self, suffix: str = "") -> list[str]:
         found: list[str] = []

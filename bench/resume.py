@@ -31,8 +31,8 @@ from workflow.s3_store import S3CheckpointStore
 from workflow.session import SessionCheckpoints
 from workflow.shop.basket import Basket, BasketDecision, ShopRequest
 from workflow.shop.graph import build_shop_workflow
-from workflow.shop.records import SHOP_RECORDS
-from workflow.shop.shopper import ShopperReply
+from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
+from workflow.shop.shopper import Brief, ShopperReply
 from workflow.signing import CheckpointSigner
 
 REPEATS = 40
@@ -45,7 +45,7 @@ class Basket17Shopper:
 
     label = "bench"
 
-    async def write(self, prompt: str) -> ShopperReply:
+    async def write(self, brief: Brief) -> ShopperReply:
         text = "\n".join(BASKET_17)
         return ShopperReply(text=text, stop_reason="end_turn", output_tokens=len(text) // 4)
 
@@ -72,8 +72,10 @@ class Bench:
     bucket: str
 
     def __post_init__(self) -> None:
-        self.store = S3CheckpointStore(self.bucket, s3_client=self.s3, codec=SHOP_RECORDS)
-        self.lock = S3SessionLock(self.bucket, s3_client=self.s3)
+        self.store = S3CheckpointStore(
+            self.bucket, SHOP_PREFIX, s3_client=self.s3, codec=SHOP_RECORDS
+        )
+        self.lock = S3SessionLock(self.bucket, SHOP_PREFIX, s3_client=self.s3)
 
     def checkpoints(self, session: str) -> SessionCheckpoints:
         return SessionCheckpoints(self.store, SIGNER, TENANT, session)

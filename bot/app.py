@@ -27,18 +27,17 @@ from .blocks import (
     change_modal,
     modal_metadata,
 )
-from .clicks import GONE, Click, Kind, answer_click, may_answer
+from .clicks import GONE, Click, Kind, answer_click, tell
 from .payloads import (
     MAX_REQUEST_LENGTH,
     click_from_action,
     is_signed,
     payload_problem,
     read_change,
+    read_shop,
     reparse_form,
     request_text,
-    shop_where,
 )
-from .post import tell
 from .runtime import Runtime
 from .start import start_session
 
@@ -46,6 +45,8 @@ log = logging.getLogger(__name__)
 
 USAGE = "Tell me the week's dinners, e.g. `/shop pasta Monday, fish Friday; we have rice`."
 TOO_LONG = f"That's more than I can read: keep the week under {MAX_REQUEST_LENGTH} characters."
+WRITING = "Writing your basket…"
+NO_MODAL = "The change form didn't open. Try again."
 INCOMPLETE = "I couldn't read that request. Try /shop again."
 
 
@@ -61,9 +62,6 @@ class ShopApp(App):
             return BoltResponse(status=401, body={"error": "invalid request"})
         log.warning("malformed Slack payload refused: %s", problem)
         return BoltResponse(status=400, body={"error": "malformed payload"})
-
-
-# -- the app -----------------------------------------------------------------------------------
 
 
 def build_app(rt: Runtime) -> App:
@@ -100,20 +98,18 @@ def build_app(rt: Runtime) -> App:
     def ack_shop(ack: Ack, command: dict[str, Any]) -> None:
         raw = command.get("text")
         if isinstance(raw, str) and len(raw.strip()) > MAX_REQUEST_LENGTH:
-            ack(
-                f"That's more than I can read: keep the week under {MAX_REQUEST_LENGTH} characters."
-            )
+            ack(TOO_LONG)
         elif not request_text(command):
             ack(USAGE)
-        elif shop_where(command) is None:
+        elif read_shop(command) is None:
             ack(INCOMPLETE)
         else:
-            ack("Writing your basket…")
+            ack(WRITING)
 
     def run_shop(command: dict[str, Any]) -> None:
-        text, where = request_text(command), shop_where(command)
-        if text and where is not None:
-            asyncio.run(start_session(rt, where, text))
+        shop = read_shop(command)
+        if shop is not None:
+            asyncio.run(start_session(rt.sessions, *shop))
 
     app.command("/shop")(ack=ack_shop, lazy=[run_shop])
 
@@ -125,10 +121,8 @@ def build_app(rt: Runtime) -> App:
             click = click_from_action(body, kind)
             if click is None:
                 log.warning("malformed %s click ignored", kind)
-            elif not click.ref.session_id:
-                tell(rt, click.channel, click.user, GONE)
             else:
-                asyncio.run(answer_click(rt, click))
+                asyncio.run(answer_click(rt.sessions, rt.rules, click))
 
         run.__name__ = f"run_{kind}"
         return run
@@ -143,9 +137,9 @@ def build_app(rt: Runtime) -> App:
         if click is None:
             log.warning("malformed change click ignored")
             return
-        refusal = may_answer(rt, click.user) or (None if click.ref.session_id else GONE)
+        refusal = rt.rules.may_answer(click.user) or (None if click.ref.session_id else GONE)
         if refusal:
-            tell(rt, click.channel, click.user, refusal, web=rt.ack_web)
+            tell(rt.ack_outbox, click, refusal)
             return
         metadata = modal_metadata(
             rt.metadata_key, click.tenant, click.ref, click.channel, click.message_ts
@@ -154,25 +148,19 @@ def build_app(rt: Runtime) -> App:
             rt.ack_web.views_open(trigger_id=body.get("trigger_id"), view=change_modal(metadata))
         except Exception as exc:  # noqa: BLE001 - any failure: say so, never crash the ack
             log.error("views.open failed: %s", exc)
-            tell(
-                rt,
-                click.channel,
-                click.user,
-                "The change form didn't open. Try again.",
-                web=rt.ack_web,
-            )
+            tell(rt.ack_outbox, click, NO_MODAL)
 
     def ack_change(ack: Ack, body: dict[str, Any]) -> None:
-        change = read_change(rt, body)
+        change = read_change(rt.metadata_key, body)
         if isinstance(change, str):
             ack(response_action="errors", errors={CHANGE_BLOCK: change})
             return
         ack()
 
     def run_change(body: dict[str, Any]) -> None:
-        change = read_change(rt, body)
+        change = read_change(rt.metadata_key, body)
         if isinstance(change, Click):
-            asyncio.run(answer_click(rt, change))
+            asyncio.run(answer_click(rt.sessions, rt.rules, change))
 
     app.view(CHANGE_MODAL)(ack=ack_change, lazy=[run_change])
     return app

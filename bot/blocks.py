@@ -2,11 +2,12 @@
 
 Model- and user-written text is escaped for mrkdwn (``&``, ``<``, ``>`` only), which also defuses
 ``<!channel>``, ``<@U…>`` and ``<!subteam^…>``. Button values carry the session and request IDs,
-never the basket. Limits (TRAPS.md, Slack's Block Kit reference): ≤ 50 blocks a message, section
-text ≤ 3000, header ≤ 150, button text ≤ 75 and value ≤ 2000, modal title ≤ 24,
-``private_metadata`` ≤ 3000. Slack also refuses a message whose blocks hold too much text in all
-(``msg_blocks_too_long``, undocumented, seen from about 11,000 characters), so the items shown are
-capped by a total budget and the rest are counted, not dropped silently.
+never the basket. Limits (Slack's Block Kit reference on docs.slack.dev; the fake Web API in
+``bot.sandbox.block_kit`` checks them all): ≤ 50 blocks a message, section text ≤ 3000, header ≤
+150, button text ≤ 75 and value ≤ 2000, modal title ≤ 24, ``private_metadata`` ≤ 3000. Slack
+also refuses a message whose blocks hold too much text in all (``msg_blocks_too_long``,
+undocumented, seen from about 11,000 characters), so the items shown are capped by a total budget
+and the rest are counted, not dropped silently.
 
 The change modal's metadata is MACed (tenant, session, request, channel, message), so a submission
 whose metadata the bot did not write is refused in the ack path, before anything is read.

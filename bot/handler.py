@@ -16,10 +16,13 @@ from typing import Any
 from slack_bolt.adapter.aws_lambda import SlackRequestHandler
 from slack_bolt.adapter.aws_lambda.handler import to_bolt_request
 
+from workflow.shop.basket import ShopRequest
+
 from .app import build_app
 from .logs import configure_logging, log_context
-from .post import Where
-from .runtime import Runtime, session_id_for
+from .outbox import Where
+from .payloads import session_id_for
+from .runtime import Runtime
 from .settings import Settings
 from .start import start_session
 
@@ -55,7 +58,8 @@ def cold_start(runtime: Runtime | None = None) -> tuple[Runtime, SlackRequestHan
         configure_logging()
         _runtime = runtime or Runtime.from_settings(Settings.from_env())
         _slack = GuardedRequestHandler(build_app(_runtime))
-    assert _slack is not None
+    if _slack is None:  # unreachable: built together with _runtime
+        raise RuntimeError("cold start did not build the Slack handler")
     return _runtime, _slack
 
 
@@ -71,7 +75,7 @@ def scheduled_start(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
     tenant = str(rt.web.auth_test()["team_id"])  # the workspace the bot token belongs to
     session_id = session_id_for("schedule", tenant, str(event.get("id")))
     where = Where(tenant, session_id, settings.shop_channel)
-    asyncio.run(start_session(rt, where, settings.shop_request))
+    asyncio.run(start_session(rt.sessions, where, ShopRequest(text=settings.shop_request)))
     return {"started": True, "session": session_id}
 
 

@@ -8,6 +8,7 @@ or a :class:`Where`, with every ID checked against Slack's ID shape and our own.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 from urllib.parse import parse_qsl
@@ -17,18 +18,23 @@ from slack_bolt.request.internals import build_context
 from slack_sdk.signature import SignatureVerifier
 
 from workflow.errors import InvalidIdentifier
+from workflow.shop.basket import ShopRequest
 from workflow.store import validate_id
 
 from .blocks import CHANGE_BLOCK, CHANGE_INPUT, MAX_CHANGE_LENGTH, Ref, read_modal_metadata
 from .clicks import GONE, Click, Kind
-from .post import Where
-from .runtime import Runtime, session_id_for
+from .outbox import Where
 
 SAY_WHAT = f"Say what should change, in at most {MAX_CHANGE_LENGTH} characters."
 MAX_REQUEST_LENGTH = 3000
 
 _SLACK_ID = re.compile(r"[A-Za-z0-9]{1,40}")  # team, user and channel IDs: T0…, U0…, C0…
 _MESSAGE_TS = re.compile(r"\d{1,20}\.\d{1,10}")
+
+
+def session_id_for(*parts: str) -> str:
+    """A session ID derived from what Slack or AWS sent, so a redelivery finds the same one."""
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:24]
 
 
 def _objects(body: dict[str, Any], *keys: str) -> str | None:
@@ -135,12 +141,12 @@ def click_from_action(body: dict[str, Any], kind: Kind) -> Click | None:
     return Click(tenant, user, channel, ts, ref, kind)
 
 
-def read_change(rt: Runtime, body: dict[str, Any]) -> Click | str:
+def read_change(metadata_key: bytes, body: dict[str, Any]) -> Click | str:
     """The change asked for in a ``view_submission`` payload, or what to say in the modal."""
     view = _dict(body.get("view"))
     tenant = _team(body)
     user = _slack_id(_dict(body.get("user")).get("id"))
-    target = read_modal_metadata(rt.metadata_key, tenant or "", view.get("private_metadata"))
+    target = read_modal_metadata(metadata_key, tenant or "", view.get("private_metadata"))
     if not (tenant and user and target):
         return GONE
     values = _dict(_dict(_dict(view.get("state")).get("values")).get(CHANGE_BLOCK))
@@ -151,15 +157,18 @@ def read_change(rt: Runtime, body: dict[str, Any]) -> Click | str:
     return Click(tenant, user, target.channel, target.message_ts, target.ref, "change", text)
 
 
-def shop_where(command: dict[str, Any]) -> Where | None:
-    """Where a ``/shop`` command's basket goes, or None if the command lacks an ID."""
+def read_shop(command: dict[str, Any]) -> tuple[Where, ShopRequest] | None:
+    """Where a ``/shop`` command's basket goes and what it asks for; None if the command lacks
+    an ID or a text (see :func:`request_text`)."""
     tenant = _slack_id(command.get("team_id"))
     channel = _slack_id(command.get("channel_id"))
     user = _slack_id(command.get("user_id"))
     trigger = command.get("trigger_id")
-    if not (tenant and channel and user and isinstance(trigger, str) and trigger):
+    text = request_text(command)
+    if not (tenant and channel and user and text and isinstance(trigger, str) and trigger):
         return None
-    return Where(tenant, session_id_for(tenant, trigger), channel, user)
+    where = Where(tenant, session_id_for(tenant, trigger), channel)
+    return where, ShopRequest(text=text, requested_by=user)
 
 
 def request_text(command: dict[str, Any]) -> str:

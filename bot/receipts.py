@@ -1,35 +1,67 @@
-"""Which checkpoint Slack shows: the bot's receipt, one small S3 object per session.
+"""Which checkpoint Slack shows: the bot's receipt, one small object per session.
 
 The workflow writes its checkpoint before the bot posts to Slack, so a process that dies in
 between leaves the store ahead of the channel. After posting, the bot records the checkpoint the
-channel now shows. A later click (or Lambda's retry of the lost invocation) that finds its request
-already answered compares the receipt with the latest checkpoint: the same, and it is a stale
-click; different, and it reposts what the latest checkpoint holds (the pending basket, or the
-outcome), then writes the receipt.
+channel now shows. A later click (or Lambda's retry of the lost invocation) that finds its work
+already done compares the receipt with the latest checkpoint: the same, and it is a stale click;
+different, and it shows what the latest checkpoint holds, then writes the receipt
+(``bot.turn.catch_up``).
+
+    Receipts           the seam: shown() and mark_shown(); both raise StoreError
+    InMemoryReceipts   its twin, for tests
+    S3Receipts         ``<prefix><tenant>/s/<session>/shown``, beside the session's checkpoints
+
+What a failure costs is the caller's policy (``bot.turn``): a receipt that could not be written
+only costs a repost later.
 """
 
 from __future__ import annotations
 
-import logging
-from typing import Any
+import threading
+from typing import Any, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from workflow.s3_client import get_object
+from workflow.s3_client import get_object, store_error
 from workflow.s3_keys import S3Keys
+from workflow.store import validate_id
 
-log = logging.getLogger(__name__)
 NAME = "shown"
 
 
-class Receipts:
-    def __init__(self, s3: Any, bucket: str, prefix: str) -> None:
-        self.s3 = s3
+class Receipts(Protocol):
+    def shown(self, tenant_id: str, session_id: str) -> str | None:
+        """The checkpoint ID the channel shows, or None if nothing was recorded."""
+        ...
+
+    def mark_shown(self, tenant_id: str, session_id: str, checkpoint_id: str) -> None:
+        """Record that the channel now shows ``checkpoint_id``."""
+        ...
+
+
+class InMemoryReceipts:
+    def __init__(self) -> None:
+        self._mutex = threading.Lock()
+        self._shown: dict[tuple[str, str], str] = {}
+
+    def shown(self, tenant_id: str, session_id: str) -> str | None:
+        key = (validate_id(tenant_id, "tenant ID"), validate_id(session_id, "session ID"))
+        with self._mutex:
+            return self._shown.get(key)
+
+    def mark_shown(self, tenant_id: str, session_id: str, checkpoint_id: str) -> None:
+        key = (validate_id(tenant_id, "tenant ID"), validate_id(session_id, "session ID"))
+        with self._mutex:
+            self._shown[key] = validate_id(checkpoint_id, "checkpoint ID")
+
+
+class S3Receipts:
+    def __init__(self, bucket: str, prefix: str, s3_client: Any) -> None:
+        self.s3 = s3_client
         self.bucket = bucket
         self.keys = S3Keys(prefix)
 
     def shown(self, tenant_id: str, session_id: str) -> str | None:
-        """The checkpoint ID the channel shows, or None if nothing was recorded."""
         key = self.keys.beside(tenant_id, session_id, NAME)
         found = get_object(self.s3, self.bucket, key, "receipt")
         if found is None:
@@ -37,16 +69,14 @@ class Receipts:
         return found[0].decode("ascii", "replace").strip() or None
 
     def mark_shown(self, tenant_id: str, session_id: str, checkpoint_id: str) -> None:
-        """Record what the channel shows now; a failure is logged, never fatal (it only costs a
-        repost later)."""
         key = self.keys.beside(tenant_id, session_id, NAME)
         try:
             self.s3.put_object(
                 Bucket=self.bucket,
                 Key=key,
-                Body=checkpoint_id.encode("ascii"),
+                Body=validate_id(checkpoint_id, "checkpoint ID").encode("ascii"),
                 ContentType="text/plain",
                 ServerSideEncryption="AES256",
             )
         except (ClientError, BotoCoreError) as exc:
-            log.error("could not record the shown checkpoint: %s", exc)
+            raise store_error("put receipt", exc) from exc

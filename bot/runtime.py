@@ -29,8 +29,11 @@ from workflow.shop.shopper import ClaudeShopper, OfflineShopper, Shopper
 from workflow.signing import CheckpointSigner
 from workflow.store import CheckpointStore
 
-from .receipts import Receipts
+from .clicks import Rules
+from .outbox import Outbox
+from .receipts import Receipts, S3Receipts
 from .settings import Settings
+from .turn import Sessions
 
 
 def make_web_client(settings: Settings) -> WebClient:
@@ -44,11 +47,6 @@ def make_web_client(settings: Settings) -> WebClient:
             RateLimitErrorRetryHandler(max_retry_count=2),
         ],
     )
-
-
-def session_id_for(*parts: str) -> str:
-    """A session ID derived from what Slack or AWS sent, so a redelivery finds the same one."""
-    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:24]
 
 
 @dataclass
@@ -112,7 +110,33 @@ class Runtime:
     def receipts(self) -> Receipts:
         """Which checkpoint the channel shows, per session (see ``bot.receipts``)."""
         s = self.settings
-        return Receipts(self._s3(), s.checkpoint_bucket, s.checkpoint_prefix)
+        return S3Receipts(s.checkpoint_bucket, s.checkpoint_prefix, self._s3())
+
+    @functools.cached_property
+    def outbox(self) -> Outbox:
+        """What the bot posts where, through the WebClient with slack_sdk's retries."""
+        return Outbox(self.web, self.settings.max_rounds, self.clock)
+
+    @functools.cached_property
+    def ack_outbox(self) -> Outbox:
+        """The outbox of the ack path: no retry sleeps inside Slack's 3 seconds."""
+        return Outbox(self.ack_web, self.settings.max_rounds, self.clock)
+
+    @functools.cached_property
+    def rules(self) -> Rules:
+        return Rules(self.settings.approver_ids, self.settings.no_self_approval)
+
+    @functools.cached_property
+    def sessions(self) -> Sessions:
+        """What every turn of a session needs (``bot.turn``); makes the S3 client."""
+        return Sessions(
+            workflow=self.workflow,
+            checkpoints=self.checkpoints,
+            lock=self.lock,
+            lock_ttl_seconds=self.settings.lock_ttl_seconds,
+            receipts=self.receipts,
+            outbox=self.outbox,
+        )
 
     @functools.cached_property
     def ack_web(self) -> WebClient:

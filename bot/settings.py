@@ -11,6 +11,8 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
+from workflow.shop.records import SHOP_PREFIX
+
 DEFAULT_SLACK_API_URL = "https://slack.com/api/"
 
 # Field name -> environment variable.
@@ -43,7 +45,7 @@ class Settings(BaseModel):
     slack_bot_token: SecretStr = Field(min_length=1)
     slack_signing_secret: SecretStr = Field(min_length=1)
     checkpoint_bucket: str = Field(min_length=3, max_length=63)
-    checkpoint_prefix: str = "weekly-shop/"
+    checkpoint_prefix: str = SHOP_PREFIX
     checkpoint_signing_key: SecretStr | None = Field(default=None, min_length=16)
     anthropic_api_key: SecretStr | None = None
     anthropic_model: str = "claude-haiku-5-5"

@@ -27,7 +27,7 @@ from botocore.awsrequest import AWSResponse
 
 from tests.bot_kit import CHANNEL, World
 from workflow.s3_store import S3CheckpointStore
-from workflow.shop.records import SHOP_RECORDS
+from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
 
 TENANT = "T0TEAM"
 REFUSED = "x-test-fault-refused"  # a header our before-send handler puts on a refused request
@@ -52,7 +52,9 @@ def ephemeral_texts(world: World, user: str | None = None) -> list[str]:
 
 def assert_chain_intact(s3: Any, bucket: str, session: str, tenant: str = TENANT) -> None:
     """Sequences 0..n-1 with no gap, each checkpoint's parent the one before it."""
-    infos = S3CheckpointStore(bucket, s3_client=s3, codec=SHOP_RECORDS).list(tenant, session)
+    infos = S3CheckpointStore(bucket, SHOP_PREFIX, s3_client=s3, codec=SHOP_RECORDS).list(
+        tenant, session
+    )
     assert [i.sequence for i in infos] == list(range(len(infos)))
     parents = [i.parent_checkpoint_id for i in infos]
     assert parents == [None] + [i.checkpoint_id for i in infos[:-1]]

@@ -70,8 +70,21 @@ def _die_at_second(owner: Any, name: str) -> None:
     setattr(owner, name, wrapper)
 
 
+def _die_at_report(owner: Any, name: str) -> None:
+    from bot.outcome import Report
+
+    original: Callable[..., Any] = getattr(owner, name)
+
+    def wrapper(self: Any, where: Any, outcome: Any) -> Any:
+        if isinstance(outcome, Report):
+            os._exit(CRASH_EXIT)
+        return original(self, where, outcome)
+
+    setattr(owner, name, wrapper)
+
+
 def arm(point: str) -> None:
-    import bot.clicks
+    from bot.outbox import Outbox
     from workflow.s3_lock import S3SessionLock
     from workflow.session import SessionCheckpoints
     from workflow.shop.shopper import ClaudeShopper
@@ -85,7 +98,7 @@ def arm(point: str) -> None:
     elif point == "between-saves":
         _die_at_second(SessionCheckpoints, "save")
     elif point == "checkpoint-written":
-        _die_at(bot.clicks, "report")
+        _die_at_report(Outbox, "deliver")
     elif point == "posted":
         _die_at(S3SessionLock, "release")
     else:

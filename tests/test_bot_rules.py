@@ -23,6 +23,7 @@ from tests.bot_kit import (
 from tests.fakes.anthropic_api import Reply
 from tests.fakes.slack_events import slash_command, with_bad_signature
 from workflow.s3_lock import S3SessionLock
+from workflow.shop.records import SHOP_PREFIX
 
 
 def ephemeral_texts(world: World, user: str) -> list[str]:
@@ -63,7 +64,7 @@ def test_a_click_while_someone_holds_the_lock_is_told_and_changes_nothing(
     basket = start_basket(world)
     ref = world.buttons(basket)["approve_basket"]
     session = __import__("json").loads(ref)["s"]
-    lock = S3SessionLock(bucket, s3_client=s3)
+    lock = S3SessionLock(bucket, SHOP_PREFIX, s3_client=s3)
     lease = lock.acquire("T0TEAM", session, "someone-else", 60)
     before = objects(s3, bucket)
     world.click(basket, "approve_basket")

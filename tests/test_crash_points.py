@@ -14,7 +14,7 @@ import pytest
 
 from tests.bot_kit import CHANNEL, World, context_text, header
 from workflow.s3_store import S3CheckpointStore
-from workflow.shop.records import SHOP_RECORDS
+from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
 
 POINTS = [
     "lock-taken",
@@ -48,7 +48,7 @@ def live_requests(world: World) -> set[str]:
 
 def check_session(world: World, session: str) -> None:
     s3 = s3_client(world)
-    store = S3CheckpointStore("bot-bucket", s3_client=s3, codec=SHOP_RECORDS)
+    store = S3CheckpointStore("bot-bucket", SHOP_PREFIX, s3_client=s3, codec=SHOP_RECORDS)
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket="bot-bucket").get("Contents", [])]
     assert not [k for k in keys if k.endswith("/lock")], "a lock was left behind"
     chain = store.list("T0TEAM", session)
@@ -130,19 +130,13 @@ def test_an_approve_killed_before_telling_slack_is_repaired_by_the_next_click(
 
 
 def test_a_start_killed_before_posting_is_posted_by_the_retry(served: World) -> None:
-    import bot.start
-
     world = served
     world.boot(LOCK_TTL_SECONDS=str(LEASE))
     world.shop()
     (lost,) = world.lam.take()
-    original = bot.start._post_and_record
-    bot.start._post_and_record = lambda *a, **k: None  # type: ignore[assignment]  # "dies"
-    try:
-        world.send(lost.payload)
-    finally:
-        bot.start._post_and_record = original  # type: ignore[assignment]
+    world.in_fresh_process(lost.payload, crash_at="checkpoint-written")
     assert world.baskets() == []
+    time.sleep(LEASE + 0.2)  # the dead run's lease
     world.send(lost.payload)  # Lambda's retry
     (basket,) = world.baskets()
     assert header(basket) == "Basket 1 of 3"

@@ -21,7 +21,7 @@ from workflow.errors import (
     StoreInUse,
 )
 from workflow.folder_store import FolderCheckpointStore
-from workflow.record_format import record_from_bytes, record_to_bytes
+from workflow.record_format import PLAIN
 from workflow.session import SessionCheckpoints
 from workflow.signing import CheckpointSigner
 from workflow.store import CheckpointRecord, new_checkpoint_id, uuid7
@@ -144,7 +144,7 @@ def test_a_checkpoint_file_is_compressed_not_plain_json(
     header, _, state = zlib.decompress(data).partition(b"\n")
     assert json.loads(header)["cp"] == written.checkpoint_id
     assert state == '{"z":1,"a":"ünïcode"}'.encode()
-    assert record_from_bytes(data, "x", TENANT, SESSION) == written
+    assert PLAIN.from_bytes(data, "x", TENANT, SESSION) == written
 
 
 @pytest.mark.parametrize(
@@ -192,9 +192,9 @@ async def test_a_state_rewritten_on_disk_is_tampered(
 ) -> None:
     await SessionCheckpoints(store, signer, TENANT, SESSION).save('{"total":12.5}')
     path = checkpoint_file(root)
-    saved = record_from_bytes(path.read_bytes(), str(path), TENANT, SESSION)
+    saved = PLAIN.from_bytes(path.read_bytes(), str(path), TENANT, SESSION)
     # A well-formed file, re-compressed: only the signature can tell.
-    path.write_bytes(record_to_bytes(dataclasses.replace(saved, state='{"total":0.01}')))
+    path.write_bytes(PLAIN.to_bytes(dataclasses.replace(saved, state='{"total":0.01}')))
 
     with pytest.raises(CheckpointTampered):
         await SessionCheckpoints(store, signer, TENANT, SESSION).load()

@@ -14,8 +14,9 @@ from workflow.events import ExecutorFailedEvent, OutputEvent, RequestInfoEvent, 
 from workflow.memory_store import InMemoryCheckpointStore
 from workflow.runner import Run, RunStatus
 from workflow.shop.basket import Basket, BasketDecision, ShopProgress
+from workflow.shop.errors import ShopperStoppedEarly
 from workflow.shop.graph import build_shop_workflow
-from workflow.shop.shopper import SYSTEM_PROMPT, ClaudeShopper, ShopperStoppedEarly
+from workflow.shop.shopper import SYSTEM_PROMPT, ClaudeShopper
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@
     │   ├── CheckpointCorrupt       it verifies but cannot be decoded (unknown type tag, bad JSON)
     │   ├── IncompatibleCheckpoint  it was taken from another graph or a newer format
     │   └── CheckpointConflict      another writer appended after the same parent (fencing)
+    ├── InvalidIdentifier           a tenant, session or request ID is not safe in a key (bad input)
     ├── StoreError                  a checkpoint store backend failed
-    │   ├── InvalidIdentifier       a tenant or session ID is not safe to use in a key
     │   └── StoreInUse              a local folder store is held by another process
     └── SessionBusy                 somebody else holds the session's lock
         └── LeaseLost               our lease on the lock was taken over
@@ -104,8 +104,9 @@ class StoreError(WorkflowError):
     """A checkpoint store backend failed."""
 
 
-class InvalidIdentifier(StoreError, ValueError):
-    """A tenant, session or checkpoint ID is not safe to put in a key or a path."""
+class InvalidIdentifier(WorkflowError, ValueError):
+    """A tenant, session or checkpoint ID is not safe to put in a key or a path: bad input from
+    the caller, not a failure of the backend (which is StoreError)."""
 
 
 class StoreInUse(StoreError):

@@ -13,7 +13,7 @@ the second copy costs a few bytes). A workflow may give its stores a :class:`Rec
 preset dictionaries (RFC 1950 ``FDICT``): the text its checkpoint documents repeat apart from their
 data (JSON keys, type tags, its graph signature), so that text costs a few bytes instead of ~240
 (the weekly shop's is in ``workflow.shop.records``). A checkpoint document (a state that starts
-``{"format":1,``) is written with the codec's newest dictionary; the zlib header names it by its
+``{"format":``) is written with the codec's newest dictionary; the zlib header names it by its
 Adler-32 (``DICTID``), and a reader that does not know it refuses the record as
 :class:`IncompatibleCheckpoint`. Any other state, and any codec without dictionaries, is plain
 zlib. The state is never re-serialised, so its key order survives. Reading validates the header
@@ -33,7 +33,8 @@ from .store import CheckpointRecord
 
 RECORD_VERSION = 1  # the header line and what follows it, inside the zlib stream
 MAX_RECORD_BYTES = 4 * 1024 * 1024
-DOCUMENT_PREFIX = b'{"format":1,'
+# How every checkpoint document starts, whatever its format version (workflow.checkpoint).
+DOCUMENT_PREFIX = b'{"format":'
 
 _FDICT = 0x20
 # Milliseconds since the epoch in integers: float seconds (``timestamp() * 1000``) give some
@@ -136,14 +137,3 @@ class RecordCodec:
 
 
 PLAIN = RecordCodec()
-
-
-def record_to_bytes(record: CheckpointRecord, codec: RecordCodec = PLAIN) -> bytes:
-    return codec.to_bytes(record)
-
-
-def record_from_bytes(
-    data: bytes, name: str, tenant_id: str, session_id: str, codec: RecordCodec = PLAIN
-) -> CheckpointRecord:
-    """The record stored for ``tenant_id``/``session_id`` in ``data``; ``name`` goes in errors."""
-    return codec.from_bytes(data, name, tenant_id, session_id)

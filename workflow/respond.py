@@ -2,7 +2,8 @@
 
 This is the whole of "a click resumes the workflow", with nothing Slack-specific in it:
 
-    1. take the session lock (SessionBusy: someone else is answering right now);
+    1. take the session lock (SessionBusy: someone else is answering right now; open_session is
+       the one place a lock is taken, for a start as for an answer);
     2. load and verify the latest checkpoint (CheckpointNotFound / Tampered / Incompatible);
     3. check the request is still pending (RequestAlreadyAnswered names who answered it;
        UnknownRequest: never asked) and let the caller check who may answer;
@@ -43,29 +44,26 @@ class Answered:
 
 
 @asynccontextmanager
-async def locked_session(
+async def open_session(
     workflow: Workflow,
     checkpoints: SessionCheckpoints,
     lock: SessionLock,
     *,
     owner: str = "",
     ttl_seconds: float = 60.0,
-) -> AsyncIterator[Run]:
-    """The session resumed from its latest checkpoint, with its lock held for the block.
+) -> AsyncIterator[Run | None]:
+    """The session's lock held for the block, and its run resumed from the latest checkpoint
+    (None when the session has none yet: a start). The only place a session lock is taken.
 
-    Raises SessionBusy, CheckpointNotFound or a CheckpointError before the block runs. The lock
-    is released however the block ends; a lease taken over meanwhile, or a release S3 refused,
-    is logged, not raised (our writes were fenced by sequence, and an unreleased lock expires
-    with its lease).
+    Raises SessionBusy or a CheckpointError before the block runs. The lock is released however
+    the block ends; a lease taken over meanwhile, or a release S3 refused, is logged, not raised
+    (our writes were fenced by sequence, and an unreleased lock expires with its lease).
     """
     tenant, session = checkpoints.tenant_id, checkpoints.session_id
     owner = f"{owner or 'anonymous'}:{checkpoints.run_id}:{uuid.uuid4().hex[:8]}"
     lease = await asyncio.to_thread(lock.acquire, tenant, session, owner, ttl_seconds)
     try:
-        run = await Run.resume(workflow, checkpoints)
-        if run is None:
-            raise CheckpointNotFound(f"no session {session!r}")
-        yield run
+        yield await Run.resume(workflow, checkpoints)
     finally:
         try:
             await asyncio.to_thread(lock.release, lease)
@@ -74,6 +72,24 @@ async def locked_session(
         except StoreError as exc:
             # The work is done and written; a lock we could not delete expires with its lease.
             log.error("releasing the session lock failed: %s", exc, extra={"session": session})
+
+
+@asynccontextmanager
+async def locked_session(
+    workflow: Workflow,
+    checkpoints: SessionCheckpoints,
+    lock: SessionLock,
+    *,
+    owner: str = "",
+    ttl_seconds: float = 60.0,
+) -> AsyncIterator[Run]:
+    """:func:`open_session` for a session that must exist: CheckpointNotFound otherwise."""
+    async with open_session(
+        workflow, checkpoints, lock, owner=owner, ttl_seconds=ttl_seconds
+    ) as run:
+        if run is None:
+            raise CheckpointNotFound(f"no session {checkpoints.session_id!r}")
+        yield run
 
 
 async def answer_pending(

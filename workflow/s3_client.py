@@ -46,6 +46,9 @@ def is_conditional_conflict(exc: ClientError) -> bool:
 
 
 def is_missing(exc: ClientError) -> bool:
+    """The key is not there (a missing *bucket* is a misconfiguration, not an absent object)."""
+    if error_code(exc) == "NoSuchBucket":
+        return False
     return http_status(exc) == 404 or error_code(exc) in ("NoSuchKey", "404", "NotFound")
 
 

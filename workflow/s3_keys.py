@@ -19,7 +19,7 @@ MAX_SEQUENCE = 999_999
 
 @dataclass(frozen=True)
 class S3Keys:
-    prefix: str = "weekly-shop/"
+    prefix: str  # the application's folder in the bucket ("" for the bucket's root)
 
     def __post_init__(self) -> None:
         if self.prefix and not self.prefix.endswith("/"):

@@ -51,7 +51,7 @@ class S3SessionLock:
     def __init__(
         self,
         bucket: str,
-        prefix: str = "weekly-shop/",
+        prefix: str,
         s3_client: Any = None,
         clock: Callable[[], float] = time.time,
     ) -> None:

@@ -42,7 +42,7 @@ class S3CheckpointStore:
     def __init__(
         self,
         bucket: str,
-        prefix: str = "weekly-shop/",
+        prefix: str,
         s3_client: Any = None,
         codec: RecordCodec = PLAIN,
     ) -> None:

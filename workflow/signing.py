@@ -5,8 +5,7 @@ run, sequence), so a checkpoint copied into another session or tenant does not v
 
 A signature is HMAC-SHA256 truncated to its first 128 bits, 22 characters of base64url (RFC 2104
 section 5 and NIST SP 800-107 allow truncation; 128 bits leave a forger a 2^-128 chance a try). It
-is stored in every checkpoint: 16 incompressible bytes where the full MAC took 32.
-Checkpoints signed before with the full 256 bits still verify.
+is stored in every checkpoint: 16 incompressible bytes where the full MAC would take 32.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ import hmac
 from .store import CheckpointRecord
 
 MAC_BYTES = 16  # 128 bits
-_LENGTHS = {22: MAC_BYTES, 43: 32}  # signature characters -> MAC bytes (43: written before)
 
 
 class CheckpointSigner:
@@ -32,7 +30,7 @@ class CheckpointSigner:
         """A key derived from another secret (e.g. the Slack signing secret) for one purpose."""
         return cls(hmac.new(secret.encode(), purpose.encode(), hashlib.sha256).digest())
 
-    def _mac(self, record: CheckpointRecord, size: int = MAC_BYTES) -> str:
+    def _mac(self, record: CheckpointRecord) -> str:
         head = "\n".join(
             [
                 record.tenant_id,
@@ -45,13 +43,11 @@ class CheckpointSigner:
             ]
         ).encode()
         digest = hmac.new(self._key, head + record.state.encode(), hashlib.sha256).digest()
-        return base64.urlsafe_b64encode(digest[:size]).rstrip(b"=").decode()
+        return base64.urlsafe_b64encode(digest[:MAC_BYTES]).rstrip(b"=").decode()
 
     def sign(self, record: CheckpointRecord) -> str:
         return self._mac(record)
 
     def verify(self, record: CheckpointRecord) -> bool:
-        size = _LENGTHS.get(len(record.signature))
-        if size is None:
-            return False
-        return hmac.compare_digest(self._mac(record, size), record.signature)
+        # As bytes: compare_digest refuses str with non-ASCII characters, and this one is read back.
+        return hmac.compare_digest(self._mac(record).encode(), record.signature.encode())

@@ -27,7 +27,7 @@ from ..signing import CheckpointSigner
 from ..store import CheckpointStore
 from .basket import Basket, BasketDecision, ShopProgress
 from .graph import DEFAULT_MAX_ROUNDS, build_shop_workflow
-from .records import SHOP_RECORDS
+from .records import SHOP_PREFIX, SHOP_RECORDS
 from .shopper import Shopper, default_shopper
 
 TENANT = "local"
@@ -67,7 +67,7 @@ def open_store(where: str | None) -> Iterator[CheckpointStore]:
         from ..s3_store import S3CheckpointStore
 
         bucket, _, prefix = where[len("s3://") :].partition("/")
-        yield S3CheckpointStore(bucket, prefix or "weekly-shop/", codec=SHOP_RECORDS)
+        yield S3CheckpointStore(bucket, prefix or SHOP_PREFIX, codec=SHOP_RECORDS)
         return
     folder = FolderCheckpointStore(where or state_dir() / "checkpoints", codec=SHOP_RECORDS)
     try:

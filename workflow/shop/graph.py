@@ -13,8 +13,10 @@ from __future__ import annotations
 from ..builder import RequestPort, Workflow, WorkflowBuilder
 from ..executor import Executor, WorkflowContext, handler
 from ..registry import TypeRegistry
+from ..runner import Run
 from .basket import Basket, BasketDecision, ShopProgress, ShopRequest
-from .shopper import Shopper, ShopperStoppedEarly
+from .errors import ShopperStoppedEarly
+from .shopper import Brief, Shopper
 
 DEFAULT_MAX_ROUNDS = 3
 SCOPE = "shop"
@@ -26,13 +28,10 @@ APPROVE_BASKET = "approve-basket"
 PLACE_ORDER = "place-order"
 
 
-def revision_prompt(basket: Basket, change: str) -> str:
-    items = "\n".join(basket.items)
-    return (
-        f"Your last basket:\n{items}\n\n"
-        f"The household asks for this change:\n{change}\n\n"
-        "Return the whole basket."
-    )
+def shop_request(run: Run) -> ShopRequest | None:
+    """The request a weekly-shop run was started with (None when it was started from text)."""
+    request = run.read_state(REQUEST_KEY, SCOPE)
+    return request if isinstance(request, ShopRequest) else None
 
 
 class WriteBasket(Executor):
@@ -44,24 +43,29 @@ class WriteBasket(Executor):
 
     @handler
     async def write(self, request: str, ctx: WorkflowContext) -> Basket:
-        return await self._run_shopper(request, 1, ctx)
+        return await self._run_shopper(Brief(request), 1, ctx)
 
     @handler
     async def write_for(self, request: ShopRequest, ctx: WorkflowContext) -> Basket:
         """Basket 1 for a request that names who asked (kept in state for approval rules)."""
         ctx.queue_state_update(REQUEST_KEY, request, scope=SCOPE)
-        return await self._run_shopper(request.text, 1, ctx)
+        return await self._run_shopper(Brief(request.text), 1, ctx)
 
     @handler
     async def revise(self, decision: BasketDecision, ctx: WorkflowContext) -> Basket:
         current = ctx.read_state(BASKET_KEY, scope=SCOPE)
         if not isinstance(current, Basket):
             raise LookupError("no basket in state")
-        prompt = revision_prompt(current, decision.change or "")
-        return await self._run_shopper(prompt, current.round + 1, ctx)
+        request = ctx.read_state(REQUEST_KEY, scope=SCOPE)
+        brief = Brief(
+            request.text if isinstance(request, ShopRequest) else "",
+            last_basket=current.items,
+            change=decision.change or "",
+        )
+        return await self._run_shopper(brief, current.round + 1, ctx)
 
-    async def _run_shopper(self, prompt: str, round: int, ctx: WorkflowContext) -> Basket:
-        reply = await self.shopper.write(prompt)
+    async def _run_shopper(self, brief: Brief, round: int, ctx: WorkflowContext) -> Basket:
+        reply = await self.shopper.write(brief)
         if reply.stop_reason != "end_turn":
             raise ShopperStoppedEarly(reply.stop_reason)
         basket = Basket.parse(reply.text, round)

@@ -36,3 +36,6 @@ SHOP_DICTIONARY_1 = (
 )
 
 SHOP_RECORDS = RecordCodec(SHOP_DICTIONARY_1)
+
+# Where the weekly shop keeps its objects in a bucket, unless told otherwise (CHECKPOINT_PREFIX).
+SHOP_PREFIX = "weekly-shop/"

@@ -1,15 +1,21 @@
-"""The shopper: the model that writes a basket, behind a two-method seam.
+"""The shopper: the model that writes a basket, behind a one-method seam.
 
-``ClaudeShopper`` imports the anthropic SDK only when it is first used (the import alone takes
-seconds on a small machine). ``OfflineShopper`` writes a fixed, clearly labelled basket so the
-product runs without a key.
+A shopper is given a :class:`Brief` (the week's request, or the last basket and the change asked
+for) and answers with a :class:`ShopperReply`. ``ClaudeShopper`` turns the brief into its prompt,
+imports the anthropic SDK only when it is first used (the import alone takes seconds on a small
+machine), and translates the SDK's errors into :mod:`workflow.shop.errors` here, so nothing else
+names an SDK class. ``OfflineShopper`` writes a fixed, clearly labelled basket so the product runs
+without a key; it reads the brief's fields, never the prompt.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from .errors import ShopperError, ShopperUnavailable, ShopperUnreachable
 
 DEFAULT_MODEL = "claude-haiku-5-5"
 MAX_OUTPUT_TOKENS = 4096
@@ -20,24 +26,39 @@ Leave out what the household already has. Nothing else."""
 
 
 @dataclass(frozen=True)
+class Brief:
+    """What the shopper is asked for: basket 1 of ``request``, or (with ``change``) the whole of
+    ``last_basket`` again with that change made."""
+
+    request: str
+    last_basket: Sequence[str] = ()
+    change: str | None = None
+
+    def prompt(self) -> str:
+        """The user turn Claude is sent."""
+        if self.change is None:
+            return self.request
+        items = "\n".join(self.last_basket)
+        return (
+            f"Your last basket:\n{items}\n\n"
+            f"The household asks for this change:\n{self.change}\n\n"
+            "Return the whole basket."
+        )
+
+
+@dataclass(frozen=True)
 class ShopperReply:
     text: str
     stop_reason: str
     output_tokens: int
 
 
-class ShopperStoppedEarly(RuntimeError):
-    """The model stopped for another reason than finishing its answer (e.g. max_tokens)."""
-
-    def __init__(self, stop_reason: str) -> None:
-        super().__init__(f"the shopper stopped early ({stop_reason}); no basket to approve")
-        self.stop_reason = stop_reason
-
-
 class Shopper(Protocol):
     label: str
 
-    async def write(self, prompt: str) -> ShopperReply: ...
+    async def write(self, brief: Brief) -> ShopperReply:
+        """The model's answer to ``brief``; raises ShopperError when there is none."""
+        ...
 
 
 class ClaudeShopper:
@@ -70,13 +91,29 @@ class ClaudeShopper:
             self._client = anthropic.AsyncAnthropic(**options)
         return self._client
 
-    async def write(self, prompt: str) -> ShopperReply:
-        response = await self._get_client().messages.create(
-            model=self.model,
-            max_tokens=self.max_tokens,
-            system=SYSTEM_PROMPT,
-            messages=[{"role": "user", "content": prompt}],
-        )
+    async def write(self, brief: Brief) -> ShopperReply:
+        import anthropic
+
+        client = self._get_client()
+        try:
+            response = await client.messages.create(
+                model=self.model,
+                max_tokens=self.max_tokens,
+                system=SYSTEM_PROMPT,
+                messages=[{"role": "user", "content": brief.prompt()}],
+            )
+        except (anthropic.APITimeoutError, anthropic.RateLimitError) as exc:
+            raise ShopperUnavailable(f"Claude: {type(exc).__name__}") from exc
+        except (anthropic.InternalServerError, anthropic.RequestTimeoutError) as exc:
+            raise ShopperUnavailable(f"Claude: {type(exc).__name__}") from exc
+        except (
+            anthropic.APIConnectionError,
+            anthropic.AuthenticationError,
+            anthropic.PermissionDeniedError,
+        ) as exc:
+            raise ShopperUnreachable(f"Claude: {type(exc).__name__}") from exc
+        except anthropic.AnthropicError as exc:
+            raise ShopperError(f"Claude: {type(exc).__name__}: {exc}") from exc
         text = "".join(
             getattr(block, "text", "") for block in response.content if block.type == "text"
         )
@@ -108,13 +145,11 @@ class OfflineShopper:
 
     label = "offline shopper (no ANTHROPIC_API_KEY; baskets are canned, not written by Claude)"
 
-    async def write(self, prompt: str) -> ShopperReply:
+    async def write(self, brief: Brief) -> ShopperReply:
         items = OFFLINE_BASKET.splitlines()
-        marker = "The household asks for this change:"
-        if marker in prompt:
-            change = prompt.split(marker, 1)[1].split("\n\n", 1)[0].lower()
-            last = prompt.split("Your last basket:", 1)[1].split(marker, 1)[0]
-            items = [line for line in last.strip().splitlines() if line.strip()]
+        if brief.change is not None:
+            change = brief.change.lower()
+            items = [line for line in brief.last_basket if line.strip()]
             words = [w.strip(" ,.!") for w in change.replace("no ", "\0").split("\0")[1:]]
             for word in filter(None, (w.split()[0] if w.split() else "" for w in words)):
                 items = [i for i in items if not _mentions(i, word)]

@@ -1,0 +1,88 @@
+"""What one turn of a session did, as data for Slack: the outcome a step returns.
+
+A step (a start, a click, a change; later a reminder or an expiry) returns one of these, and one
+place turns it into Slack calls (``bot.outbox.Outbox.deliver``):
+
+    Tell      an ephemeral reply only the person who acted sees (a refusal, a stale click)
+    Post      a message everyone sees, in the channel or in the basket's thread (a failure)
+    Report    what the run did: outputs for the thread, new baskets with buttons, then the
+              answered basket's new look; only a Report the channel fully shows earns a receipt
+    None      nothing to say
+
+Texts in ``Tell`` and ``Post`` are our own mrkdwn (mentions we built); model- and user-written
+text travels in ``Report.outputs``, ``Mark.note`` and the baskets, and is escaped when posted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from workflow.errors import ExecutorFailed, WorkflowError
+from workflow.events import OutputEvent, RequestInfoEvent, WorkflowEvent
+from workflow.shop.basket import Basket, ShopProgress
+from workflow.shop.errors import ShopperError
+
+
+@dataclass(frozen=True)
+class Tell:
+    user: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Post:
+    text: str
+    thread_ts: str | None = None
+
+
+@dataclass(frozen=True)
+class Mark:
+    """How the answered basket message reads now: the buttons replaced by who answered."""
+
+    ts: str
+    basket: Basket
+    verdict: str
+    by: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Report:
+    """What a run did. ``unposted`` is said instead when a new message could not be posted
+    (the answered basket then keeps its buttons: the way to retry)."""
+
+    events: list[WorkflowEvent]
+    unposted: Post
+    requested_by: str = ""
+    outputs: list[str] = field(default_factory=list)
+    thread_ts: str | None = None
+    mark: Mark | None = None
+
+    @property
+    def baskets(self) -> list[RequestInfoEvent]:
+        """The requests the run asked about, each a basket to post with fresh buttons."""
+        return [
+            e for e in self.events if isinstance(e, RequestInfoEvent) and isinstance(e.data, Basket)
+        ]
+
+    @property
+    def progress(self) -> str:
+        steps = [e for e in self.events if isinstance(e, ShopProgress)]
+        return f"{steps[-1].step}: {steps[-1].detail}" if steps else "waiting for an answer"
+
+
+Outcome = Tell | Post | Report | None
+
+
+def outputs_of(events: list[WorkflowEvent]) -> list[str]:
+    return [str(e.data) for e in events if isinstance(e, OutputEvent)]
+
+
+def describe_failure(error: BaseException | None) -> str:
+    """A short, safe reason for a person; details stay in the logs."""
+    cause = error.cause if isinstance(error, ExecutorFailed) else error
+    if isinstance(cause, ShopperError):
+        return cause.reason
+    if isinstance(cause, WorkflowError):
+        return "the basket could not be saved"
+    return "something went wrong"

@@ -1,0 +1,164 @@
+"""One turn of a session: the crash-safety rules every trigger goes through, written once.
+
+A start (``/shop``, the weekly schedule), a click and a change are each a :class:`Step`; a future
+trigger (a reminder, an expiry) is one more. :func:`take_turn` runs a step like this:
+
+    1. take the session lock and resume the latest checkpoint (``workflow.respond.open_session``);
+    2. the step acts on the run: starts it, answers its pending request, or refuses (changing
+       nothing); or finds its work already done (a redelivery: Lambda's retry, a second click);
+    3. a redelivery compares the receipt with the latest checkpoint: the channel shows it, and
+       the step says so (or nothing); the channel is behind (the process that did the work died
+       before telling Slack, perhaps between two checkpoints), and the saved work is run on and
+       what the latest checkpoint holds is shown (:func:`catch_up`);
+    4. Slack is told inside the lock (``Outbox.deliver``), new messages before the answered
+       basket's update;
+    5. the receipt is written last, and only when the channel shows everything;
+    6. the lock is released, however the steps above ended; a failure anywhere becomes the
+       step's own short message (``Step.refused``), never an exception Bolt would swallow.
+
+A process that dies anywhere therefore leaves either nothing done, or a checkpoint ahead of the
+receipt, which the next delivery of any step for that session repairs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from workflow.builder import Workflow
+from workflow.checkpoint import AnsweredRequest
+from workflow.errors import SessionBusy, StoreError, WorkflowError
+from workflow.events import WorkflowEvent
+from workflow.lock import SessionLock
+from workflow.respond import open_session
+from workflow.runner import Run, RunStatus
+from workflow.session import SessionCheckpoints
+
+from .logs import log_context
+from .outbox import Outbox, Where
+from .outcome import Outcome
+from .receipts import Receipts
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Redelivered:
+    """The step's work was done before; ``answered`` is the request it answered, if any."""
+
+    answered: AnsweredRequest | None = None
+
+
+@dataclass(frozen=True)
+class Sessions:
+    """What a turn needs, built once per cold start (``Runtime.sessions``)."""
+
+    workflow: Callable[[], Workflow]
+    checkpoints: Callable[[str, str], SessionCheckpoints]
+    lock: SessionLock
+    lock_ttl_seconds: float
+    receipts: Receipts
+    outbox: Outbox
+
+
+class Step(Protocol):
+    """What one trigger does inside the session lock, and what it says in each case."""
+
+    @property
+    def owner(self) -> str:
+        """Who holds the lock, for its object and the logs."""
+        ...
+
+    async def act(
+        self, run: Run | None, workflow: Workflow, checkpoints: SessionCheckpoints
+    ) -> Outcome | Redelivered:
+        """Start or answer the run (None: the session has no checkpoint yet)."""
+        ...
+
+    def up_to_date(self, done: Redelivered) -> Outcome:
+        """A redelivery that finds the channel showing the latest checkpoint."""
+        ...
+
+    def caught_up(self, run: Run, events: list[WorkflowEvent], done: Redelivered) -> Outcome:
+        """What to show once a redelivery has run on the saved work of a lost process."""
+        ...
+
+    def failed(self, error: BaseException | None) -> Outcome:
+        """The run failed (the model stopped early, a checkpoint could not be written); the
+        request it was answering stays pending in the latest checkpoint."""
+        ...
+
+    def refused(self, error: Exception) -> Outcome:
+        """The turn could not be taken or failed: busy, gone, tampered, S3 down, a bug."""
+        ...
+
+
+async def take_turn(sessions: Sessions, where: Where, step: Step) -> None:
+    """Run ``step`` on the session at ``where`` under its lock, and tell Slack what it did."""
+    with log_context(tenant=where.tenant, session=where.session_id):
+        outcome: Outcome = None
+        try:
+            checkpoints = sessions.checkpoints(where.tenant, where.session_id)
+            workflow = sessions.workflow()
+            async with open_session(
+                workflow,
+                checkpoints,
+                sessions.lock,
+                owner=step.owner,
+                ttl_seconds=sessions.lock_ttl_seconds,
+            ) as run:
+                result = await step.act(run, workflow, checkpoints)
+                if isinstance(result, Redelivered):
+                    result = await catch_up(sessions, checkpoints, run, step, result)
+                if sessions.outbox.deliver(where, result):
+                    await _record_shown(sessions.receipts, checkpoints)
+                return
+        except SessionBusy as exc:
+            log.info("session busy: %s", exc)
+            outcome = step.refused(exc)
+        except WorkflowError as exc:
+            log.error("the turn failed: %s: %s", type(exc).__name__, exc)
+            outcome = step.refused(exc)
+        except Exception as exc:  # noqa: BLE001 - Bolt would swallow it; the person must hear
+            log.exception("the turn failed")
+            outcome = step.refused(exc)
+        sessions.outbox.deliver(where, outcome)
+
+
+async def catch_up(
+    sessions: Sessions,
+    checkpoints: SessionCheckpoints,
+    run: Run | None,
+    step: Step,
+    done: Redelivered,
+) -> Outcome:
+    """A redelivery: nothing to do if the channel shows the latest checkpoint; otherwise run on
+    the saved work (a process may have died between two of its checkpoints) and show it."""
+    if run is None:  # a step found its work done in a session that has no checkpoint: a bug
+        raise LookupError("a redelivery on a session with no checkpoint")
+    tenant, session = checkpoints.tenant_id, checkpoints.session_id
+    shown = await asyncio.to_thread(sessions.receipts.shown, tenant, session)
+    latest = checkpoints.last
+    if latest is None or shown == latest.checkpoint_id:
+        return step.up_to_date(done)
+    log.warning("the channel is behind checkpoint %s; catching up", latest.checkpoint_id)
+    events = [event async for event in run.watch()]
+    if run.status is RunStatus.FAILED:
+        log.error("finishing the saved run failed: %r", run.error)
+        return step.failed(run.error)
+    return step.caught_up(run, events or run.pending_events(), done)
+
+
+async def _record_shown(receipts: Receipts, checkpoints: SessionCheckpoints) -> None:
+    if checkpoints.last is None:
+        return
+    tenant, session = checkpoints.tenant_id, checkpoints.session_id
+    try:
+        await asyncio.to_thread(
+            receipts.mark_shown, tenant, session, checkpoints.last.checkpoint_id
+        )
+    except StoreError as exc:  # only costs a repost by the next click
+        log.error("could not record the shown checkpoint: %s", exc)
