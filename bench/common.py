@@ -3,9 +3,9 @@ the real Lambda handler, lazy invocations routed back to the thread that caused 
 request counter.
 
 Everything listens on 127.0.0.1: one moto S3 server, the fake Slack Web API, the fake Lambda
-Invoke API and the fake Anthropic Messages API (tests/fakes/). The bot handler runs in this
-process (``bot.handler.cold_start`` with ``Settings.from_env()``), as ``tests.bot_kit.World``
-drives it in the test suite; fresh processes (``python -m tests.lambda_invoke``) reach the same
+Invoke API and the fake Anthropic Messages API (bot/sandbox/). The bot handler runs in this
+process (``bot.handler.cold_start`` with ``Settings.from_env()``), as ``bot.sandbox.world.World``
+drives it in the test suite; fresh processes (``python -m bot.sandbox.invoke``) reach the same
 servers through the environment in :attr:`Loopback.env`.
 """
 
@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
-from tests.bot_kit import TOKEN, World, bot_env
-from tests.fakes.anthropic_api import FakeAnthropic
-from tests.fakes.lambda_api import FakeLambda, Invocation
-from tests.fakes.moto_server import moto_s3_server
-from tests.fakes.slack_api import FakeSlack
-from tests.fakes.slack_events import decoded_body
+from bot.sandbox.anthropic_api import FakeAnthropic, shorter_revisions
+from bot.sandbox.lambda_api import FakeLambda, Invocation
+from bot.sandbox.moto_server import moto_s3_server
+from bot.sandbox.slack_api import FakeSlack
+from bot.sandbox.slack_requests import decoded_body
+from bot.sandbox.world import PEOPLE, World, bot_env, fake_slack
 
 TENANT = "T0TEAM"  # the team every fake Slack event comes from
 
@@ -238,6 +238,12 @@ class Loopback:
             self.bucket, SHOP_PREFIX, s3_client=self.check_s3, codec=SHOP_RECORDS
         )
 
+    def open_channel(self, channel: str, *people: str) -> None:
+        """Make ``channel`` (if new) with the world's people, the bot and ``people`` in it."""
+        if self.slack.channel_info(channel) is None:
+            self.slack.add_channel(channel, members=PEOPLE)
+        self.slack.join(channel, *people)
+
     def keys(self, suffix: str = "") -> list[str]:
         found: list[str] = []
         for page in self.check_s3.get_paginator("list_objects_v2").paginate(Bucket=self.bucket):
@@ -300,9 +306,9 @@ def loopback(bucket: str = "load-checkpoints", **extra_env: str) -> Iterator[Loo
     with contextlib.ExitStack() as stack:
         aws = stack.enter_context(atomic_moto_server(bucket))
         with _listen_backlog(128):
-            slack = FakeSlack(token=TOKEN).start()
+            slack = fake_slack().start()
             lam = FakeLambda().start()
-            claude = FakeAnthropic()
+            claude = FakeAnthropic(responder=shorter_revisions)
         claude.start()
         for fake in (slack, lam, claude):
             stack.callback(fake.stop)
@@ -313,7 +319,7 @@ def loopback(bucket: str = "load-checkpoints", **extra_env: str) -> Iterator[Loo
             os.environ.update(env)
             s3, check_s3 = _shared_s3_client(), make_s3_client()
             counter = RequestCounter(s3)
-            world = World(slack, lam, claude, env, mp=None, s3=s3)
+            world = World(slack, lam, claude, env, os.environ.__setitem__, s3=s3)
             cold_start(Runtime.from_settings(Settings.from_env(), s3_client=s3))
             log_file = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed by the stack
                 "w", prefix="weekly-shop-bench-", suffix=".log", delete=False

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.common import TENANT, Loopback, chain_problems, describe_ops, loopback, ordered_texts
-from tests.bot_kit import SECRET, header
-from tests.fakes.slack_events import block_action, slash_command, view_submission
+from bot.sandbox.slack_requests import block_action, slash_command, view_submission
+from bot.sandbox.world import SECRET, header
 
 BUSY = "Someone else is answering this basket right now."
 ALREADY = "This basket was already answered"
@@ -108,7 +108,8 @@ def click(
 
 
 def start(lb: Loopback, channel: str, trigger: str) -> dict[str, Any]:
-    """``/shop`` in ``channel`` and its lazy invocation: basket 1, posted."""
+    """``/shop`` in ``channel`` (made now if new) and its lazy invocation: basket 1, posted."""
+    lb.open_channel(channel)
     ack = send(
         lb,
         slash_command(
@@ -131,7 +132,7 @@ def start(lb: Loopback, channel: str, trigger: str) -> dict[str, Any]:
 
 def change(lb: Loopback, basket: dict[str, Any], channel: str, n: int, text: str) -> None:
     """Change…, the modal, submitted, and its lazy invocation."""
-    trigger = f"change-{n}"
+    trigger = lb.slack.issue_trigger("U0BOB")  # Slack issues it with the click: views.open takes it
     click(lb, basket, "change_basket", "U0BOB", trigger, channel)
     opened = [c for c in lb.slack.calls_to("views.open") if c.args.get("trigger_id") == trigger]
     if len(opened) != 1 or opened[0].error:
@@ -165,6 +166,7 @@ def concurrent_clicks(lb: Loopback, n: int, timeout: float = 120.0) -> Scenario:
     result = Scenario(f"{n} concurrent clicks on one basket")
     channel = "C0CLICKS"
     basket = start(lb, channel, "clicks-shop")
+    lb.open_channel(channel, *(f"U0CLICK{i:03d}" for i in range(n)))
     session = session_of(lb, basket)
     store = lb.store()
     before = {i.checkpoint_id for i in store.list(TENANT, session)}

@@ -5,7 +5,7 @@
 - cold start: importing the Lambda handler in a fresh process, against importing slack_bolt and
   boto3 alone (both from bytecode); and, when the approve misses its target, the same import
   with no bytecode cache at all (as on Lambda when the package ships no .pyc);
-- an approve resumed in a fresh process (``python -m tests.lambda_invoke`` with the approve's lazy
+- an approve resumed in a fresh process (``python -m bot.sandbox.invoke`` with the approve's lazy
   event), wall time, against a bare ``python -c "import slack_bolt, boto3"``;
 - S3 requests per approve click, for a session holding 1 and 100 checkpoints;
 - two fresh processes answering the same pause at once: how many orders.
@@ -33,8 +33,8 @@ from typing import Any
 from bench.common import TENANT, Loopback, describe_ops, loopback, ordered_texts
 from bench.load import click, session_of, start
 from bench.table import Row, ratio, render
-from tests.bot_kit import SECRET
-from tests.fakes.slack_events import block_action
+from bot.sandbox.slack_requests import block_action
+from bot.sandbox.world import SECRET
 
 DEADLINE_S = 3.0
 BARE = "import slack_bolt, boto3"
@@ -60,7 +60,7 @@ def process_env(lb: Loopback) -> dict[str, str]:
 def warm_up(lb: Loopback) -> None:
     """One fresh approve, not measured: compiles all it imports into the bytecode cache."""
     ((pending,),) = pending_approves(lb, 1)
-    argv = [sys.executable, "-m", "tests.lambda_invoke"]
+    argv = [sys.executable, "-m", "bot.sandbox.invoke"]
     wall_time(argv, process_env(lb), json.dumps(pending.payload))
     wall_time([sys.executable, "-c", BARE], process_env(lb))
 
@@ -108,7 +108,7 @@ def fresh_approve_response(lb: Loopback, n: int = 5) -> Row:
     env = process_env(lb)
     ours, bare = [], []
     for (pending,) in pending_approves(lb, n):
-        argv = [sys.executable, "-m", "tests.lambda_invoke"]
+        argv = [sys.executable, "-m", "bot.sandbox.invoke"]
         ours.append(time_to_first_line(argv, env, json.dumps(pending.payload)))
         bare.append(time_to_first_line([sys.executable, "-c", BARE + "; print(1)"], env))
         if len(ordered_texts(lb.slack, pending.channel)) != 1:
@@ -174,7 +174,7 @@ def fresh_approve(lb: Loopback, n: int = 5) -> tuple[Row, list[float], float]:
     for (pending,) in sessions:
         ours.append(
             wall_time(
-                [sys.executable, "-m", "tests.lambda_invoke"], env, json.dumps(pending.payload)
+                [sys.executable, "-m", "bot.sandbox.invoke"], env, json.dumps(pending.payload)
             )
         )
         bare.append(bare_import(env))
@@ -208,7 +208,7 @@ client = make_s3_client()
 t.append(time.perf_counter())
 runtime, _ = bot.handler.cold_start()
 runtime.s3_client = client
-from tests.fakes.slack_events import lambda_context
+from bot.sandbox.slack_requests import lambda_context
 event = json.load(sys.stdin)
 t.append(time.perf_counter())
 response = bot.handler.handler(event, lambda_context())
@@ -384,6 +384,7 @@ def requests_per_approve(lb: Loopback) -> list[Row]:
 def _post(lb: Loopback, channel: str) -> str:
     from slack_sdk import WebClient
 
+    lb.open_channel(channel)
     web = WebClient(token=lb.env["SLACK_BOT_TOKEN"], base_url=lb.slack.url)
     return str(web.chat_postMessage(channel=channel, text="a basket")["ts"])
 
@@ -397,7 +398,7 @@ def double_answer(lb: Loopback) -> Row:
     """Two fresh processes resume the same pause at the same moment (two people's approves)."""
     ((first, second),) = pending_approves(lb, 1, users=("U0BOB", "U0CAROL"))
     env = process_env(lb)
-    argv = [sys.executable, "-m", "tests.lambda_invoke"]
+    argv = [sys.executable, "-m", "bot.sandbox.invoke"]
     procs = [
         subprocess.Popen(
             argv,

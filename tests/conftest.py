@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 
-from tests.bot_kit import TOKEN, World, bot_env
-from tests.fakes.anthropic_api import FakeAnthropic
-from tests.fakes.lambda_api import FakeLambda
-from tests.fakes.moto_server import moto_s3_server
-from tests.fakes.slack_api import FakeSlack
+from bot.sandbox.anthropic_api import FakeAnthropic, shorter_revisions
+from bot.sandbox.lambda_api import FakeLambda
+from bot.sandbox.moto_server import moto_s3_server
+from tests.bot_kit import TestWorld, bot_env, fake_slack
 from workflow.signing import CheckpointSigner
 
 BUCKET = "checkpoints-test"
@@ -86,14 +85,19 @@ def signer() -> CheckpointSigner:
     return CheckpointSigner(b"test-key-" * 4)
 
 
+def fakes() -> tuple[Any, FakeLambda, FakeAnthropic]:
+    """Slack (the cast in #shop and #weekly), Lambda and Claude (a revision is 8 lines)."""
+    slack, lam = fake_slack("C0WEEKLY").start(), FakeLambda().start()
+    return slack, lam, FakeAnthropic(responder=shorter_revisions).start()
+
+
 @pytest.fixture
-def world(monkeypatch: pytest.MonkeyPatch, s3: Any, bucket: str) -> Iterator[World]:
-    slack, lam, claude = FakeSlack(token=TOKEN).start(), FakeLambda().start(), FakeAnthropic()
-    claude.start()
+def world(monkeypatch: pytest.MonkeyPatch, s3: Any, bucket: str) -> Iterator[TestWorld]:
+    slack, lam, claude = fakes()
     env = bot_env(slack, lam, claude, bucket)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    world = World(slack, lam, claude, env, monkeypatch, s3=s3)
+    world = TestWorld(slack, lam, claude, env, monkeypatch.setenv, s3=s3)
     world.boot()
     yield world
     for fake in (slack, lam, claude):
@@ -101,17 +105,16 @@ def world(monkeypatch: pytest.MonkeyPatch, s3: Any, bucket: str) -> Iterator[Wor
 
 
 @pytest.fixture
-def served(monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+def served(monkeypatch: pytest.MonkeyPatch) -> Iterator[TestWorld]:
     """The world with S3 as a moto *server*, so other processes share it."""
     with moto_s3_server("bot-bucket") as aws:
-        slack, lam, claude = FakeSlack(token=TOKEN).start(), FakeLambda().start(), FakeAnthropic()
-        claude.start()
+        slack, lam, claude = fakes()
         env = {**aws, **bot_env(slack, lam, claude, "bot-bucket")}
         for name in ("AWS_ENDPOINT_URL_S3", "AWS_PROFILE"):
             monkeypatch.delenv(name, raising=False)
         for name, value in env.items():
             monkeypatch.setenv(name, value)
-        world = World(slack, lam, claude, env, monkeypatch)
+        world = TestWorld(slack, lam, claude, env, monkeypatch.setenv)
         world.boot()
         yield world
         for fake in (slack, lam, claude):

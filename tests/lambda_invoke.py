@@ -1,8 +1,4 @@
-"""Run one Lambda invocation in this (fresh) process: ``python -m tests.lambda_invoke < event``.
-
-Prints the handler's response and whether the anthropic SDK was imported, as one JSON line. The
-environment (Slack, S3, Lambda and Anthropic endpoints, secrets) comes from the parent test.
-
+"""``python -m bot.sandbox.invoke`` for tests: one invocation in this fresh process, which
 ``--crash-at POINT`` makes the process die (``os._exit``, no cleanup, like a killed Lambda) at
 one point of a resume, to prove that the next invocation recovers:
 
@@ -23,7 +19,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from tests.fakes.slack_events import lambda_context
+from bot.sandbox.invoke import invoke_once
 
 CRASH_EXIT = 70
 
@@ -112,10 +108,7 @@ def main() -> None:
     event = json.load(sys.stdin)
     if args.crash_at:
         arm(args.crash_at)
-    from bot.handler import handler
-
-    response = handler(event, lambda_context())
-    print(json.dumps({"response": response, "anthropic_imported": "anthropic" in sys.modules}))
+    print(json.dumps(invoke_once(event)))
 
 
 if __name__ == "__main__":

@@ -36,6 +36,10 @@ from bot.blocks import (
 from bot.clicks import BROKEN, GONE
 from bot.handler import GuardedRequestHandler
 from bot.runtime import Runtime
+from bot.sandbox.anthropic_api import Reply
+from bot.sandbox.block_kit import LIMITS, block_errors
+from bot.sandbox.block_kit import texts as block_texts
+from bot.sandbox.slack_requests import block_action, http_event, slash_command, view_submission
 from tests.bot_kit import (
     CHANNEL,
     SECRET,
@@ -45,9 +49,6 @@ from tests.bot_kit import (
     section_text,
     start_basket,
 )
-from tests.fakes.anthropic_api import Reply
-from tests.fakes.slack_api import LIMITS, _texts, block_errors
-from tests.fakes.slack_events import block_action, http_event, slash_command, view_submission
 from tests.fault_kit import (
     TENANT,
     ephemeral_texts,
@@ -89,10 +90,10 @@ def runtime() -> Runtime:
 
 
 @pytest.fixture
-def guarded(world: World) -> World:
+def guarded(world: World, monkeypatch: pytest.MonkeyPatch) -> World:
     """The world with a freshly built :class:`GuardedRequestHandler` (what bot/handler.py wires),
     so the property runs against the adapter itself as well as the deployed entry point."""
-    world.mp.setattr(bot.handler, "_slack", GuardedRequestHandler(build_app(runtime())))
+    monkeypatch.setattr(bot.handler, "_slack", GuardedRequestHandler(build_app(runtime())))
     return world
 
 
@@ -389,7 +390,7 @@ def test_an_unknown_action_id_is_acked_and_does_nothing(world: World, s3: Any, b
 
 
 def _opened_metadata(world: World, basket: dict[str, Any]) -> str:
-    world.click(basket, "change_basket", trigger_id=f"trigger-{basket['ts']}")
+    world.click(basket, "change_basket")
     view = world.slack.calls_to("views.open")[-1].args["view"]
     view = json.loads(view) if isinstance(view, str) else view
     metadata = str(view["private_metadata"])
@@ -709,7 +710,7 @@ def _basket_checks(world: World, expected_items: int) -> dict[str, Any]:
         assert f"(approving orders all {expected_items})" in text
     else:
         assert "more item" not in text
-    assert sum(len(t) for t in _texts(basket["blocks"])) <= LIMITS["message.blocks_text"]
+    assert sum(len(t) for t in block_texts(basket["blocks"])) <= LIMITS["message.blocks_text"]
     for call in world.slack.calls_to("chat.postMessage") + world.slack.calls_to("chat.update"):
         assert len(call.args.get("text") or "") <= 3000
     return basket
@@ -815,7 +816,7 @@ def test_basket_blocks_always_fit_slack(items: list[str], note: str, round: int)
         ),
     ):
         assert block_errors(blocks) == []
-        texts = list(_texts(blocks))
+        texts = list(block_texts(blocks))
         assert sum(map(len, texts)) <= LIMITS["message.blocks_text"]
         sections = "\n".join(b["text"]["text"] for b in blocks if b["type"] == "section")
         assert "<" not in sections and ">" not in sections

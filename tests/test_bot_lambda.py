@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
+from bot.sandbox.slack_requests import scheduled_event
 from bot.settings import Settings, SettingsError
 from tests.bot_kit import CHANNEL, SECRET, TOKEN, World, context_text, header
-from tests.fakes.slack_events import scheduled_event
 
 
 def test_every_lazy_step_runs_in_a_fresh_process(served: World) -> None:
@@ -23,7 +23,7 @@ def test_every_lazy_step_runs_in_a_fresh_process(served: World) -> None:
     (basket,) = world.baskets()
     assert header(basket) == "Basket 1 of 3"
 
-    world.click(basket, "change_basket", trigger_id="trigger-1")
+    world.click(basket, "change_basket")
     world.submit_change("no pizza")
     (revised,) = world.run_lazies(fresh_process=True)
     assert revised["response"]["statusCode"] == 200
@@ -45,7 +45,7 @@ def test_every_lazy_step_runs_in_a_fresh_process(served: World) -> None:
 def test_the_ack_path_does_not_import_the_model_sdk(served: World) -> None:
     code = (
         "import json, sys\n"
-        "from tests.fakes.slack_events import slash_command, lambda_context\n"
+        "from bot.sandbox.slack_requests import slash_command, lambda_context\n"
         "from bot.handler import handler\n"
         f"r = handler(slash_command({SECRET!r}, text='dinners'), lambda_context())\n"
         "print(json.dumps([r['statusCode'], r['body'], 'anthropic' in sys.modules]))\n"

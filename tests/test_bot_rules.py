@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from bot.sandbox.anthropic_api import Reply
+from bot.sandbox.slack_requests import slash_command, with_bad_signature
 from tests.bot_kit import (
     CHANNEL,
     SECRET,
@@ -20,8 +22,6 @@ from tests.bot_kit import (
     section_text,
     start_basket,
 )
-from tests.fakes.anthropic_api import Reply
-from tests.fakes.slack_events import slash_command, with_bad_signature
 from workflow.s3_lock import S3SessionLock
 from workflow.shop.records import SHOP_PREFIX
 
@@ -77,6 +77,7 @@ def test_a_click_while_someone_holds_the_lock_is_told_and_changes_nothing(
 def test_concurrent_clicks_resume_exactly_once(world: World, s3: Any, bucket: str) -> None:
     basket = start_basket(world)
     users = [f"U0CLICK{i}" for i in range(6)]
+    world.slack.join(CHANNEL, *users)  # Slack tells only channel members (user_not_in_channel)
     for user in users:
         world.click(basket, "approve_basket", user=user)
     lazies = world.lam.take()

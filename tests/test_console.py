@@ -11,13 +11,13 @@ from pathlib import Path
 import boto3
 import pytest
 
-from tests.fakes.anthropic_api import FakeAnthropic
-from tests.fakes.moto_server import moto_s3_server
+from bot.sandbox.anthropic_api import FakeAnthropic, shorter_revisions
+from bot.sandbox.moto_server import moto_s3_server
 
 
 @pytest.fixture
 def claude() -> Iterator[FakeAnthropic]:
-    fake = FakeAnthropic().start()
+    fake = FakeAnthropic(responder=shorter_revisions).start()
     yield fake
     fake.stop()
 
@@ -83,7 +83,7 @@ def test_without_a_key_the_offline_shopper_is_used_and_says_so(tmp_path: Path) -
 def test_a_model_stopped_early_fails_and_the_next_run_starts_afresh(
     tmp_path: Path, claude: FakeAnthropic
 ) -> None:
-    from tests.fakes.anthropic_api import Reply
+    from bot.sandbox.anthropic_api import Reply
 
     claude.script(Reply(text="500 g chi", stop_reason="max_tokens"))
     env = {"ANTHROPIC_BASE_URL": claude.url, "ANTHROPIC_API_KEY": "test-key-not-real"}

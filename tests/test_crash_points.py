@@ -81,7 +81,7 @@ def test_a_change_killed_at_each_point_recovers(served: World, point: str, recov
     approve_value = world.buttons(basket)["approve_basket"]
     session = json.loads(approve_value)["s"]
 
-    world.click(basket, "change_basket", trigger_id=f"trigger-{point}")
+    world.click(basket, "change_basket")
     world.submit_change("no pizza")
     (lost,) = world.lam.take()
     world.in_fresh_process(lost.payload, crash_at=point)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs
@@ -19,18 +21,32 @@ from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.webhook import WebhookClient
 
-from tests.fakes import slack_events as ev
-from tests.fakes.lambda_api import FakeLambda
-from tests.fakes.slack_api import FakeSlack
+from bot.sandbox import slack_requests as ev
+from bot.sandbox.anthropic_api import DEFAULT_BASKET, FakeAnthropic, Reply, shorter_revisions
+from bot.sandbox.lambda_api import FakeLambda
+from bot.sandbox.slack_api import FakeSlack
 
 TOKEN = "xoxb-test"
 SECRET = "signing-secret-for-tests"
 ARN = "arn:aws:lambda:us-east-1:123456789012:function:weekly-shop-test-slack"
 
 
+class Clock:
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
 @pytest.fixture
-def slack() -> Iterator[FakeSlack]:
-    with FakeSlack(token=TOKEN) as fake:
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def slack(clock: Clock) -> Iterator[FakeSlack]:
+    with FakeSlack(token=TOKEN, channels={"C0SHOP": ("U0A", "U0BOB")}, clock=clock) as fake:
         yield fake
 
 
@@ -77,13 +93,77 @@ def test_wrong_token_is_invalid_auth(slack: FakeSlack) -> None:
     assert err.value.response["error"] == "invalid_auth"
 
 
-def test_trigger_id_works_once(slack: FakeSlack, client: WebClient) -> None:
-    view = {"type": "modal", "title": {"type": "plain_text", "text": "Change"}, "blocks": []}
-    opened = client.views_open(trigger_id="123.456.abc", view=view)
-    assert opened["view"]["id"] in slack.views
+MODAL = {"type": "modal", "title": {"type": "plain_text", "text": "Change"}, "blocks": []}
+
+
+def slack_error(call: Any) -> str:
     with pytest.raises(SlackApiError) as err:
-        client.views_open(trigger_id="123.456.abc", view=view)
-    assert err.value.response["error"] == "expired_trigger_id"
+        call()
+    return str(err.value.response["error"])
+
+
+def test_a_trigger_id_works_once(slack: FakeSlack, client: WebClient) -> None:
+    """views.open errors (docs.slack.dev): exchanged_trigger_id, "already exchanged"."""
+    trigger = slack.issue_trigger("U0BOB")
+    opened = client.views_open(trigger_id=trigger, view=MODAL)
+    assert opened["view"]["id"] in slack.views and slack.open_view("U0BOB") is not None
+    assert slack.open_view("U0A") is None  # the modal is the clicker's
+    assert slack_error(lambda: client.views_open(trigger_id=trigger, view=MODAL)) == (
+        "exchanged_trigger_id"
+    )
+
+
+def test_a_trigger_id_expires_after_three_seconds(
+    slack: FakeSlack, client: WebClient, clock: Clock
+) -> None:
+    """Slack: a trigger_id expires three seconds after the interaction that carried it."""
+    fresh, stale = slack.issue_trigger("U0BOB"), slack.issue_trigger("U0BOB")
+    clock.now += 2.9
+    assert client.views_open(trigger_id=fresh, view=MODAL)["ok"]
+    clock.now += 0.2
+    assert slack_error(lambda: client.views_open(trigger_id=stale, view=MODAL)) == (
+        "expired_trigger_id"
+    )
+
+
+def test_a_trigger_id_slack_never_issued_is_invalid(client: WebClient) -> None:
+    assert slack_error(lambda: client.views_open(trigger_id="123.456.abc", view=MODAL)) == (
+        "invalid_trigger_id"
+    )
+
+
+def test_the_bot_posts_only_where_it_is_a_member(slack: FakeSlack, client: WebClient) -> None:
+    """chat.postMessage: not_in_channel for a public channel the bot was never added to,
+    channel_not_found for a private channel or DM it is not in (Slack does not reveal those),
+    and for a channel that does not exist."""
+    slack.add_channel("C0PUBLIC", members=["U0A"], bot=False)
+    slack.add_channel("G0PRIVATE", members=["U0A"], bot=False, private=True)
+    post = client.chat_postMessage
+    assert slack_error(lambda: post(channel="C0PUBLIC", text="hi")) == "not_in_channel"
+    assert slack_error(lambda: post(channel="G0PRIVATE", text="hi")) == "channel_not_found"
+    assert slack_error(lambda: post(channel="C0NOWHERE", text="hi")) == "channel_not_found"
+    eph = client.chat_postEphemeral
+    assert slack_error(lambda: eph(channel="C0PUBLIC", user="U0A", text="hi")) == "not_in_channel"
+    slack.join("C0PUBLIC", slack.user_id)  # /invite @weekly-shop
+    assert post(channel="C0PUBLIC", text="hi")["ok"]
+    assert slack.messages("C0PUBLIC")[0]["text"] == "hi" and slack.messages("G0PRIVATE") == []
+
+
+def test_an_ephemeral_reaches_only_a_channel_member(slack: FakeSlack, client: WebClient) -> None:
+    """chat.postEphemeral: user_not_in_channel, "Cannot post user messages to a channel they
+    are not in" (docs.slack.dev); and each person sees only their own."""
+    eph = client.chat_postEphemeral
+    assert slack_error(lambda: eph(channel="C0SHOP", user="U0STRANGER", text="x")) == (
+        "user_not_in_channel"
+    )
+    assert slack.ephemerals() == []
+    eph(channel="C0SHOP", user="U0A", text="for A")
+    assert [e["text"] for e in slack.ephemerals("U0A")] == ["for A"]
+    assert slack.ephemerals("U0BOB") == []
+
+
+def test_an_unknown_method_is_refused(client: WebClient) -> None:
+    assert slack_error(lambda: client.api_call("chat.teleport")) == "unknown_method"
 
 
 def test_button_text_of_76_is_rejected_and_recorded(slack: FakeSlack, client: WebClient) -> None:
@@ -133,8 +213,9 @@ def test_block_kit_limits(
 
 def test_modal_limits(slack: FakeSlack, client: WebClient) -> None:
     title = {"type": "plain_text", "text": "t" * 25}
+    trigger = slack.issue_trigger()
     with pytest.raises(SlackApiError):
-        client.views_open(trigger_id="1.2.3", view={"type": "modal", "title": title, "blocks": []})
+        client.views_open(trigger_id=trigger, view={"type": "modal", "title": title, "blocks": []})
     field: dict[str, Any] = {"type": "plain_text_input", "action_id": "a", "max_length": 3001}
     label = {"type": "plain_text", "text": "l"}
     view: dict[str, Any] = {
@@ -144,7 +225,7 @@ def test_modal_limits(slack: FakeSlack, client: WebClient) -> None:
         "blocks": [{"type": "input", "label": label, "element": field}] + [section("s")] * 100,
     }
     with pytest.raises(SlackApiError):
-        client.views_open(trigger_id="1.2.3", view=view)
+        client.views_open(trigger_id=trigger, view=view)
     assert "/view/title/text" in slack.violations[0].errors[0]
     errors = " ".join(slack.violations[1].errors)
     for pointer in ("/view/private_metadata", "/view/blocks/0/element/max_length", "/view/blocks]"):
@@ -152,7 +233,7 @@ def test_modal_limits(slack: FakeSlack, client: WebClient) -> None:
     view["blocks"] = view["blocks"][:100]
     view["private_metadata"] = "m" * 3000
     field["max_length"] = 3000
-    assert client.views_open(trigger_id="1.2.3", view=view)["ok"]  # unused until it succeeds
+    assert client.views_open(trigger_id=trigger, view=view)["ok"]  # unused until it succeeds
 
 
 def test_429_is_retried_by_rate_limit_handler(slack: FakeSlack) -> None:
@@ -193,6 +274,30 @@ def test_response_url_replaces_original_and_posts_ephemeral(
     assert WebhookClient(url).send(text="only you").status_code == 200
     assert [m["text"] for m in slack.messages("C0SHOP")] == ["approved"]
     assert [e["text"] for e in slack.ephemerals("U0BOB")] == ["only you"]
+
+
+def response_url_of(event: dict[str, Any]) -> str:
+    return str(json.loads(parse_qs(ev.decoded_body(event))["payload"][0])["response_url"])
+
+
+def test_a_response_url_takes_five_posts(slack: FakeSlack) -> None:
+    """Slack: a response_url can be used up to 5 times within 30 minutes."""
+    event = ev.block_action(SECRET, action_id="a", value="v", response_url_base=slack.hooks_url)
+    hook = WebhookClient(response_url_of(event))
+    assert [hook.send(text=f"n{i}").status_code for i in range(6)] == [200] * 5 + [404]
+    assert json.loads(hook.send(text="again").body)["error"] == "used_url"
+    assert len(slack.ephemerals("U0BOB")) == 5
+
+
+def test_a_response_url_expires_after_30_minutes(
+    slack: FakeSlack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    event = ev.block_action(SECRET, action_id="a", value="v", response_url_base=slack.hooks_url)
+    hook = WebhookClient(response_url_of(event))
+    slack.wall = lambda: time.time() + 30 * 60 + 1
+    answer = hook.send(text="too late")
+    assert answer.status_code == 404 and json.loads(answer.body)["error"] == "expired_url"
+    assert slack.ephemerals() == []
 
 
 def test_boto3_invoke_is_captured(lam: FakeLambda, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -297,3 +402,58 @@ def test_bolt_on_lambda_round_trip(
         ]
         == 401
     )
+
+
+def messages_request(
+    fake: FakeAnthropic, body: Any, headers: dict[str, str] | None = None
+) -> tuple[int, dict[str, Any]]:
+    sent = {"x-api-key": fake.api_key, "anthropic-version": "2023-06-01"}
+    request = urllib.request.Request(
+        f"{fake.url}/v1/messages",
+        data=json.dumps(body).encode(),
+        headers={"content-type": "application/json", **sent, **(headers or {})},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+GOOD = {
+    "model": "claude-haiku-5-5",
+    "max_tokens": 100,
+    "messages": [{"role": "user", "content": "x"}],
+}
+
+
+def test_the_messages_fake_refuses_what_the_api_refuses() -> None:
+    with FakeAnthropic() as fake:
+        assert messages_request(fake, GOOD)[0] == 200
+        status, answer = messages_request(fake, GOOD, {"x-api-key": "sk-ant-wrong"})
+        assert (status, answer["error"]["type"]) == (401, "authentication_error")
+        status, answer = messages_request(fake, GOOD, {"anthropic-version": ""})
+        assert (status, answer["error"]["type"]) == (400, "invalid_request_error")
+        for bad in (
+            {**GOOD, "max_tokens": 0},
+            {**GOOD, "model": ""},
+            {**GOOD, "messages": []},
+            {**GOOD, "messages": [{"role": "assistant", "content": "x"}]},
+            {**GOOD, "messages": [{"role": "system", "content": "x"}]},
+            {**GOOD, "prompt": "Human: x"},
+        ):
+            status, answer = messages_request(fake, bad)
+            assert (status, answer["error"]["type"]) == (400, "invalid_request_error"), bad
+        # a refused request never takes a scripted reply
+        fake.script(Reply(text="scripted"))
+        messages_request(fake, {**GOOD, "max_tokens": 0})
+        assert messages_request(fake, GOOD)[1]["content"][0]["text"] == "scripted"
+
+
+def test_the_messages_fake_answers_whatever_the_prompt_says_unless_told() -> None:
+    with FakeAnthropic() as fake:
+        revision = {**GOOD, "messages": [{"role": "user", "content": "Your last basket:\nmilk"}]}
+        assert messages_request(fake, revision)[1]["content"][0]["text"] == DEFAULT_BASKET
+    with FakeAnthropic(responder=shorter_revisions) as fake:
+        text = messages_request(fake, revision)[1]["content"][0]["text"]
+        assert len(text.splitlines()) == 8

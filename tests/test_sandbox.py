@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.fakes.sandbox_process import SandboxProcess, running_sandbox
+from tests.sandbox_process import SandboxProcess, running_sandbox
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 CHROMIUM = "/usr/bin/chromium"
@@ -198,3 +198,41 @@ def test_only_the_page_itself_can_drive_it(sandbox: SandboxProcess) -> None:
     assert status("/ui/command", body, {"Content-Type": "text/plain"}) == 415
     # A page on another name that resolves to 127.0.0.1 (DNS rebinding): refused.
     assert status("/ui/state?user=U0ALICE", None, {"Host": f"evil.example:{sandbox.port}"}) == 403
+
+
+BAD_BLOCKS = [
+    {
+        "type": "actions",
+        "elements": [{"type": "button", "text": {"type": "plain_text", "text": "x" * 76}}],
+    }
+]
+
+
+async def test_the_sandbox_refuses_invalid_block_kit_exactly_as_the_tests_fake_does() -> None:
+    """One fake plays Slack for the tests and for the sandbox: a button label of 76 characters
+    (Slack's limit is 75) is invalid_blocks in both, with the same details, and the sandbox's
+    channel shows nothing of it."""
+    from slack_sdk import WebClient
+    from slack_sdk.errors import SlackApiError
+
+    from bot.sandbox.page import snapshot
+    from bot.sandbox.server import Sandbox
+    from bot.sandbox.world import CHANNEL, fake_slack
+
+    sandbox = Sandbox(secret="sandbox-secret")
+    answers = []
+    with sandbox.slack, fake_slack() as tests_fake:
+        for fake, token, channel in (
+            (sandbox.slack, sandbox.token, sandbox.channel),
+            (tests_fake, tests_fake.token, CHANNEL),
+        ):
+            web = WebClient(token=token, base_url=fake.url)
+            with pytest.raises(SlackApiError) as refused:
+                web.chat_postMessage(channel=channel, text="a basket", blocks=BAD_BLOCKS)
+            answers.append({k: refused.value.response[k] for k in ("ok", "error", "errors")})
+            assert fake.messages(channel) == []
+    assert answers[0] == answers[1]
+    assert answers[0]["error"] == "invalid_blocks"
+    assert "/blocks/0/elements/0/text/text" in answers[0]["errors"][0]
+    assert snapshot(sandbox, "U0ALICE")["messages"] == []
+    sandbox.pool.shutdown()

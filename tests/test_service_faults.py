@@ -19,9 +19,9 @@ import bot.handler
 from bot.clicks import BUSY, STORE_DOWN
 from bot.handler import cold_start
 from bot.runtime import Runtime
+from bot.sandbox.anthropic_api import Reply
 from bot.settings import Settings
 from tests.bot_kit import CHANNEL, World, change, context_text, objects, start_basket
-from tests.fakes.anthropic_api import Reply
 from tests.fault_kit import (
     S3Faults,
     assert_chain_intact,

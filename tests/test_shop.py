@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.sandbox.anthropic_api import FakeAnthropic, Reply, shorter_revisions
 from tests.engine_kit import drain, session
-from tests.fakes.anthropic_api import FakeAnthropic, Reply
 from workflow.events import ExecutorFailedEvent, OutputEvent, RequestInfoEvent, WorkflowErrorEvent
 from workflow.memory_store import InMemoryCheckpointStore
 from workflow.runner import Run, RunStatus
@@ -21,7 +21,7 @@ from workflow.shop.shopper import SYSTEM_PROMPT, ClaudeShopper
 
 @pytest.fixture
 def claude(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    fake = FakeAnthropic().start()
+    fake = FakeAnthropic(responder=shorter_revisions).start()
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-real")
     yield fake

@@ -1,9 +1,11 @@
 """The page: what the person does there becomes exactly what Slack would send the bot.
 
 Typing ``/shop …`` becomes a signed slash command, a button a signed ``block_actions`` payload,
-the change modal a signed ``view_submission``; each is delivered to ``bot.handler.handler`` as
-API Gateway would deliver it. The page reads the channel, its modal and the checkpoints panel
-from ``/ui/state`` and refreshes when ``/ui/events`` says something changed.
+the change modal a signed ``view_submission`` (all built by ``slack_requests``, as in the tests);
+each is delivered to ``bot.handler.handler`` as API Gateway would deliver it, with trigger IDs and
+response URLs the fake Slack issued. The page reads the channel, its modal and the checkpoints
+panel from ``/ui/state`` and refreshes when ``/ui/events`` says something changed. Only the page
+itself may call these endpoints (``same_origin_only``).
 """
 
 from __future__ import annotations
@@ -16,15 +18,26 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import ClientConnectionResetError, web
 
 from . import slack_requests as sr
-from .workspace import CHANNEL, PEOPLE
 
 if TYPE_CHECKING:
     from .server import Sandbox
 
+PEOPLE = {"U0ALICE": "Alice", "U0BOB": "Bob", "U0CAROL": "Carol"}
 
-def _person(request_user: str) -> tuple[str, str]:
-    user = request_user if request_user in PEOPLE else "U0ALICE"
-    return user, PEOPLE[user]
+
+def _person(request_user: str) -> str:
+    return request_user if request_user in PEOPLE else "U0ALICE"
+
+
+def snapshot(sandbox: Sandbox, user: str) -> dict[str, Any]:
+    """What ``user`` sees in the channel: messages with their threads, their own ephemerals."""
+    slack, channel = sandbox.slack, sandbox.channel
+    shown = [dict(m, replies=slack.thread(channel, m["ts"])) for m in slack.messages(channel)]
+    for eph in slack.ephemerals(user):
+        if eph["channel"] == channel:
+            shown.append({**eph, "ts": eph["message_ts"], "ephemeral_for": user, "replies": []})
+    shown.sort(key=lambda m: float(m["ts"]))
+    return {"messages": shown, "modal": slack.open_view(user), "version": sandbox.version}
 
 
 async def ui_state(request: web.Request) -> web.Response:
@@ -33,12 +46,12 @@ async def ui_state(request: web.Request) -> web.Response:
     from .panel import sessions
 
     sandbox: Sandbox = request.app["sandbox"]
-    user, _ = _person(request.query.get("user", ""))
+    user = _person(request.query.get("user", ""))
     rt, _ = cold_start()
     panel = await asyncio.get_running_loop().run_in_executor(
-        sandbox.pool, sessions, rt, sr.TEAM["id"]
+        sandbox.pool, sessions, rt, sandbox.slack.team_id
     )
-    state = sandbox.workspace.snapshot(user)
+    state = snapshot(sandbox, user)
     state.update(
         people=PEOPLE,
         busy=sandbox.busy,
@@ -72,71 +85,86 @@ def _answer(response: dict[str, Any]) -> tuple[int, str]:
 
 async def ui_command(request: web.Request) -> web.Response:
     sandbox: Sandbox = request.app["sandbox"]
+    slack = sandbox.slack
     data = await request.json()
-    user, name = _person(str(data.get("user", "")))
+    user = _person(str(data.get("user", "")))
     text = str(data.get("text", "")).strip()
     if not text.startswith("/shop"):
-        sandbox.workspace.add_ephemeral(user, "Only `/shop` works in this sandbox.")
+        slack.slackbot_says(sandbox.channel, user, "Only `/shop` works in this sandbox.")
         return web.json_response({"ok": True})
-    trigger = sr.trigger_id()
-    sandbox.workspace.note_trigger(trigger, user)
     event = sr.slash_command(
         sandbox.secret,
         text=text[len("/shop") :].strip(),
+        team_id=slack.team_id,
         user_id=user,
-        user_name=name,
-        channel=CHANNEL,
-        trigger=trigger,
+        channel_id=sandbox.channel,
+        trigger_id=slack.issue_trigger(user),
+        response_url_base=slack.hooks_url,
     )
     status, body = _answer(await sandbox.invoke(event))
-    if body:
-        sandbox.workspace.add_ephemeral(user, body)
+    if body:  # Slack shows a slash command's ack text to the person who typed it
+        slack.slackbot_says(sandbox.channel, user, body)
     return web.json_response({"ok": status == 200, "status": status})
 
 
 async def ui_action(request: web.Request) -> web.Response:
     sandbox: Sandbox = request.app["sandbox"]
+    slack = sandbox.slack
     data = await request.json()
-    user, name = _person(str(data.get("user", "")))
-    message = sandbox.workspace.message(str(data.get("ts", "")))
+    user = _person(str(data.get("user", "")))
+    message = slack.message(sandbox.channel, str(data.get("ts", "")))
     if message is None:
         return web.json_response({"ok": False, "error": "message_not_found"}, status=404)
     for block in message.get("blocks", []):
         for element in block.get("elements", []) if block.get("type") == "actions" else []:
-            if element.get("action_id") == data.get("action_id"):
-                trigger = sr.trigger_id()
-                sandbox.workspace.note_trigger(trigger, user)
-                shown = {k: v for k, v in message.items() if k in ("ts", "text", "blocks")}
-                clicked = sr.Clicked(user, name, CHANNEL, shown, element, block.get("block_id", ""))
-                status, _ = _answer(
-                    await sandbox.invoke(sr.block_actions(sandbox.secret, clicked, trigger))
-                )
-                return web.json_response({"ok": status == 200, "status": status})
+            if element.get("action_id") != data.get("action_id"):
+                continue
+            event = sr.block_action(
+                sandbox.secret,
+                action_id=str(element.get("action_id")),
+                value=str(element.get("value", "")),
+                team_id=slack.team_id,
+                user_id=user,
+                channel_id=sandbox.channel,
+                message_ts=message["ts"],
+                trigger_id=slack.issue_trigger(user),
+                response_url_base=slack.hooks_url,
+                block_id=str(block.get("block_id", "")),
+                message={k: v for k, v in message.items() if k in ("type", "ts", "text", "blocks")},
+            )
+            status, _ = _answer(await sandbox.invoke(event))
+            return web.json_response({"ok": status == 200, "status": status})
     return web.json_response({"ok": False, "error": "no_such_action"}, status=404)
 
 
 async def ui_view(request: web.Request) -> web.Response:
     sandbox: Sandbox = request.app["sandbox"]
+    slack = sandbox.slack
     data = await request.json()
-    user, name = _person(str(data.get("user", "")))
-    view = sandbox.workspace.modals.get(user)
+    user = _person(str(data.get("user", "")))
+    view = slack.open_view(user)
     if view is None:
         return web.json_response({"ok": False, "error": "no_open_view"}, status=404)
     event = sr.view_submission(
-        sandbox.secret, user_id=user, user_name=name, view=view, values=data.get("values") or {}
+        sandbox.secret,
+        callback_id=str(view.get("callback_id", "")),
+        private_metadata=str(view.get("private_metadata", "")),
+        values=data.get("values") or {},
+        team_id=slack.team_id,
+        user_id=user,
+        view_id=str(view["id"]),
     )
     status, body = _answer(await sandbox.invoke(event))
     answer = json.loads(body) if body.startswith("{") else {}
     if status == 200 and answer.get("response_action") == "errors":
         return web.json_response({"ok": False, "errors": answer.get("errors", {})})
-    sandbox.workspace.close_modal(user)
+    slack.close_view(user)
     return web.json_response({"ok": status == 200, "status": status})
 
 
 async def ui_close(request: web.Request) -> web.Response:
     sandbox: Sandbox = request.app["sandbox"]
-    user, _ = _person(str((await request.json()).get("user", "")))
-    sandbox.workspace.close_modal(user)
+    sandbox.slack.close_view(_person(str((await request.json()).get("user", ""))))
     return web.json_response({"ok": True})
 
 
@@ -147,3 +175,36 @@ async def page(request: web.Request) -> web.Response:
     text = resources.files("bot.sandbox").joinpath("static", name).read_text()
     kinds = {"html": "text/html", "js": "text/javascript", "css": "text/css"}
     return web.Response(text=text, content_type=kinds[name.rsplit(".", 1)[1]])
+
+
+async def no_icon(request: web.Request) -> web.Response:
+    return web.Response(status=204)
+
+
+@web.middleware
+async def same_origin_only(request: web.Request, handler: Any) -> web.StreamResponse:
+    """The page's endpoints answer only the page: a web page elsewhere must not be able to type
+    ``/shop`` (spending the developer's Anthropic key) or read the channel, even through DNS
+    rebinding. The Slack and Lambda stand-ins have their own ports and the bot's secrets."""
+    host = request.host.rsplit(":", 1)[0]
+    if host not in ("127.0.0.1", "localhost"):
+        raise web.HTTPForbidden(text="the sandbox answers only on 127.0.0.1")
+    if request.method == "POST" and request.content_type != "application/json":
+        raise web.HTTPUnsupportedMediaType(text="JSON only")
+    response: web.StreamResponse = await handler(request)
+    return response
+
+
+def build_app(sandbox: Sandbox) -> web.Application:
+    app = web.Application(client_max_size=1024**2, middlewares=[same_origin_only])
+    app["sandbox"] = sandbox
+    app.router.add_get("/", page)
+    app.router.add_get("/static/{name}", page)
+    app.router.add_get("/favicon.ico", no_icon)
+    app.router.add_get("/ui/state", ui_state)
+    app.router.add_get("/ui/events", ui_events)
+    app.router.add_post("/ui/command", ui_command)
+    app.router.add_post("/ui/action", ui_action)
+    app.router.add_post("/ui/view", ui_view)
+    app.router.add_post("/ui/close", ui_close)
+    return app

@@ -1,48 +1,66 @@
 """``weekly-shop sandbox``: the real bot on 127.0.0.1, with Slack, Lambda and S3 played locally.
 
-One aiohttp server plays the Slack Web API (``SLACK_API_URL``) and the Lambda Invoke API
-(``AWS_ENDPOINT_URL_LAMBDA``), serves the channel page, and turns what the person does there
-into signed Slack requests delivered to ``bot.handler.handler``. S3 is an in-process moto server.
-Each lazy self-invocation the bot makes arrives at the Invoke endpoint and runs as a new
-invocation, so the sandbox takes the same path as production.
+The stand-ins are the same ones the tests use: ``FakeSlack`` plays the Slack Web API
+(``SLACK_API_URL``, with a per-run bot token, so only the bot process can call it), ``FakeLambda``
+the Lambda Invoke API (``AWS_ENDPOINT_URL_LAMBDA``), and an in-process moto server S3. An aiohttp
+server serves the channel page (``page.py``) and turns what the person does there into signed
+Slack requests (``slack_requests``) delivered to ``bot.handler.handler``. Each lazy
+self-invocation the bot makes arrives at the fake Invoke endpoint and runs as a new invocation,
+so the sandbox takes the same path as production and Slack refuses here what it refuses there.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import logging
 import os
 import secrets
 import signal
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
-from urllib.parse import parse_qsl
 
 from aiohttp import web
 
-from . import slack_requests as sr
-from .page import page, ui_action, ui_close, ui_command, ui_events, ui_state, ui_view
-from .workspace import Workspace
+from .lambda_api import FakeLambda, Invocation
+from .page import PEOPLE, build_app
+from .slack_api import FakeSlack
+from .slack_requests import lambda_context
 
 log = logging.getLogger(__name__)
 BUCKET = "weekly-shop-sandbox"
+TEAM = "T0SANDBOX"
+CHANNEL = "C0WEEKLYSHOP"
+BOT_USER = "U0SHOPBOT"
+FUNCTION_NAME = "weekly-shop-sandbox-slack"
 
 
 class Sandbox:
+    """The fakes, the bot's invocations, and the change notifications the page waits on."""
+
     def __init__(self, secret: str) -> None:
         self.secret = secret
-        self.workspace = Workspace()
+        self.token = f"xoxb-sandbox-{secrets.token_hex(16)}"
+        self.slack = FakeSlack(
+            self.token,
+            team_id=TEAM,
+            user_id=BOT_USER,
+            bot_id="B0SHOPBOT",
+            ts_base=int(time.time()),
+        )
+        self.slack.add_channel(CHANNEL, "weekly-shop", members=PEOPLE)
+        self.lam = FakeLambda(on_invoke=self._lazy)
+        self.channel = CHANNEL
         self.busy = 0
         self.version = 0
+        self.banner = ""
         self.pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="invocation")
         self._changed = asyncio.Event()
         self._loop = asyncio.get_running_loop()
-        self.banner = ""
-
-    # -- change notification ------------------------------------------------------------
+        self._tasks: set[asyncio.Future[Any]] = set()
+        self.slack.on_change = self.bump
 
     def bump(self) -> None:
         """Tell every open page something changed (safe from any thread)."""
@@ -58,8 +76,6 @@ class Sandbox:
         self._changed.clear()
         return self.version
 
-    # -- invocations -----------------------------------------------------------------------
-
     async def invoke(self, event: dict[str, Any], lazy: bool = False) -> dict[str, Any]:
         """Run ``bot.handler.handler`` in a worker thread, like one Lambda invocation."""
         from bot.handler import handler
@@ -68,8 +84,9 @@ class Sandbox:
             self.busy += 1
             self.bump()
         try:
+            context = lambda_context(FUNCTION_NAME)
             response: dict[str, Any] = await self._loop.run_in_executor(
-                self.pool, handler, event, sr.lambda_context()
+                self.pool, handler, event, context
             )
             return response
         finally:
@@ -77,83 +94,28 @@ class Sandbox:
                 self.busy -= 1
             self.bump()
 
+    def _lazy(self, invocation: Invocation) -> None:
+        """A lazy self-invocation reached the fake Invoke API: run it as a new invocation."""
 
-async def slack_api(request: web.Request) -> web.Response:
-    sandbox: Sandbox = request.app["sandbox"]
-    method = request.match_info["method"]
-    raw = await request.text()
-    if request.content_type == "application/json":
-        args = json.loads(raw or "{}")
-    else:
-        args = dict(parse_qsl(raw))
-    args.update(dict(request.query))
-    for key in ("blocks", "view"):
-        if isinstance(args.get(key), str):
-            args[key] = json.loads(args[key])
-    result = sandbox.workspace.call(method, args)
-    sandbox.bump()
-    return web.json_response(result)
+        def schedule() -> None:
+            task = asyncio.ensure_future(self.invoke(invocation.payload, lazy=True))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+        self._loop.call_soon_threadsafe(schedule)
 
 
-async def lambda_invoke(request: web.Request) -> web.Response:
-    sandbox: Sandbox = request.app["sandbox"]
-    event = json.loads(await request.read() or b"{}")
-    task = asyncio.ensure_future(sandbox.invoke(event, lazy=True))
-    request.app["tasks"].add(task)
-    task.add_done_callback(request.app["tasks"].discard)
-    return web.Response(
-        status=202, headers={"x-amzn-RequestId": sr.lambda_context().aws_request_id}
-    )
-
-
-async def no_icon(request: web.Request) -> web.Response:
-    return web.Response(status=204)
-
-
-@web.middleware
-async def same_origin_only(request: web.Request, handler: Any) -> web.StreamResponse:
-    """The page's endpoints answer only the page: a web page elsewhere must not be able to type
-    ``/shop`` (spending the developer's Anthropic key) or read the channel, even through DNS
-    rebinding. Slack and Lambda endpoints are called by the bot itself, on 127.0.0.1."""
-    if request.path.startswith("/ui/") or request.path == "/":
-        host = request.host.rsplit(":", 1)[0]
-        if host not in ("127.0.0.1", "localhost"):
-            raise web.HTTPForbidden(text="the sandbox answers only on 127.0.0.1")
-        if request.method == "POST" and request.content_type != "application/json":
-            raise web.HTTPUnsupportedMediaType(text="JSON only")
-    response: web.StreamResponse = await handler(request)
-    return response
-
-
-def build_app(sandbox: Sandbox) -> web.Application:
-    app = web.Application(client_max_size=1024**2, middlewares=[same_origin_only])
-    app["sandbox"] = sandbox
-    app["tasks"] = set()
-    app.router.add_post("/api/{method}", slack_api)
-    app.router.add_post("/2015-03-31/functions/{name}/invocations", lambda_invoke)
-    app.router.add_get("/", page)
-    app.router.add_get("/static/{name}", page)
-    app.router.add_get("/favicon.ico", no_icon)
-    app.router.add_get("/ui/state", ui_state)
-    app.router.add_get("/ui/events", ui_events)
-    app.router.add_post("/ui/command", ui_command)
-    app.router.add_post("/ui/action", ui_action)
-    app.router.add_post("/ui/view", ui_view)
-    app.router.add_post("/ui/close", ui_close)
-    return app
-
-
-def configure_bot(port: int, s3_url: str, secret: str) -> str:
+def configure_bot(sandbox: Sandbox, s3_url: str) -> str:
     """Point the real bot at the local stand-ins; the banner says which shopper it uses."""
     for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_SESSION_TOKEN"):
         os.environ.pop(name, None)
     os.environ.update(
-        SLACK_BOT_TOKEN="xoxb-sandbox-not-a-real-token",
-        SLACK_SIGNING_SECRET=secret,
+        SLACK_BOT_TOKEN=sandbox.token,
+        SLACK_SIGNING_SECRET=sandbox.secret,
         CHECKPOINT_BUCKET=BUCKET,
-        SLACK_API_URL=f"http://127.0.0.1:{port}/api/",
+        SLACK_API_URL=sandbox.slack.url,
         AWS_ENDPOINT_URL_S3=s3_url,
-        AWS_ENDPOINT_URL_LAMBDA=f"http://127.0.0.1:{port}",
+        AWS_ENDPOINT_URL_LAMBDA=sandbox.lam.url,
         AWS_ACCESS_KEY_ID="sandbox",
         AWS_SECRET_ACCESS_KEY="sandbox",
         AWS_DEFAULT_REGION="us-east-1",
@@ -185,8 +147,10 @@ async def serve(port: int, ready: asyncio.Event | None = None) -> int:
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     moto.start()
+    sandbox.slack.start()
+    sandbox.lam.start()
     host, moto_port = moto.get_host_and_port()
-    sandbox.banner = configure_bot(bound, f"http://{host}:{moto_port}", sandbox.secret)
+    sandbox.banner = configure_bot(sandbox, f"http://{host}:{moto_port}")
     try:
         from bot.handler import cold_start
 
@@ -210,6 +174,8 @@ async def serve(port: int, ready: asyncio.Event | None = None) -> int:
     finally:
         await runner.cleanup()
         sandbox.pool.shutdown(wait=False, cancel_futures=True)
+        sandbox.slack.stop()
+        sandbox.lam.stop()
         moto.stop()
 
 

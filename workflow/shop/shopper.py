@@ -25,6 +25,9 @@ One item per line with its quantity, for example "500 g chicken thighs".
 Leave out what the household already has. Nothing else."""
 
 
+REVISION_OPENING = "Your last basket:"
+
+
 @dataclass(frozen=True)
 class Brief:
     """What the shopper is asked for: basket 1 of ``request``, or (with ``change``) the whole of
@@ -40,7 +43,7 @@ class Brief:
             return self.request
         items = "\n".join(self.last_basket)
         return (
-            f"Your last basket:\n{items}\n\n"
+            f"{REVISION_OPENING}\n{items}\n\n"
             f"The household asks for this change:\n{self.change}\n\n"
             "Return the whole basket."
         )

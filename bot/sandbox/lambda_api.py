@@ -5,7 +5,8 @@ Bolt's lazy-listener runner re-invokes the function with
 ``FakeLambda`` serves ``POST /2015-03-31/functions/{FunctionName}/invocations`` on 127.0.0.1,
 records each invocation (the ARN arrives URL-encoded in the path) and answers like Lambda does:
 202 with an empty body for ``Event``, 200 ``{}`` for ``RequestResponse``, 204 for ``DryRun``.
-Tests then run the recorded payloads through the handler themselves (``take()``).
+Tests then run the recorded payloads through the handler themselves (``take()``); the sandbox
+gives an ``on_invoke`` callback instead, which runs each one as a new invocation at once.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import threading
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -33,7 +35,8 @@ class Invocation:
 
 
 class FakeLambda:
-    def __init__(self) -> None:
+    def __init__(self, on_invoke: Callable[[Invocation], None] | None = None) -> None:
+        self.on_invoke = on_invoke
         self.invocations: list[Invocation] = []
         self.failed_attempts = 0
         self._cond = threading.Condition()
@@ -102,8 +105,12 @@ class FakeLambda:
                 return _error(400, "InvalidRequestContentException", "bad JSON", request_id)
             kind = headers.get("x-amz-invocation-type", "RequestResponse")
             qualifier = parse_qs(parts.query).get("Qualifier", [None])[0]
-            self.invocations.append(Invocation(unquote(match[1]), kind, payload, qualifier))
-            self._cond.notify_all()
+            invocation = Invocation(unquote(match[1]), kind, payload, qualifier)
+            if self.on_invoke is None:
+                self.invocations.append(invocation)
+                self._cond.notify_all()
+        if self.on_invoke is not None:
+            self.on_invoke(invocation)
         if kind == "Event":
             return 202, request_id, b""
         if kind == "DryRun":

@@ -1,0 +1,149 @@
+"""A whole Slack + Lambda + S3 + Claude world on loopback, for driving ``bot.handler``.
+
+The tests' ``world`` fixture and ``bench/`` build the bot's environment and its people the same
+way from here: :func:`bot_env` points the bot at the fakes, :data:`PEOPLE` are in
+:data:`CHANNEL` (and the bot is), and :class:`World` does what a person does (``/shop``, a
+click, a submitted change) as signed requests, and runs the bot's lazy self-invocations as new
+invocations.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .anthropic_api import FakeAnthropic
+from .lambda_api import FakeLambda
+from .slack_api import FakeSlack
+from .slack_requests import block_action, lambda_context, slash_command, view_submission
+
+SECRET = "test-signing-secret-0123456789"
+TOKEN = "xoxb-test"
+CHANNEL = "C0SHOP"
+PEOPLE = ("U0ALICE", "U0BOB", "U0CAROL", "U0DAVE", "U0BOSS")
+
+
+def bot_env(
+    slack: FakeSlack, lam: FakeLambda, claude: FakeAnthropic, bucket: str
+) -> dict[str, str]:
+    """The bot's environment pointed at the local fakes (Slack, Lambda, Anthropic)."""
+    return {
+        "SLACK_BOT_TOKEN": TOKEN,
+        "SLACK_SIGNING_SECRET": SECRET,
+        "CHECKPOINT_BUCKET": bucket,
+        "SLACK_API_URL": slack.url,
+        "AWS_ENDPOINT_URL_LAMBDA": lam.url,
+        "ANTHROPIC_BASE_URL": claude.url,
+        "ANTHROPIC_API_KEY": claude.api_key,
+    }
+
+
+def fake_slack(*channels: str) -> FakeSlack:
+    """The fake Web API with :data:`PEOPLE` (and the bot) in :data:`CHANNEL` and ``channels``."""
+    return FakeSlack(TOKEN, channels={c: PEOPLE for c in (CHANNEL, *channels)})
+
+
+@dataclass
+class World:
+    slack: FakeSlack
+    lam: FakeLambda
+    claude: FakeAnthropic
+    env: dict[str, str]
+    set_env: Callable[[str, str], None]  # sets a variable for the rest of the world's life
+    s3: Any = None
+    fresh: list[dict[str, Any]] = field(default_factory=list)
+
+    def boot(self, s3_client: Any = None, **extra_env: str) -> None:
+        """A cold start with the current environment (plus ``extra_env``)."""
+        from bot.handler import cold_start
+        from bot.runtime import Runtime
+        from bot.settings import Settings
+
+        for name, value in extra_env.items():
+            self.set_env(name, value)
+        self.env.update(extra_env)
+        cold_start(Runtime.from_settings(Settings.from_env(), s3_client=s3_client or self.s3))
+
+    def send(self, event: dict[str, Any]) -> dict[str, Any]:
+        """One invocation of the real handler (Bolt mutates its event: send a copy)."""
+        from bot.handler import handler
+
+        response: dict[str, Any] = handler(json.loads(json.dumps(event)), lambda_context())
+        return response
+
+    def run_lazies(self) -> list[dict[str, Any]]:
+        """Deliver every captured lazy invocation as a new invocation; their responses."""
+        return [self.send(invocation.payload) for invocation in self.lam.take()]
+
+    # -- what a person does --------------------------------------------------------------
+
+    def shop(self, text: str = "dinners this week", user: str = "U0ALICE", **kw: Any) -> Any:
+        return self.send(
+            slash_command(
+                SECRET, text=text, user_id=user, response_url_base=self.slack.hooks_url, **kw
+            )
+        )
+
+    def baskets(self, channel: str = CHANNEL) -> list[dict[str, Any]]:
+        return [m for m in self.slack.messages(channel) if header(m)]
+
+    def buttons(self, message: dict[str, Any]) -> dict[str, str]:
+        """action_id -> value of the buttons on a posted message."""
+        for block in message.get("blocks", []):
+            if block["type"] == "actions":
+                return {e["action_id"]: e["value"] for e in block["elements"]}
+        return {}
+
+    def click(self, message: dict[str, Any], action: str, user: str = "U0BOB", **kw: Any) -> Any:
+        """A click on ``message``'s button, with a trigger ID the fake Slack issued for it."""
+        value = kw.pop("value", None) or self.buttons(message)[action]
+        kw.setdefault("trigger_id", self.slack.issue_trigger(user))
+        return self.send(
+            block_action(
+                SECRET,
+                action_id=action,
+                value=value,
+                user_id=user,
+                message_ts=message["ts"],
+                response_url_base=self.slack.hooks_url,
+                **kw,
+            )
+        )
+
+    def submit_change(
+        self, text: str, user: str = "U0BOB", view: dict[str, Any] | None = None
+    ) -> Any:
+        view = view or self.slack.calls_to("views.open")[-1].args["view"]
+        if isinstance(view, str):
+            view = json.loads(view)
+        return self.send(
+            view_submission(
+                SECRET,
+                callback_id=view["callback_id"],
+                private_metadata=view["private_metadata"],
+                values={"change": {"change_text": text}},
+                user_id=user,
+            )
+        )
+
+
+def header(message: dict[str, Any]) -> str:
+    for block in message.get("blocks") or []:
+        if block["type"] == "header":
+            return str(block["text"]["text"])
+    return ""
+
+
+def context_text(message: dict[str, Any]) -> str:
+    return " ".join(
+        e["text"]
+        for b in message.get("blocks", [])
+        if b["type"] == "context"
+        for e in b["elements"]
+    )
+
+
+def section_text(message: dict[str, Any]) -> str:
+    return "\n".join(b["text"]["text"] for b in message.get("blocks", []) if b["type"] == "section")
