@@ -372,18 +372,33 @@ def test_artifact_holds_the_code_and_arm64_dependencies(packaged: Packaged) -> N
         path.relative_to(ROOT).as_posix()
         for package in ("workflow", "bot")
         for path in (ROOT / package).rglob("*.py")
-        if "__pycache__" not in path.parts
+        if "__pycache__" not in path.parts and "sandbox" not in path.parts
     }
     assert ours <= names
     top = {name.split("/", 1)[0] for name in names}
     assert not top & {"tests", "bench", ".venv", "node_modules", "infra", ".git", ".serverless"}
+    # Only what the function runs: no sandbox (fakes, page), no aiohttp, no moto, no test code.
+    assert not [n for n in names if n.startswith("bot/sandbox/")]
+    assert not top & {"aiohttp", "moto", "pytest", "hypothesis", "playwright", "werkzeug"}
     assert not any(name.endswith(".pyc") for name in names)
-    for package in ("slack_bolt", "slack_sdk", "aiohttp", "anthropic", "pydantic", "boto3"):
+    for package in ("slack_bolt", "slack_sdk", "anthropic", "pydantic", "boto3"):
         assert f"{package}/__init__.py" in names, package
     shared_objects = [name for name in names if name.endswith(".so")]
     assert any(re.match(r"pydantic_core/.*cpython-312-aarch64", n) for n in shared_objects)
     wrong = [n for n in shared_objects if "aarch64" not in n or "x86_64" in n]
     assert not wrong, wrong
+    sizes: dict[str, int] = {}
+    with zipfile.ZipFile(packaged.artifact) as artifact:
+        for info in artifact.infolist():
+            name = info.filename.split("/", 1)[0]
+            sizes[name] = sizes.get(name, 0) + info.file_size
+    largest = ", ".join(
+        f"{n} {s / 1e6:.1f}" for n, s in sorted(sizes.items(), key=lambda x: -x[1])[:6]
+    )
+    print(
+        f"\nLambda zip: {packaged.artifact.stat().st_size / 1e6:.1f} MB compressed, "
+        f"{sum(sizes.values()) / 1e6:.1f} MB unpacked, {len(names)} files; largest (MB): {largest}"
+    )
 
 
 # --- files that must agree with serverless.yml (no packaging needed) ---------------------------
