@@ -21,6 +21,7 @@ from tests.bad_input_kit import (
 )
 from tests.bot_kit import (
     World,
+    change,
     objects,
     start_basket,
 )
@@ -200,3 +201,33 @@ def test_any_change_to_a_checkpoint_is_refused(
         tampered = SHOP_RECORDS.to_bytes(dataclasses.replace(record, state=edited))
     s3.put_object(Bucket=bucket, Key=key, Body=tampered)
     _refused(world, basket, s3, bucket)
+
+
+def test_an_older_checkpoint_copied_to_a_newer_key_is_refused(
+    world: World, s3: Any, bucket: str
+) -> None:
+    """A rollback: the checkpoint that had basket 1 pending, validly signed, copied over the
+    session's newest key after the change was answered. Its signature covers its own sequence,
+    not the key it is read from, so only the store's sequence-against-key check stops basket 1
+    from coming back to life and being approved a second time."""
+    basket = start_basket(world)
+    pending_key = _latest(s3, bucket)  # basket 1 pending, sequence 1
+    change(world, basket, "no pizza")
+    second = world.baskets()[1]
+    world.click(second, "approve_basket")
+    world.run_lazies()
+    assert thread_texts(world, second) == ["Ordered 7 items."]
+    newest = _latest(s3, bucket)
+    s3.put_object(
+        Bucket=bucket,
+        Key=newest,
+        Body=s3.get_object(Bucket=bucket, Key=pending_key)["Body"].read(),
+    )
+    before = objects(s3, bucket)
+    world.click(basket, "approve_basket", user="U0CAROL")  # basket 1's old button
+    world.run_lazies()
+    assert thread_texts(world, basket)[-1] == BROKEN
+    orders = [t for m in world.baskets() for t in thread_texts(world, m) if t.startswith("Ordered")]
+    assert orders == ["Ordered 7 items."]
+    assert objects(s3, bucket) == before
+    assert lock_keys(s3, bucket) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -176,11 +177,22 @@ async def test_a_checkpoint_is_saved_at_the_end_of_every_superstep() -> None:
     saved = [e for e in events if isinstance(e, CheckpointSaved)]
     assert [s.superstep for s in saved] == [1, 2]
     assert [i.checkpoint_id for i in store.list("T1", "s1")] == [s.checkpoint_id for s in saved]
-    # Requests are announced only once the checkpoint that holds them is written.
-    order = [type(e) for e in events]
-    assert order.index(RequestInfoEvent) < order.index(
-        CheckpointSaved, order.index(RequestInfoEvent)
-    )
+
+
+async def test_a_request_is_announced_only_once_the_checkpoint_holding_it_is_written() -> None:
+    """A caller that stops watching the moment it sees a request (a Lambda answering Slack) must
+    still leave that request in the latest checkpoint: look in the store at that moment."""
+    store = InMemoryCheckpointStore()
+    run = Run.start(ask_workflow(), "ok?", session(store))
+    seen = []
+    async for event in run.watch():
+        if isinstance(event, RequestInfoEvent):
+            latest = store.latest("T1", "s1")
+            assert latest is not None, "a request was announced before any checkpoint was saved"
+            pending = [r["id"] for r in json.loads(latest.state)["requests"]]
+            assert event.request_id in pending, "announced before its checkpoint was saved"
+            seen.append(event.request_id)
+    assert len(seen) == 1
 
 
 class FailingStore(InMemoryCheckpointStore):

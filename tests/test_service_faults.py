@@ -270,10 +270,17 @@ def _short_model_timeout(seconds: float) -> None:
     runtime.settings = runtime.settings.model_copy(update={"anthropic_timeout_seconds": seconds})
 
 
+# A timed-out attempt never answers in time (3 s against a 1 s timeout), while an answer that
+# comes takes milliseconds here: a 1 s timeout leaves the attempt meant to succeed a margin of
+# hundreds of times, so a busy machine cannot turn it into a fourth timeout.
+MODEL_TIMEOUT = 1.0
+NEVER_IN_TIME = 3 * MODEL_TIMEOUT
+
+
 def _failing(kind: str, times: int) -> list[Reply]:
     if kind == "timeout":
-        _short_model_timeout(0.3)
-        return [Reply(delay=1.0)] * times
+        _short_model_timeout(MODEL_TIMEOUT)
+        return [Reply(delay=NEVER_IN_TIME)] * times
     return [Reply(status=int(kind))] * times
 
 
