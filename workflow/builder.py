@@ -91,8 +91,10 @@ class Workflow:
         return [n for n in self.nodes.values() if isinstance(n, Executor)]
 
     def port(self, port_id: str) -> RequestPort[Any, Any]:
-        node = self.nodes[port_id]
-        assert isinstance(node, RequestPort)
+        """The request port ``port_id``; GraphError if the graph has no port of that ID."""
+        node = self.nodes.get(port_id)
+        if not isinstance(node, RequestPort):
+            raise GraphError(f"no request port {port_id!r} in this graph")
         return node
 
     def edges_from(self, source_id: str) -> list[Edge]:

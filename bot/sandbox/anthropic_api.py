@@ -19,10 +19,12 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from workflow.shop.shopper import REVISION_OPENING
+
+from .loopback import LoopbackServer
 
 API_KEY = "test-key-not-real"
 # The Messages API's request fields (docs.anthropic.com, "Create a Message"); others are refused.
@@ -101,7 +103,7 @@ def _error(status: int, kind: str, message: str) -> tuple[int, Any, float]:
 
 
 @dataclass
-class FakeAnthropic:
+class FakeAnthropic(LoopbackServer):
     api_key: str = API_KEY
     responder: Callable[[dict[str, Any]], Reply] = default_reply
     replies: deque[Reply] = field(default_factory=deque)
@@ -137,26 +139,8 @@ class FakeAnthropic:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up waiting (a timeout test)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True  # stop() never waits for a delayed answer
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), daemon=True
-        )
-
-    def start(self) -> FakeAnthropic:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def __enter__(self) -> FakeAnthropic:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        self._serve(Handler)
+        self.url = self.root
 
     def script(self, *replies: Reply) -> None:
         with self._lock:

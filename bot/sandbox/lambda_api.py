@@ -19,9 +19,11 @@ import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from .loopback import LoopbackServer
 
 _PATH = re.compile(r"^/2015-03-31/functions/([^/]+)/invocations$")
 
@@ -34,33 +36,15 @@ class Invocation:
     qualifier: str | None = None
 
 
-class FakeLambda:
+class FakeLambda(LoopbackServer):
     def __init__(self, on_invoke: Callable[[Invocation], None] | None = None) -> None:
         self.on_invoke = on_invoke
         self.invocations: list[Invocation] = []
         self.failed_attempts = 0
         self._cond = threading.Condition()
         self._failures: deque[tuple[int, str]] = deque()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-
-    def start(self) -> FakeLambda:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def __enter__(self) -> FakeLambda:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        self._serve(_handler(self))
+        self.url = self.root
 
     def take(self) -> list[Invocation]:
         """Remove and return every invocation recorded so far."""

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
 from collections import defaultdict, deque
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from .loopback import LoopbackServer
 from .slack_workspace import MESSAGE_METHODS, Reject, SlackWorkspace, Violation
 
 _JSON_ARGS = ("blocks", "attachments", "view", "metadata")
@@ -52,35 +52,16 @@ class _Failure:
     error: str | None
 
 
-class FakeSlack(SlackWorkspace):
+class FakeSlack(SlackWorkspace, LoopbackServer):
     def __init__(self, token: str = "xoxb-test", **workspace: Any) -> None:
         super().__init__(**workspace)
         self.token = token
         self.calls: list[Call] = []
         self.responses: list[HookPost] = []
         self._failures: dict[str, deque[_Failure]] = defaultdict(deque)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
-        self.root = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._serve(_handler(self))
         self.url = f"{self.root}/api/"
         self.hooks_url = f"{self.root}/hooks"
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-
-    def start(self) -> FakeSlack:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def __enter__(self) -> FakeSlack:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     # ------------------------------------------------------------ test helpers
 
