@@ -3,8 +3,9 @@
 It only translates. API Gateway HTTP API (payload 2.0) events and Bolt's lazy self-invocations go
 to Bolt's ``SlackRequestHandler`` (guarded: a body Bolt cannot parse gets 400); an EventBridge
 scheduled event starts the weekly shop in ``SHOP_CHANNEL`` as if ``/shop SHOP_REQUEST`` had been
-typed there. Settings, clients and the Bolt app are built once per cold start; a missing setting
-fails then, naming the variable.
+typed there, one session per rule and scheduled time however often it is delivered. Settings,
+clients and the Bolt app are built once per cold start; a missing setting fails then, naming the
+variable.
 """
 
 from __future__ import annotations
@@ -73,7 +74,10 @@ def scheduled_start(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
         log.error("the schedule needs SHOP_CHANNEL and SHOP_REQUEST; nothing started")
         return {"started": False}
     tenant = str(rt.web.auth_test()["team_id"])  # the workspace the bot token belongs to
-    session_id = session_id_for("schedule", tenant, str(event.get("id")))
+    # EventBridge delivers at least once, a duplicate with a new event ID: key the session on what
+    # is stable, the rule and the scheduled time.
+    rule = ",".join(str(r) for r in event.get("resources") or [])
+    session_id = session_id_for("schedule", tenant, rule, str(event.get("time")))
     where = Where(tenant, session_id, settings.shop_channel)
     asyncio.run(start_session(rt.sessions, where, ShopRequest(text=settings.shop_request)))
     return {"started": True, "session": session_id}

@@ -4,8 +4,9 @@
 //
 // SHOP_SCHEDULE unset or empty: the EventBridge rule is created DISABLED, with a placeholder
 // expression, so the template has the same shape either way. SHOP_SCHEDULE set (for example
-// "cron(0 9 ? * SAT *)", in UTC): the rule is ENABLED with that expression, and SHOP_CHANNEL must
-// be set too, since a scheduled run has nobody to answer but a channel.
+// "cron(0 9 ? * SAT *)", in UTC): the rule is ENABLED with that expression, and SHOP_CHANNEL and
+// SHOP_REQUEST must be set too (a scheduled run has no person to ask and no text typed): packaging
+// fails naming the one that is missing.
 
 const PLACEHOLDER = 'cron(0 9 ? * SAT *)';
 
@@ -23,8 +24,14 @@ module.exports = {
           `"rate(7 days)"; got ${JSON.stringify(value)}`
       );
     }
-    if (!(process.env.SHOP_CHANNEL || '').trim()) {
-      throw new Error('SHOP_SCHEDULE is set but SHOP_CHANNEL is empty: the run needs a channel');
+    const missing = ['SHOP_CHANNEL', 'SHOP_REQUEST'].filter(
+      (name) => !(process.env[name] || '').trim()
+    );
+    if (missing.length) {
+      throw new Error(
+        `SHOP_SCHEDULE is set but ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} ` +
+          'empty: the weekly run needs a channel to post in and the week to ask for'
+      );
     }
     return value;
   },

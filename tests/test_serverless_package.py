@@ -359,7 +359,33 @@ def test_schedule_without_channel_is_refused(
 ) -> None:
     result = _run_package(_service_copy(tmp_path / "svc"), {"SHOP_SCHEDULE": SCHEDULE})
     assert result.returncode != 0
-    assert "SHOP_CHANNEL is empty" in result.stdout + result.stderr
+    assert "SHOP_CHANNEL and SHOP_REQUEST are empty" in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [
+        ({}, "enabled=false"),
+        ({"SHOP_SCHEDULE": SCHEDULE}, "SHOP_CHANNEL and SHOP_REQUEST are empty"),
+        ({"SHOP_SCHEDULE": SCHEDULE, "SHOP_CHANNEL": "C0123"}, "SHOP_REQUEST is empty"),
+        ({"SHOP_SCHEDULE": SCHEDULE, "SHOP_REQUEST": "tacos"}, "SHOP_CHANNEL is empty"),
+        ({"SHOP_SCHEDULE": SCHEDULE, "SHOP_CHANNEL": "C0123", "SHOP_REQUEST": "t"}, "enabled=true"),
+    ],
+)
+def test_the_schedule_is_enabled_only_with_a_channel_and_a_request(
+    env: dict[str, str], said: str
+) -> None:
+    """infra/schedule.js as serverless.yml reads it: it names what is missing."""
+    script = (
+        "const s = require('./infra/schedule.js');"
+        "try { s.rate(); console.log('enabled=' + s.enabled()); }"
+        "catch (e) { console.log(e.message); }"
+    )
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("SHOP_")}
+    done = subprocess.run(
+        ["node", "-e", script], cwd=ROOT, env={**clean, **env}, capture_output=True, text=True
+    )
+    assert said in done.stdout, done.stdout + done.stderr
 
 
 # --- the artifact ------------------------------------------------------------------------------
