@@ -316,7 +316,7 @@ def test_boto3_invoke_is_captured(lam: FakeLambda, monkeypatch: pytest.MonkeyPat
 
     # as Bolt does it: a bare boto3.client("lambda"), pointed here by the environment
     monkeypatch.setenv("AWS_ENDPOINT_URL_LAMBDA", lam.url)
-    for name, value in [("AWS_ACCESS_KEY_ID", "t"), ("AWS_SECRET_ACCESS_KEY", "t")]:
+    for name, value in [("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "t")]:
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     lam.fail_next(status=500)  # botocore's standard retry mode tries again

@@ -179,6 +179,9 @@ def test_a_person_drives_the_page_in_chromium(sandbox: SandboxProcess) -> None:
         expect(latest).to_contain_text("000004-", timeout=10000)  # start 2, change 2, approve 1
         expect(latest).to_contain_text("Lock free")
         page.screenshot(path=str(ARTIFACTS / "sandbox.png"))
+        # Only http(s) links are rendered as links (a javascript: URL stays text).
+        rendered = page.evaluate("mrkdwn('<javascript:alert(1)|click> <https://example.com|ok>')")
+        assert "javascript:" not in rendered and 'href="https://example.com"' in rendered
         browser.close()
 
 
@@ -198,6 +201,12 @@ def test_only_the_page_itself_can_drive_it(sandbox: SandboxProcess) -> None:
     assert status("/ui/command", body, {"Content-Type": "text/plain"}) == 415
     # A page on another name that resolves to 127.0.0.1 (DNS rebinding): refused.
     assert status("/ui/state?user=U0ALICE", None, {"Host": f"evil.example:{sandbox.port}"}) == 403
+    # A fetch from another page says so: Sec-Fetch-Site, and Origin on a POST.
+    json_type = {"Content-Type": "application/json"}
+    assert status("/ui/state?user=U0ALICE", None, {"Sec-Fetch-Site": "cross-site"}) == 403
+    assert status("/ui/command", body, {**json_type, "Origin": "http://evil.example"}) == 403
+    own = f"http://127.0.0.1:{sandbox.port}"
+    assert status("/ui/state?user=U0ALICE", None, {"Origin": own}) == 200
 
 
 BAD_BLOCKS = [
@@ -236,3 +245,75 @@ async def test_the_sandbox_refuses_invalid_block_kit_exactly_as_the_tests_fake_d
     assert "/blocks/0/elements/0/text/text" in answers[0]["errors"][0]
     assert snapshot(sandbox, "U0ALICE")["messages"] == []
     sandbox.pool.shutdown()
+
+
+def _status(url: str, data: bytes | None = None, headers: dict[str, str] | None = None) -> int:
+    import urllib.error
+
+    request = urllib.request.Request(url, data=data, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+
+
+async def test_the_slack_and_lambda_stand_ins_answer_only_the_bot() -> None:
+    """A web page in the developer's browser can POST to 127.0.0.1 without a preflight: the
+    stand-ins refuse a browser's Origin / Sec-Fetch-Site and a foreign Host, Slack's takes only
+    the per-run bot token and its own response URLs, Lambda's only the per-run AWS key."""
+    import boto3
+    from botocore.exceptions import ClientError
+
+    from bot.sandbox.server import Sandbox
+
+    sandbox = Sandbox(secret="sandbox-secret")
+    invoke = "/2015-03-31/functions/f/invocations"
+    with sandbox.slack, sandbox.lam:
+        slack, lam = sandbox.slack, sandbox.lam
+        body = b"channel=C0WEEKLYSHOP&text=planted"
+        form = {"Content-Type": "application/x-www-form-urlencoded"}
+        bearer = {**form, "Authorization": f"Bearer {sandbox.token}"}
+        assert _status(f"{slack.url}chat.postMessage", body, bearer) == 200  # the bot itself
+        for browser in ({"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"}):
+            assert _status(f"{slack.url}chat.postMessage", body, {**bearer, **browser}) == 403
+            assert _status(lam.root + invoke, b"{}", browser) == 403
+        assert (
+            _status(f"{slack.url}chat.postMessage", body, {**bearer, "Host": "evil.example"}) == 403
+        )
+        assert len(slack.messages(sandbox.channel)) == 1
+        forged = f"{slack.root}/hooks/guess/commands/T0SANDBOX/C0WEEKLYSHOP/U0ALICE/-/0/x"
+        assert _status(forged, b'{"text": "planted"}', {"Content-Type": "application/json"}) == 404
+        assert slack.ephemerals() == []
+        stranger = boto3.client(
+            "lambda",
+            endpoint_url=lam.url,
+            region_name="us-east-1",
+            aws_access_key_id="AKIASTRANGER",
+            aws_secret_access_key="x",
+        )
+        with pytest.raises(ClientError) as refused:
+            stranger.invoke(FunctionName="f", InvocationType="Event", Payload=b"{}")
+        assert refused.value.response["Error"]["Code"] == "UnrecognizedClientException"
+    sandbox.pool.shutdown()
+
+
+def test_the_sandbox_clears_the_weekly_schedule(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from bot.sandbox.server import Sandbox, configure_bot
+
+    for name in ("SHOP_CHANNEL", "SHOP_REQUEST", "SHOP_SCHEDULE"):
+        monkeypatch.setenv(name, "set by the developer's shell")
+    for name in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "CHECKPOINT_BUCKET", "SLACK_API_URL"):
+        monkeypatch.setenv(name, "")
+    for name in ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL_LAMBDA", "AWS_ACCESS_KEY_ID"):
+        monkeypatch.setenv(name, "")
+
+    async def configured() -> None:
+        sandbox = Sandbox(secret="s")
+        configure_bot(sandbox, "http://127.0.0.1:9")
+        sandbox.pool.shutdown()
+
+    asyncio.run(configured())
+    assert not {"SHOP_CHANNEL", "SHOP_REQUEST", "SHOP_SCHEDULE"} & set(os.environ)

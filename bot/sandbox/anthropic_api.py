@@ -24,7 +24,7 @@ from typing import Any
 
 from workflow.shop.shopper import REVISION_OPENING
 
-from .loopback import LoopbackServer
+from .loopback import LoopbackServer, refused
 
 API_KEY = "test-key-not-real"
 # The Messages API's request fields (docs.anthropic.com, "Create a Message"); others are refused.
@@ -120,6 +120,8 @@ class FakeAnthropic(LoopbackServer):
                 pass
 
             def do_POST(self) -> None:
+                if refused(fake, self):
+                    return
                 length = int(self.headers.get("content-length", 0))
                 try:
                     body = json.loads(self.rfile.read(length) or b"{}")

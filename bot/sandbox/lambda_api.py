@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from .loopback import LoopbackServer
+from .loopback import LoopbackServer, refused
 
 _PATH = re.compile(r"^/2015-03-31/functions/([^/]+)/invocations$")
 
@@ -37,8 +37,16 @@ class Invocation:
 
 
 class FakeLambda(LoopbackServer):
-    def __init__(self, on_invoke: Callable[[Invocation], None] | None = None) -> None:
+    def __init__(
+        self,
+        on_invoke: Callable[[Invocation], None] | None = None,
+        *,
+        access_key_id: str = "testing",
+    ) -> None:
+        """Only requests signed (SigV4) with ``access_key_id`` are taken, as Lambda takes only
+        known credentials; the sandbox gives a per-run one to the bot alone."""
         self.on_invoke = on_invoke
+        self.access_key_id = access_key_id
         self.invocations: list[Invocation] = []
         self.failed_attempts = 0
         self._cond = threading.Condition()
@@ -79,6 +87,9 @@ class FakeLambda(LoopbackServer):
         request_id = {"x-amzn-RequestId": str(uuid.uuid4())}
         if match is None:
             return _error(404, "ResourceNotFoundException", f"no route {parts.path}", request_id)
+        if f"Credential={self.access_key_id}/" not in headers.get("authorization", ""):
+            message = "The security token included in the request is invalid."
+            return _error(403, "UnrecognizedClientException", message, request_id)
         with self._cond:
             if self._failures:
                 self.failed_attempts += 1
@@ -115,6 +126,8 @@ def _handler(fake: FakeLambda) -> type[BaseHTTPRequestHandler]:
             pass
 
         def do_POST(self) -> None:
+            if refused(fake, self):
+                return
             raw = self.rfile.read(int(self.headers.get("content-length") or 0))
             headers = {k.lower(): v for k, v in self.headers.items()}
             status, out_headers, body = fake._invoke(self.path, headers, raw)

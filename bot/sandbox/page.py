@@ -185,10 +185,17 @@ async def no_icon(request: web.Request) -> web.Response:
 async def same_origin_only(request: web.Request, handler: Any) -> web.StreamResponse:
     """The page's endpoints answer only the page: a web page elsewhere must not be able to type
     ``/shop`` (spending the developer's Anthropic key) or read the channel, even through DNS
-    rebinding. The Slack and Lambda stand-ins have their own ports and the bot's secrets."""
+    rebinding. Browsers say where a request comes from: ``Sec-Fetch-Site`` (cross-site from
+    another page) and, on a POST, ``Origin``, which must be this page's own. The Slack and Lambda
+    stand-ins have their own ports and the bot's secrets."""
     host = request.host.rsplit(":", 1)[0]
     if host not in ("127.0.0.1", "localhost"):
         raise web.HTTPForbidden(text="the sandbox answers only on 127.0.0.1")
+    if request.headers.get("Sec-Fetch-Site") == "cross-site":
+        raise web.HTTPForbidden(text="the sandbox answers only its own page")
+    origin = request.headers.get("Origin")
+    if origin is not None and origin != f"http://{request.host}":
+        raise web.HTTPForbidden(text="the sandbox answers only its own page")
     if request.method == "POST" and request.content_type != "application/json":
         raise web.HTTPUnsupportedMediaType(text="JSON only")
     response: web.StreamResponse = await handler(request)

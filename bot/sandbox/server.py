@@ -38,11 +38,13 @@ FUNCTION_NAME = "weekly-shop-sandbox-slack"
 
 
 class Sandbox:
-    """The fakes, the bot's invocations, and the change notifications the page waits on."""
+    """The fakes, the bot's invocations, and the change notifications the page waits on. The
+    fakes take only the bot: a per-run bot token (Slack) and AWS access key (Lambda)."""
 
     def __init__(self, secret: str) -> None:
         self.secret = secret
         self.token = f"xoxb-sandbox-{secrets.token_hex(16)}"
+        self.access_key_id = f"SANDBOX{secrets.token_hex(8).upper()}"
         self.slack = FakeSlack(
             self.token,
             team_id=TEAM,
@@ -51,7 +53,7 @@ class Sandbox:
             ts_base=int(time.time()),
         )
         self.slack.add_channel(CHANNEL, "weekly-shop", members=PEOPLE)
-        self.lam = FakeLambda(on_invoke=self._lazy)
+        self.lam = FakeLambda(on_invoke=self._lazy, access_key_id=self.access_key_id)
         self.channel = CHANNEL
         self.busy = 0
         self.version = 0
@@ -106,8 +108,11 @@ class Sandbox:
 
 
 def configure_bot(sandbox: Sandbox, s3_url: str) -> str:
-    """Point the real bot at the local stand-ins; the banner says which shopper it uses."""
+    """Point the real bot at the local stand-ins; the banner says which shopper it uses. The
+    weekly schedule's settings are cleared: nothing starts in the sandbox but what is typed."""
     for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_SESSION_TOKEN"):
+        os.environ.pop(name, None)
+    for name in ("SHOP_CHANNEL", "SHOP_REQUEST", "SHOP_SCHEDULE"):
         os.environ.pop(name, None)
     os.environ.update(
         SLACK_BOT_TOKEN=sandbox.token,
@@ -116,7 +121,7 @@ def configure_bot(sandbox: Sandbox, s3_url: str) -> str:
         SLACK_API_URL=sandbox.slack.url,
         AWS_ENDPOINT_URL_S3=s3_url,
         AWS_ENDPOINT_URL_LAMBDA=sandbox.lam.url,
-        AWS_ACCESS_KEY_ID="sandbox",
+        AWS_ACCESS_KEY_ID=sandbox.access_key_id,
         AWS_SECRET_ACCESS_KEY="sandbox",
         AWS_DEFAULT_REGION="us-east-1",
     )

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import secrets
 from collections import defaultdict, deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from .loopback import LoopbackServer
+from .loopback import LoopbackServer, refused
 from .slack_workspace import MESSAGE_METHODS, Reject, SlackWorkspace, Violation
 
 _JSON_ARGS = ("blocks", "attachments", "view", "metadata")
@@ -61,7 +62,8 @@ class FakeSlack(SlackWorkspace, LoopbackServer):
         self._failures: dict[str, deque[_Failure]] = defaultdict(deque)
         self._serve(_handler(self))
         self.url = f"{self.root}/api/"
-        self.hooks_url = f"{self.root}/hooks"
+        # A response_url's secret is its path: only URLs under this per-fake one are taken.
+        self.hooks_url = f"{self.root}/hooks/{secrets.token_hex(8)}"
 
     # ------------------------------------------------------------ test helpers
 
@@ -122,6 +124,8 @@ class FakeSlack(SlackWorkspace, LoopbackServer):
     def _hook_post(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         error = None
         try:
+            if not path.startswith(urlsplit(self.hooks_url).path + "/"):
+                raise Reject("invalid_url")
             status = self.hook(path, body)
         except Reject as e:
             status, error = (404 if e.error in _GONE_URL else 400), e.error
@@ -160,6 +164,8 @@ def _handler(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
             self.do_POST()
 
         def do_POST(self) -> None:
+            if refused(fake, self):
+                return
             parts = urlsplit(self.path)
             raw = self.rfile.read(int(self.headers.get("content-length") or 0))
             args = _parse(parts.query, raw, self.headers.get("content-type", ""))

@@ -46,7 +46,9 @@ function mrkdwn(text) {
     if (inner.startsWith("!date^")) return formatDate(inner);
     if (inner.startsWith("!")) return `<span class="mention">@${esc(inner.slice(1))}</span>`;
     const [url, label] = inner.split("|");
-    return `<a href="${esc(url)}" target="_blank" rel="noopener">${esc(label || url)}</a>`;
+    // Only http(s) links become links: a javascript: or data: URL is shown as text.
+    if (!/^https?:\/\//i.test(url)) return esc(label || url);
+    return `<a href="${esc(url)}" target="_blank" rel="noopener noreferrer">${esc(label || url)}</a>`;
   }).join("");
 }
 
