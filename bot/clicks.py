@@ -17,6 +17,7 @@ from workflow.builder import Workflow
 from workflow.checkpoint import PendingRequest
 from workflow.errors import (
     CheckpointError,
+    CheckpointFromNewerVersion,
     CheckpointNotFound,
     InvalidIdentifier,
     RequestAlreadyAnswered,
@@ -33,7 +34,7 @@ from workflow.shop.graph import shop_request
 
 from .blocks import Ref
 from .outbox import Outbox, Where
-from .outcome import Mark, Outcome, Post, Report, Tell, describe_failure, outputs_of
+from .outcome import NEWER, Mark, Outcome, Post, Report, Tell, describe_failure, outputs_of
 from .turn import Redelivered, Sessions, take_turn
 
 Kind = Literal["approve", "reject", "change"]
@@ -163,6 +164,8 @@ class Answer:
             return Tell(user, BUSY)
         if isinstance(error, UnknownRequest | CheckpointNotFound | InvalidIdentifier):
             return Tell(user, GONE)
+        if isinstance(error, CheckpointFromNewerVersion):
+            return Tell(user, NEWER)
         if isinstance(error, CheckpointError):
             return Post(BROKEN, thread)
         if isinstance(error, StoreError):

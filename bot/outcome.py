@@ -73,6 +73,13 @@ class Report:
 
 Outcome = Tell | Post | Report | None
 
+# During a deploy or a rollback old and new code run side by side: a checkpoint the newer one
+# wrote is fine, and waits for it (never "tampered", never "start again").
+NEWER = (
+    "This basket was saved by a newer version of weekly-shop; it will resume once that version "
+    "is deployed again."
+)
+
 
 def outputs_of(events: list[WorkflowEvent]) -> list[str]:
     return [str(e.data) for e in events if isinstance(e, OutputEvent)]

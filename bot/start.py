@@ -12,14 +12,14 @@ import logging
 from dataclasses import dataclass
 
 from workflow.builder import Workflow
-from workflow.errors import SessionBusy
+from workflow.errors import CheckpointFromNewerVersion, SessionBusy
 from workflow.events import WorkflowEvent
 from workflow.runner import Run, RunStatus
 from workflow.session import SessionCheckpoints
 from workflow.shop.basket import ShopRequest
 
 from .outbox import Where
-from .outcome import Outcome, Post, Report, describe_failure
+from .outcome import NEWER, Outcome, Post, Report, describe_failure
 from .turn import Redelivered, Sessions, take_turn
 
 log = logging.getLogger(__name__)
@@ -71,6 +71,8 @@ class Start:
     def refused(self, error: Exception) -> Outcome:
         if isinstance(error, SessionBusy):
             return None  # another invocation is starting it
+        if isinstance(error, CheckpointFromNewerVersion):
+            return Post(NEWER)
         return Post(TRY_AGAIN)
 
 

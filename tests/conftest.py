@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -85,15 +86,17 @@ def signer() -> CheckpointSigner:
     return CheckpointSigner(b"test-key-" * 4)
 
 
-def fakes() -> tuple[Any, FakeLambda, FakeAnthropic]:
-    """Slack (the cast in #shop and #weekly), Lambda and Claude (a revision is 8 lines)."""
-    slack, lam = fake_slack("C0WEEKLY").start(), FakeLambda().start()
+def fakes(aws_key: str = "testing") -> tuple[Any, FakeLambda, FakeAnthropic]:
+    """Slack (the cast in #shop and #weekly), Lambda taking the bot's AWS key, and Claude (a
+    revision is 8 lines)."""
+    slack, lam = fake_slack("C0WEEKLY").start(), FakeLambda(access_key_id=aws_key).start()
     return slack, lam, FakeAnthropic(responder=shorter_revisions).start()
 
 
 @pytest.fixture
 def world(monkeypatch: pytest.MonkeyPatch, s3: Any, bucket: str) -> Iterator[TestWorld]:
-    slack, lam, claude = fakes()
+    # mock_aws puts its own fake credentials in the environment: the bot signs with those.
+    slack, lam, claude = fakes(os.environ["AWS_ACCESS_KEY_ID"])
     env = bot_env(slack, lam, claude, bucket)
     for name, value in env.items():
         monkeypatch.setenv(name, value)

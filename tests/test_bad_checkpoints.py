@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.clicks import BROKEN
+from bot.outcome import NEWER
 from tests.bad_input_kit import (
     FUZZ,
     paused_basket,
@@ -27,6 +28,7 @@ from tests.bot_kit import (
 )
 from tests.fault_kit import (
     TENANT,
+    ephemeral_texts,
     listener_failures,
     lock_keys,
     session_of,
@@ -105,6 +107,9 @@ def _tampered(kind: str, raw: bytes, session: str) -> bytes:
         return _plain(record, v=2)
     if kind == "state format 2":
         return _resigned(record, json.dumps({**doc, "format": 2}), real)
+    if kind == "a dictionary this code does not know":
+        deflater = zlib.compressobj(9, zdict=b"a preset dictionary of a later release")
+        return deflater.compress(_plain(record)[2:]) + deflater.flush()  # any payload will do
     if kind == "unknown type tag":
         return _resigned(record, state.replace('"t":"Basket"', '"t":"Pizza"'), real)
     if kind == "value of the wrong type":
@@ -125,12 +130,11 @@ TAMPERS = [
     "header not JSON",
     "edited item",
     "signed with another key",
-    "record version 2",
-    "state format 2",
     "unknown type tag",
     "value of the wrong type",
     "state not JSON",
     "another session's checkpoint",
+    "a dictionary this code does not know",
 ]
 
 
@@ -231,3 +235,44 @@ def test_an_older_checkpoint_copied_to_a_newer_key_is_refused(
     assert orders == ["Ordered 7 items."]
     assert objects(s3, bucket) == before
     assert lock_keys(s3, bucket) == []
+
+
+NEWER_KINDS = ["record version 2", "state format 2"]
+
+
+@pytest.mark.parametrize("kind", NEWER_KINDS)
+def test_a_checkpoint_from_a_newer_version_waits_for_it(
+    world: World, s3: Any, bucket: str, kind: str
+) -> None:
+    """Version skew during a deploy or a rollback: a checkpoint the newer code wrote is not
+    tampering. The clicker is told it resumes once that version is back; nothing changes, no
+    lock is left, nobody is told to start again; with the checkpoint back, the click works."""
+    basket = start_basket(world)
+    session = session_of(world, basket)
+    key = _latest(s3, bucket)
+    original = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+    s3.put_object(Bucket=bucket, Key=key, Body=_tampered(kind, original, session))
+    before = objects(s3, bucket)
+    world.click(basket, "approve_basket")
+    world.run_lazies()
+    assert ephemeral_texts(world, "U0BOB") == [NEWER]
+    assert thread_texts(world, basket) == []
+    assert objects(s3, bucket) == before and lock_keys(s3, bucket) == []
+    s3.put_object(Bucket=bucket, Key=key, Body=original)
+    world.click(basket, "approve_basket")
+    world.run_lazies()
+    assert thread_texts(world, basket) == ["Ordered 10 items."]
+
+
+def test_a_stray_object_under_cp_is_skipped_not_fatal(
+    world: World, s3: Any, bucket: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An object under the session's cp/ that is not a sequence (it sorts first: '.' < '0')."""
+    basket = start_basket(world)
+    key = _latest(s3, bucket)
+    stray = key.rsplit("/", 1)[0] + "/.upload-in-progress"
+    s3.put_object(Bucket=bucket, Key=stray, Body=b"not a checkpoint")
+    world.click(basket, "approve_basket")
+    world.run_lazies()
+    assert thread_texts(world, basket) == ["Ordered 10 items."]
+    assert any("not a checkpoint key" in r.getMessage() for r in caplog.records)

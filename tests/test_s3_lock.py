@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ import pytest
 from workflow.errors import CheckpointConflict, LeaseLost, SessionBusy
 from workflow.lock import InMemorySessionLock, Lease, SessionLock, held
 from workflow.memory_store import InMemoryCheckpointStore
-from workflow.s3_lock import S3SessionLock
+from workflow.s3_lock import MAX_LEASE_SECONDS, S3SessionLock
 from workflow.s3_store import S3CheckpointStore
 from workflow.session import SessionCheckpoints
 from workflow.signing import CheckpointSigner
@@ -190,6 +191,9 @@ def s3_lock(s3: Any, bucket: str) -> tuple[S3SessionLock, Clock]:
     return S3SessionLock(bucket, prefix=PREFIX, s3_client=s3, clock=clock), clock
 
 
+LOCK_KEY = f"{PREFIX}{TENANT}/s/{SESSION}/lock"
+
+
 def lock_object(s3: Any, bucket: str) -> dict[str, Any] | None:
     try:
         body = s3.get_object(Bucket=bucket, Key=f"{PREFIX}{TENANT}/s/{SESSION}/lock")["Body"]
@@ -247,6 +251,36 @@ def test_an_unreadable_lock_object_counts_as_expired(
     assert lock.acquire(TENANT, SESSION, "bob", TTL).owner == "bob"
     body = lock_object(s3, bucket)
     assert body is not None and body["owner"] == "bob"
+
+
+def test_a_lock_written_by_a_newer_version_is_honoured(
+    s3: Any, bucket: str, s3_lock: tuple[S3SessionLock, Clock]
+) -> None:
+    """Version skew: a newer release may add fields to the lock object. It is still a live lock,
+    not garbage to take over."""
+    lock, clock = s3_lock
+    newer = {"owner": "v2", "acquired_at": clock.now, "expires_at": clock.now + TTL}
+    newer |= {"attempt": "0" * 16, "holder_version": "2.0", "fencing_token": 7}
+    s3.put_object(Bucket=bucket, Key=LOCK_KEY, Body=json.dumps(newer).encode())
+    with pytest.raises(SessionBusy, match="'v2'"):
+        lock.acquire(TENANT, SESSION, "bob", TTL)
+    assert lock_object(s3, bucket) == newer
+
+
+def test_a_lock_claiming_the_far_future_expires_after_the_longest_lease(
+    s3: Any, bucket: str
+) -> None:
+    """A lock claiming to expire in the year 2500 (a clock far ahead, a bug) counts as expiring
+    MAX_LEASE_SECONDS after S3 wrote it, by S3's own clock (LastModified), not in 475 years."""
+    offset = [0.0]
+    lock = S3SessionLock(bucket, prefix=PREFIX, s3_client=s3, clock=lambda: time.time() + offset[0])
+    year_2500 = 16_725_225_600.0
+    body = {"owner": "runaway", "acquired_at": year_2500, "expires_at": year_2500 + TTL}
+    s3.put_object(Bucket=bucket, Key=LOCK_KEY, Body=json.dumps(body).encode())
+    with pytest.raises(SessionBusy):
+        lock.acquire(TENANT, SESSION, "bob", TTL)  # still within the longest lease
+    offset[0] = MAX_LEASE_SECONDS + 5
+    assert lock.acquire(TENANT, SESSION, "bob", TTL).owner == "bob"
 
 
 # -- fencing: an old holder whose lease was taken over cannot fork the chain --------------------

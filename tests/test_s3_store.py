@@ -292,3 +292,17 @@ def test_a_corrupt_object_is_checkpoint_corrupt(
         store.latest(TENANT, SESSION)
     with pytest.raises(CheckpointCorrupt):
         store.read(TENANT, SESSION, new_checkpoint_id(1))
+
+
+@pytest.mark.parametrize("name", [".part", "000001.bak", "notes", "99999", "0000001"])
+def test_objects_under_cp_that_are_not_checkpoints_are_skipped(
+    store: S3CheckpointStore, s3: Any, bucket: str, name: str
+) -> None:
+    """Another tool's object, or a later layout: latest and list skip it (with a warning), at
+    one more LIST for latest, instead of failing every read of the session."""
+    for sequence in range(2):
+        store.create(a_record(sequence))
+    s3.put_object(Bucket=bucket, Key=f"{PREFIX}{TENANT}/s/{SESSION}/cp/{name}", Body=b"x")
+    latest = store.latest(TENANT, SESSION)
+    assert latest is not None and latest.sequence == 1
+    assert [i.sequence for i in store.list(TENANT, SESSION)] == [0, 1]

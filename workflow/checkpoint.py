@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .errors import CheckpointCorrupt, IncompatibleCheckpoint
+from .errors import CheckpointCorrupt, CheckpointFromNewerVersion, IncompatibleCheckpoint
 from .registry import TypeRegistry
 
 FORMAT_VERSION = 1
@@ -129,6 +129,11 @@ def decode_snapshot(text: str, registry: TypeRegistry) -> RunSnapshot:
     version = raw.get("format") if isinstance(raw, dict) else None
     if not isinstance(version, int) or isinstance(version, bool):
         raise CheckpointCorrupt("checkpoint has no format version")
+    if version > FORMAT_VERSION:
+        raise CheckpointFromNewerVersion(
+            f"checkpoint format {version} is newer than the format this code reads "
+            f"({FORMAT_VERSION})"
+        )
     if version != FORMAT_VERSION:
         raise IncompatibleCheckpoint(
             f"checkpoint format {version} is not the format this code reads ({FORMAT_VERSION})"

@@ -12,7 +12,8 @@
     │   ├── CheckpointNotFound      no such checkpoint for this tenant and session
     │   ├── CheckpointTampered      its signature does not verify
     │   ├── CheckpointCorrupt       it verifies but cannot be decoded (unknown type tag, bad JSON)
-    │   ├── IncompatibleCheckpoint  it was taken from another graph or a newer format
+    │   ├── IncompatibleCheckpoint  it was taken from another graph or an unknown format
+    │   │   └── CheckpointFromNewerVersion  ...written by a newer version of the code
     │   └── CheckpointConflict      another writer appended after the same parent (fencing)
     ├── InvalidIdentifier           a tenant, session or request ID is not safe in a key (bad input)
     ├── StoreError                  a checkpoint store backend failed
@@ -94,6 +95,11 @@ class CheckpointCorrupt(CheckpointError):
 
 class IncompatibleCheckpoint(CheckpointError):
     """The checkpoint was taken from a different graph, or written in an unknown format."""
+
+
+class CheckpointFromNewerVersion(IncompatibleCheckpoint):
+    """The checkpoint was written by a newer version of the code (during a deploy or after a
+    rollback): nothing is wrong with it, and it resumes once that version runs again."""
 
 
 class CheckpointConflict(CheckpointError):

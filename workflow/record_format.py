@@ -28,7 +28,7 @@ from datetime import UTC, datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .errors import CheckpointCorrupt, IncompatibleCheckpoint
+from .errors import CheckpointCorrupt, CheckpointFromNewerVersion, IncompatibleCheckpoint
 from .store import CheckpointRecord
 
 RECORD_VERSION = 1  # the header line and what follows it, inside the zlib stream
@@ -60,6 +60,8 @@ class RecordCodec:
 
     A dictionary's bytes must never change once records were written with it: records name it by
     its Adler-32. A better one is added after it; readers know them all, writers use the newest.
+    Adding one takes two deploys: readers that know it first, then writers that use it, so code
+    running beside the previous release never meets a dictionary it does not know.
     """
 
     def __init__(self, *dictionaries: bytes) -> None:
@@ -93,6 +95,8 @@ class RecordCodec:
         dictionary_id = int.from_bytes(data[2:6], "big")
         dictionary = self._by_id.get(dictionary_id)
         if dictionary is None:
+            # Not "from a newer version": a new dictionary ships to readers a deploy before any
+            # writer uses it, so no version this code runs beside writes one it does not know.
             raise IncompatibleCheckpoint(
                 f"checkpoint {name} is compressed with dictionary {dictionary_id:08x}, "
                 "which this code does not know"
@@ -113,7 +117,13 @@ class RecordCodec:
                 raise CheckpointCorrupt(f"checkpoint {name} has bytes after its end")
             line, _, state = raw.partition(b"\n")
             header_data = json.loads(line)
-            if isinstance(header_data, dict) and header_data.get("v") != RECORD_VERSION:
+            version = header_data.get("v") if isinstance(header_data, dict) else None
+            if isinstance(version, int) and version > RECORD_VERSION:
+                raise CheckpointFromNewerVersion(
+                    f"checkpoint {name} has record version {version}, newer than the "
+                    f"{RECORD_VERSION} this code reads"
+                )
+            if isinstance(header_data, dict) and version != RECORD_VERSION:
                 raise IncompatibleCheckpoint(
                     f"checkpoint {name} has record version {header_data.get('v')!r}, "
                     f"this code reads {RECORD_VERSION}"

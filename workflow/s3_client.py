@@ -6,7 +6,8 @@ this module speaks our error tree: a ``ClientError`` never leaks upward.
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple
 
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
@@ -58,11 +59,22 @@ def store_error(operation: str, exc: ClientError | BotoCoreError) -> StoreError:
     return StoreError(f"S3 {operation} failed: {type(exc).__name__}")
 
 
-def get_object(s3: Any, bucket: str, key: str, what: str) -> tuple[bytes, str] | None:
-    """``(body, etag)`` of ``key``, or None if there is none; other failures are StoreError."""
+class Found(NamedTuple):
+    body: bytes
+    etag: str
+    last_modified: datetime | None  # when S3 wrote it, by S3's clock
+
+
+def get_object(s3: Any, bucket: str, key: str, what: str) -> Found | None:
+    """The object at ``key``, or None if there is none; other failures are StoreError."""
     try:
         response = s3.get_object(Bucket=bucket, Key=key)
-        return response["Body"].read(), str(response["ETag"])
+        modified = response.get("LastModified")
+        return Found(
+            response["Body"].read(),
+            str(response["ETag"]),
+            modified if isinstance(modified, datetime) else None,
+        )
     except ClientError as exc:
         if is_missing(exc):
             return None

@@ -47,5 +47,11 @@ class S3Keys:
         return self.session(tenant_id, session_id) + name
 
     @staticmethod
+    def is_checkpoint_key(key: str) -> bool:
+        """Whether ``key`` (under a session's ``cp/``) names a checkpoint: six digits."""
+        name = key.rsplit("/", 1)[-1]
+        return len(name) == 6 and name.isascii() and name.isdigit()
+
+    @staticmethod
     def sequence_from_key(key: str) -> int:
         return MAX_SEQUENCE - int(key.rsplit("/", 1)[-1])

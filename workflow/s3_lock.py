@@ -38,9 +38,15 @@ from .s3_client import (
 )
 from .s3_keys import S3Keys
 
+# The longest lease a lock may claim (LOCK_TTL_SECONDS is at most 900): a lock object claiming to
+# expire later than this after S3 wrote it (a clock far ahead, a bug, the year 2500) is treated
+# as expiring then, so it cannot keep a session busy for longer.
+MAX_LEASE_SECONDS = 900.0
+
 
 class _LockBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # A lock written by a newer version may carry more fields: it is honoured all the same.
+    model_config = ConfigDict(extra="ignore")
     owner: str
     acquired_at: float
     expires_at: float
@@ -127,20 +133,14 @@ class S3SessionLock:
         found = get_object(self.s3, self.bucket, key, "lock")
         if found is None:
             return None, ""
-        raw, etag = found
         try:
-            body = _LockBody.model_validate(json.loads(raw))
+            body = _LockBody.model_validate(json.loads(found.body))
         except (ValueError, ValidationError):
             # An unreadable lock object is treated as expired, so it can be taken over.
             body = _LockBody(owner="?", acquired_at=0.0, expires_at=0.0)
-        lease = Lease(
-            tenant_id,
-            session_id,
-            body.owner,
-            body.acquired_at,
-            body.expires_at,
-            etag,
-        )
+        written = found.last_modified.timestamp() if found.last_modified else body.acquired_at
+        expires_at = min(body.expires_at, written + MAX_LEASE_SECONDS)
+        lease = Lease(tenant_id, session_id, body.owner, body.acquired_at, expires_at, found.etag)
         return lease, body.attempt
 
     def release(self, lease: Lease) -> None:

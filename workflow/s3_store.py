@@ -16,13 +16,14 @@ retried here a few times, after which it is the same 412 or a success.
 from __future__ import annotations
 
 import builtins
+import logging
 import time
 from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from .errors import CheckpointConflict, CheckpointTampered
+from .errors import CheckpointConflict, CheckpointTampered, StoreError
 from .record_format import PLAIN, RecordCodec
 from .s3_client import (
     get_object,
@@ -36,6 +37,8 @@ from .s3_keys import S3Keys
 from .store import CheckpointInfo, CheckpointRecord, sequence_of, validate_id, validate_record
 
 CONFLICT_RETRIES = 3
+STRAY_KEYS_SKIPPED = 10
+log = logging.getLogger(__name__)
 
 
 class S3CheckpointStore:
@@ -110,15 +113,29 @@ class S3CheckpointStore:
         return record
 
     def latest(self, tenant_id: str, session_id: str) -> CheckpointRecord | None:
+        """The newest checkpoint: one LIST of one key and one GET. A key under ``cp/`` that is
+        not a sequence (another tool's object, a newer layout) is skipped with a warning, one
+        more LIST each, rather than breaking every click on the session."""
         prefix = self.keys.checkpoints(tenant_id, session_id)
-        try:
-            page = self.s3.list_objects_v2(Bucket=self.bucket, Prefix=prefix, MaxKeys=1)
-        except (ClientError, BotoCoreError) as exc:
-            raise store_error("list checkpoints", exc) from exc
-        contents = page.get("Contents", [])
-        if not contents:
-            return None
-        return self._get(contents[0]["Key"], tenant_id, session_id)
+        start: dict[str, str] = {}
+        for _ in range(STRAY_KEYS_SKIPPED + 1):
+            try:
+                page = self.s3.list_objects_v2(
+                    Bucket=self.bucket, Prefix=prefix, MaxKeys=1, **start
+                )
+            except (ClientError, BotoCoreError) as exc:
+                raise store_error("list checkpoints", exc) from exc
+            contents = page.get("Contents", [])
+            if not contents:
+                return None
+            key = str(contents[0]["Key"])
+            if self.keys.is_checkpoint_key(key):
+                return self._get(key, tenant_id, session_id)
+            log.warning("skipping %s: not a checkpoint key", key)
+            start = {"StartAfter": key}
+        raise StoreError(
+            f"more than {STRAY_KEYS_SKIPPED} objects under {prefix} are not checkpoints"
+        )
 
     def read(self, tenant_id: str, session_id: str, checkpoint_id: str) -> CheckpointRecord | None:
         key = self.keys.checkpoint(tenant_id, session_id, sequence_of(checkpoint_id))
@@ -149,6 +166,7 @@ class S3CheckpointStore:
 
     def list(self, tenant_id: str, session_id: str) -> builtins.list[CheckpointInfo]:
         keys = self._keys(self.keys.checkpoints(tenant_id, session_id))
+        keys = [k for k in keys if self.keys.is_checkpoint_key(k)]
         infos = [self._head_info(k, tenant_id, session_id) for k in reversed(keys)]
         return [i for i in infos if i is not None]
 
@@ -165,7 +183,7 @@ class S3CheckpointStore:
         found = []
         for key in self._keys(prefix):
             session, _, rest = key[len(prefix) :].partition("/")
-            if rest.startswith("cp/"):
+            if rest.startswith("cp/") and self.keys.is_checkpoint_key(key):
                 info = self._head_info(key, tenant_id, session)
                 if info is not None and info.run_id == run_id:
                     found.append(info)
