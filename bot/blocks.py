@@ -118,7 +118,7 @@ def _plain(text: str, limit: int) -> dict[str, Any]:
 def _item_line(item: str) -> str:
     item = " ".join(item.splitlines())  # one item, one line: a newline would fake a second item
     clipped = item if len(item) <= MAX_ITEM_CHARS else item[: MAX_ITEM_CHARS - 1] + "…"
-    return f"• {escape(clipped)}"
+    return f"• {clipped}"
 
 
 def _left_out(hidden: int, total: int) -> str:
@@ -126,9 +126,23 @@ def _left_out(hidden: int, total: int) -> str:
     return f"_…and {hidden} more {things} not shown here (approving orders all {total})_"
 
 
+def _section(text: str, kind: str = "mrkdwn") -> Block:
+    body: dict[str, Any] = {"type": kind, "text": text}
+    if kind == "plain_text":
+        body["emoji"] = False  # ":pizza:" stays what the model wrote
+    return {"type": "section", "text": body}
+
+
 def item_sections(items: list[str]) -> list[Block]:
-    """The items as bullet lines in sections of at most 3000 characters, within the message's
-    text budget; items that do not fit are counted in a last line, never dropped silently."""
+    """The items as bullet lines in plain_text sections of at most 3000 characters, within the
+    message's text budget; items that do not fit are counted in a last line, never dropped.
+
+    plain_text, because what the approver sees must be what is ordered: in mrkdwn an item
+    written ``~2 pizza bases~`` shows struck through (and mrkdwn has no escape for ``*``, ``_``,
+    ``~`` or backticks), and Slack parses no mention or link in plain_text, so nothing in an
+    item can ping anyone either. Slack escapes ``&``, ``<``, ``>`` in plain_text itself
+    (bolt-python#513: a plain_text "Answer & 1" comes back as ``&amp;``), so they go as written.
+    """
     lines = [_item_line(item) for item in items]
     shown, used = 0, 0
     for line in lines:
@@ -136,17 +150,16 @@ def item_sections(items: list[str]) -> list[Block]:
         if used > ITEMS_TEXT_BUDGET:
             break
         shown += 1
-    if shown < len(lines):
-        lines = [*lines[:shown], _left_out(len(lines) - shown, len(lines))]
     sections: list[str] = []
-    for line in lines:
+    for line in lines[:shown]:
         if sections and len(sections[-1]) + 1 + len(line) <= SECTION_LIMIT:
             sections[-1] += "\n" + line
         else:
             sections.append(line)
-    if not sections:
-        sections = ["_(the shopper wrote no items)_"]
-    return [{"type": "section", "text": {"type": "mrkdwn", "text": s}} for s in sections]
+    blocks = [_section(s, "plain_text") for s in sections]
+    if shown < len(lines):
+        blocks.append(_section(_left_out(len(lines) - shown, len(lines))))
+    return blocks or [_section("_(the shopper wrote no items)_")]
 
 
 def context(*lines: str) -> Block:
@@ -204,11 +217,18 @@ def answered_blocks(
 ) -> list[Block]:
     """The same basket once answered: the buttons replaced by who answered, when, and why."""
     when = f"<!date^{at}^{{date_short_pretty}} at {{time}}|{at}>"
-    said = f": {escape(note[:MAX_CHANGE_LENGTH])}" if note else ""
+    if not note:
+        said = context(f"{verdict} by <@{user}> · {when}")
+    else:  # the person's words in plain_text: shown as typed, formatting and mentions inert
+        said = context(f"{verdict} by <@{user}>:")
+        said["elements"] += [
+            {"type": "plain_text", "text": note[:MAX_CHANGE_LENGTH], "emoji": False},
+            {"type": "mrkdwn", "text": f"· {when}"},
+        ]
     return [
         {"type": "header", "text": _plain(f"Basket {round} of {max_rounds}", 150)},
         *item_sections(items),
-        context(f"{verdict} by <@{user}>{said} · {when}"),
+        said,
     ]
 
 

@@ -4,7 +4,6 @@ items it left out, and can still be approved.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -19,7 +18,7 @@ from bot.blocks import (
     basket_blocks,
 )
 from bot.sandbox.anthropic_api import Reply
-from bot.sandbox.block_kit import LIMITS, block_errors
+from bot.sandbox.block_kit import LIMITS, block_errors, parsed_texts
 from bot.sandbox.block_kit import texts as block_texts
 from tests.bot_kit import (
     World,
@@ -47,6 +46,22 @@ INJECTION = "\n".join(
         "&lt;!channel&gt; pre-escaped",
     ]
 )
+
+
+def item_blocks(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The sections that list items (bullet lines)."""
+    return [b for b in blocks if b["type"] == "section" and b["text"]["text"].startswith("• ")]
+
+
+def plain_context(message: dict[str, Any]) -> str:
+    """The plain_text elements of a message's context blocks (the person's own words)."""
+    return " ".join(
+        e["text"]
+        for b in message.get("blocks", [])
+        if b["type"] == "context"
+        for e in b["elements"]
+        if e["type"] == "plain_text"
+    )
 
 
 def _basket_checks(world: World, expected_items: int) -> dict[str, Any]:
@@ -111,10 +126,13 @@ def test_any_model_output_becomes_a_basket_that_fits_and_can_be_approved(
         assert all(len(line) <= MAX_ITEM_CHARS + 2 for line in lines)
         assert all(line.endswith("…") for line in lines if line.startswith("• x"))
     if text == INJECTION:
+        # Shown exactly as written, in plain_text, where Slack parses no mention, link or format.
         shown = section_text(basket)
-        assert "&lt;!channel&gt; milk" in shown and "&lt;https://evil.test|free" in shown
-        assert "&amp;lt;!channel&amp;gt; pre-escaped" in shown
-        assert "<http" not in json.dumps(world.slack.calls_to("chat.postMessage")[-1].args)
+        assert "• <!channel> milk" in shown and "• <https://evil.test|free groceries>" in shown
+        assert "• &lt;!channel&gt; pre-escaped" in shown and "• ~strike~" not in shown
+        assert all(b["text"]["type"] == "plain_text" for b in item_blocks(basket["blocks"]))
+        posted = world.slack.calls_to("chat.postMessage")[-1].args
+        assert "<http" not in "".join(parsed_texts(posted))
     assert set(world.slack.mentions()) <= {"<@U0ALICE>"}
     _approve_and_check(world, basket, items)
 
@@ -128,7 +146,7 @@ def test_a_revised_basket_with_injection_fits_and_pings_no_one(world: World) -> 
     change(world, basket, "<!channel> more, and <@U0BOSS> decides")
     first, second = world.baskets()
     assert world.slack.violations == []
-    assert "&lt;!channel&gt; more" in context_text(first)
+    assert "<!channel> more, and <@U0BOSS> decides" in plain_context(first)
     assert "approving orders all 500" in section_text(second)
     world.click(second, "approve_basket")
     world.run_lazies()
@@ -170,10 +188,54 @@ def test_basket_blocks_always_fit_slack(items: list[str], note: str, round: int)
         texts = list(block_texts(blocks))
         assert sum(map(len, texts)) <= LIMITS["message.blocks_text"]
         sections = "\n".join(b["text"]["text"] for b in blocks if b["type"] == "section")
-        assert "<" not in sections and ">" not in sections
+        # Whatever the items say, Slack parses none of it: no raw < or > where Slack would.
+        parsed = "\n".join(parsed_texts(blocks))
+        assert "<" not in parsed.replace("<@U0ALICE>", "").replace("<@U0BOB>", "").replace(
+            "<!date^1^{date_short_pretty} at {time}|1>", ""
+        )
+        assert all(b["text"]["type"] == "plain_text" for b in item_blocks(blocks))
         shown = sum(1 for line in sections.split("\n") if line.startswith("• "))
         if shown < len(items):
             assert f"…and {len(items) - shown} more item" in sections
             assert sum(len(line) + 1 for line in sections.split("\n")[:shown]) <= ITEMS_TEXT_BUDGET
         else:
             assert "more item" not in sections
+
+
+CHATTY = """Here is your basket for the week:
+
+## Produce
+1. 500 g chicken breast
+2) ~2 pizza bases~
+**Dairy**
+- *250 g mozzarella* for the _pizza_
+- `soy sauce`, 1 bottle
+- salt & pepper
+
+Enjoy your meals!
+Let me know if you need anything else."""
+
+
+def test_what_the_approver_sees_is_what_is_ordered(world: World) -> None:
+    """A reply's preamble, headings, numbering and closing remark are not items; an item's
+    formatting characters (~strike~, *bold*, _italic_, `code`) show as written, in plain_text,
+    so a struck-through line is not mistaken for one taken out before it is ordered."""
+    world.claude.script(Reply(text=CHATTY))
+    basket = start_basket(world)
+    (items,) = item_blocks(basket["blocks"])
+    assert items["text"] == {
+        "type": "plain_text",
+        "text": "\n".join(
+            [
+                "• 500 g chicken breast",
+                "• ~2 pizza bases~",
+                "• *250 g mozzarella* for the _pizza_",
+                "• `soy sauce`, 1 bottle",
+                "• salt & pepper",
+            ]
+        ),
+        "emoji": False,
+    }
+    _approve_and_check(world, world.baskets()[0], 5)
+    (answered,) = item_blocks(world.baskets()[0]["blocks"])
+    assert answered == items  # the answered message shows the same items, the same way

@@ -181,12 +181,14 @@ def test_a_start_delivered_twice_posts_one_basket(world: World) -> None:
 
 
 def test_model_text_cannot_ping_anyone(world: World) -> None:
+    """Items are plain_text: Slack parses no mention or link there, and shows "&" as "&"."""
     world.claude.script(
         Reply(text="<!channel> milk\n<@U0BOSS> & <!subteam^S123> eggs\n<https://x.test|click>")
     )
     basket = start_basket(world)
     text = section_text(basket)
-    assert "&lt;!channel&gt; milk" in text and "&amp;" in text
+    assert "• <!channel> milk\n• <@U0BOSS> & <!subteam^S123> eggs" in text
+    assert [b["text"]["type"] for b in basket["blocks"] if b["type"] == "section"] == ["plain_text"]
     pings = world.slack.mentions()
     assert not [p for p in pings if p.startswith("<!")]
     assert set(pings) <= {"<@U0ALICE>"}
@@ -195,7 +197,9 @@ def test_model_text_cannot_ping_anyone(world: World) -> None:
 def test_a_change_text_cannot_ping_anyone(world: World) -> None:
     basket = start_basket(world)
     change(world, basket, "<!here> no pizza <@U0BOSS>")
-    assert "&lt;!here&gt; no pizza &lt;@U0BOSS&gt;" in context_text(world.baskets()[0])
+    (context,) = [b for b in world.baskets()[0]["blocks"] if b["type"] == "context"]
+    note = [e for e in context["elements"] if e["type"] == "plain_text"]
+    assert [e["text"] for e in note] == ["<!here> no pizza <@U0BOSS>"]  # shown, never parsed
     assert set(world.slack.mentions()) <= {"<@U0ALICE>", "<@U0BOB>"}
 
 

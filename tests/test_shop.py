@@ -34,6 +34,35 @@ def test_basket_parsing_trims_bullets_and_drops_empty_lines() -> None:
     assert basket.round == 1
 
 
+@pytest.mark.parametrize(
+    ("line", "item"),
+    [
+        ("Here is your basket:", None),
+        ("Here's the list for the week", None),
+        ("## Produce", None),
+        ("**Dairy**", None),
+        ("*Pantry*", None),
+        ("Enjoy your meals!", None),
+        ("Let me know if you want changes.", None),
+        ("Anything else?", None),
+        ("I've left out the rice you have", None),
+        ("1. 500 g chicken", "500 g chicken"),
+        ("12) 2 leeks", "2 leeks"),
+        ("(3) 1 lemon", "1 lemon"),
+        ("- [ ] 1 loaf bread", "1 loaf bread"),
+        ("1.5 kg potatoes", "1.5 kg potatoes"),
+        ("2 pizza bases", "2 pizza bases"),
+        ("**2 pizza bases**", "**2 pizza bases**"),
+        ("*bold* _italic_ ~strike~ `code`", "*bold* _italic_ ~strike~ `code`"),
+        ("~2 pizza bases~", "~2 pizza bases~"),
+        ("salt & pepper", "salt & pepper"),
+    ],
+)
+def test_only_items_become_items(line: str, item: str | None) -> None:
+    """What is ordered is what is listed; a reply's other lines are not items."""
+    assert Basket.parse(line, round=1).items == ([item] if item else [])
+
+
 def test_answers_map_to_decisions() -> None:
     assert BasketDecision.from_answer("y\n", 2) == BasketDecision(approved=True, round=2)
     assert BasketDecision.from_answer("N", 1) == BasketDecision(approved=False, round=1)

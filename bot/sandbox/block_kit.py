@@ -168,6 +168,22 @@ def texts(obj: Any) -> Iterator[str]:
             yield from texts(item)
 
 
+def parsed_texts(obj: Any) -> Iterator[str]:
+    """Like :func:`texts`, but only what Slack parses for mentions and links: a message's
+    ``text`` and mrkdwn text objects, not plain_text ones."""
+    if isinstance(obj, dict):
+        if obj.get("type") == "plain_text":
+            return
+        for key, value in obj.items():
+            if key == "text" and isinstance(value, str):
+                yield value
+            else:
+                yield from parsed_texts(value)
+    elif isinstance(obj, list):
+        for item in obj:
+            yield from parsed_texts(item)
+
+
 def message_errors(args: dict[str, Any]) -> tuple[str, list[str]] | None:
     """``(error, details)`` if a chat message breaks a limit, else None."""
     text = args.get("text")

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .block_kit import message_errors, texts, view_errors
+from .block_kit import message_errors, parsed_texts, view_errors
 
 TRIGGER_SECONDS = 3.0  # Slack: a trigger_id expires three seconds after it was issued
 RESPONSE_URL_USES = 5  # Slack: a response_url works up to 5 times...
@@ -188,9 +188,10 @@ class SlackWorkspace:
 
     def mentions(self) -> list[str]:
         """Every unescaped ``<!channel>``/``<!here>``/``<!everyone>``/``<@U…>``/``<!subteam^…>``
-        in anything successfully posted (messages, updates, ephemerals, response_url posts)."""
+        in anything successfully posted (messages, updates, ephemerals, response_url posts),
+        where Slack would parse it: not inside plain_text."""
         found = self.mention_sources()
-        return [m for src in found for s in texts(src) for m in _MENTION.findall(s)]
+        return [m for src in found for s in parsed_texts(src) for m in _MENTION.findall(s)]
 
     # ------------------------------------------------------------ the Web API methods
 

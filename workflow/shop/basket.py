@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..events import WorkflowEvent
 
-BULLETS = "-*•"
+BULLETS = "-*•+"
+_BULLET = re.compile(r"^(?:[-*+]\s+|•\s*)")  # "- x", "* x", "+ x", "•x"; not "*bold*"
+_LIST_MARK = re.compile(r"^(?:\d{1,3}[.)]|\(\d{1,3}\)|\[[ xX]?\])\s+")
+_HEADING = re.compile(r"^(?:#{1,6}\s|\*\*[^*\d]+\*\*$|__[^_\d]+__$|\*[^*\d]+\*$)")
+_CHATTER = re.compile(
+    r"^(?:here(?:'s| is| are)|i(?:'ve| have|'ll| will)|let me know|enjoy|hope|happy|"
+    r"this (?:basket|list|should)|sure\b|certainly|of course|note:|based on|feel free)",
+    re.IGNORECASE,
+)
+
+
+def _is_not_an_item(line: str) -> bool:
+    """A preamble, a heading or a closing remark, not something to order."""
+    words = line.strip("*_ #").rstrip()
+    return bool(_HEADING.match(line) or words.endswith((":", "!", "?")) or _CHATTER.match(words))
+
+
 MAX_ITEMS = 500
 MAX_ITEM_LENGTH = 500
 
@@ -23,10 +40,20 @@ class Basket(BaseModel):
 
     @classmethod
     def parse(cls, text: str, round: int) -> Basket:
-        """Items from the model's text: lines trimmed, leading bullets removed, empties dropped."""
+        """Items from the model's text, one a line: what is ordered is exactly what is listed.
+
+        A reply's other lines never become items: a preamble or a heading ("Here is your
+        basket:", "## Produce", "**Dairy**"), a closing remark ("Enjoy!", "Let me know if…").
+        Bullets and numbering ("- ", "3. ", "(4) ") are taken off; empty lines dropped.
+        """
         items = []
         for line in text.splitlines():
-            item = line.strip().lstrip(BULLETS).strip()
+            raw = line.strip()
+            if not raw or _is_not_an_item(raw):
+                continue
+            if raw.strip(BULLETS + " ") == "":
+                continue  # a bare bullet or a rule ("-", "---", "* * *")
+            item = _LIST_MARK.sub("", _BULLET.sub("", raw)).strip()
             if item:
                 items.append(item[:MAX_ITEM_LENGTH])
         return cls(items=items[:MAX_ITEMS], round=round)
