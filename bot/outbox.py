@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
+from slack_sdk.webhook import WebhookClient
 
 from workflow.events import RequestInfoEvent
 
@@ -28,6 +29,11 @@ log = logging.getLogger(__name__)
 # What a Slack call can end in once slack_sdk's own retries are spent: Slack said no, or the
 # network did (URLError and timeouts are OSErrors).
 SLACK_FAILURES = (SlackApiError, OSError)
+# What Slack answers where the bot may not post: a public channel it was never added to
+# (not_in_channel), a private channel or a DM it is not in (channel_not_found, Slack hides those),
+# an archived one. A slash command's response_url still reaches the person (docs.slack.dev:
+# it works wherever the command was typed, up to 5 times within 30 minutes).
+NOT_A_MEMBER = ("not_in_channel", "channel_not_found", "is_archived")
 
 
 def slack_error(exc: BaseException) -> str:
@@ -43,6 +49,7 @@ class Where:
     tenant: str
     session_id: str
     channel: str
+    reply_url: str = ""  # the slash command's response_url, where there is one
 
 
 class Outbox:
@@ -71,12 +78,41 @@ class Outbox:
             return False
         return True
 
+    def may_post(self, channel: str) -> bool | None:
+        """Whether the bot may post in ``channel`` (one ``conversations.info``); None when Slack
+        could not say. Slack hides a private channel or a DM from a bot that is not in it
+        (channel_not_found); for a public one it answers ``is_member``; the bot's own DM with a
+        person is an IM it is always in."""
+        try:
+            info = self.web.conversations_info(channel=channel)["channel"]
+        except SlackApiError as exc:
+            if slack_error(exc) in NOT_A_MEMBER:
+                return False
+            log.error("conversations.info failed: %s", slack_error(exc))
+            return None
+        except OSError as exc:
+            log.error("conversations.info failed: %s", slack_error(exc))
+            return None
+        return bool(info.get("is_member") or info.get("is_im"))
+
+    def reply(self, url: str, mrkdwn: str) -> bool:
+        """An ephemeral answer through a slash command's response_url (slack_sdk's
+        WebhookClient), for where the bot cannot post with its token."""
+        try:
+            answer = WebhookClient(url, timeout=5).send(text=mrkdwn, response_type="ephemeral")
+        except OSError as exc:
+            log.error("response_url failed: %s", type(exc).__name__)
+            return False
+        if answer.status_code != 200:
+            log.error("response_url answered %s", answer.status_code)
+        return answer.status_code == 200
+
     def deliver(self, where: Where, outcome: Outcome) -> bool:
         """Say ``outcome``; whether the channel now shows all of a Report (receipt-worthy)."""
         if isinstance(outcome, Tell):
             self.tell(where.channel, outcome.user, outcome.text)
         elif isinstance(outcome, Post):
-            self.post(where.channel, outcome.text, outcome.thread_ts)
+            self._post_or_reply(where, outcome)
         elif isinstance(outcome, Report):
             return self._show(where, outcome)
         return False
@@ -87,9 +123,14 @@ class Outbox:
         if posted:
             posted = all([self._post_basket(where, report, event) for event in report.baskets])
         if not posted:
-            self.post(where.channel, report.unposted.text, report.unposted.thread_ts)
+            self._post_or_reply(where, report.unposted)
             return False
         return report.mark is None or self._mark_answered(where.channel, report.mark)
+
+    def _post_or_reply(self, where: Where, post: Post) -> None:
+        """Post in the channel; if Slack refuses, say it to the person who typed the command."""
+        if not self.post(where.channel, post.text, post.thread_ts) and where.reply_url:
+            self.reply(where.reply_url, post.text)
 
     def _post_basket(self, where: Where, report: Report, event: RequestInfoEvent) -> bool:
         basket = event.data

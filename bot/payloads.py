@@ -167,7 +167,9 @@ def read_shop(command: dict[str, Any]) -> tuple[Where, ShopRequest] | None:
     text = request_text(command)
     if not (tenant and channel and user and text and isinstance(trigger, str) and trigger):
         return None
-    where = Where(tenant, session_id_for(tenant, trigger), channel)
+    url = command.get("response_url")
+    reply_url = url if isinstance(url, str) and url.startswith(("https://", "http://")) else ""
+    where = Where(tenant, session_id_for(tenant, trigger), channel, reply_url)
     return where, ShopRequest(text=text, requested_by=user)
 
 

@@ -76,6 +76,26 @@ class Start:
         return Post(TRY_AGAIN)
 
 
+def cannot_post_here(channel: str) -> str:
+    if channel.startswith("D"):
+        return (
+            "I can't post in this conversation. Try `/shop` in a channel, after adding me "
+            "there with `/invite @weekly-shop`."
+        )
+    return "I can't post in this channel: add me with `/invite @weekly-shop`, then try again."
+
+
 async def start_session(sessions: Sessions, where: Where, request: ShopRequest) -> None:
-    """Write basket 1 for ``request`` and post it in the channel (or say why not)."""
+    """Write basket 1 for ``request`` and post it in the channel (or say why not).
+
+    Before any lock or model call, one ``conversations.info`` asks Slack whether the bot may
+    post here. Where it may not (a public channel it was never added to, a private channel or a
+    DM between people it is not in), the person hears why through the command's response_url,
+    which works wherever the command was typed, and nothing is started: no model call, no
+    session, no lock. If Slack cannot say (a network error), the start goes on.
+    """
+    if where.reply_url and sessions.outbox.may_post(where.channel) is False:
+        log.info("not a member of %s; nothing started", where.channel)
+        sessions.outbox.reply(where.reply_url, cannot_post_here(where.channel))
+        return
     await take_turn(sessions, where, Start(request, where.session_id))

@@ -29,9 +29,29 @@ def _person(request_user: str) -> str:
     return request_user if request_user in PEOPLE else "U0ALICE"
 
 
-def snapshot(sandbox: Sandbox, user: str) -> dict[str, Any]:
+def _channel(sandbox: Sandbox, asked: object) -> str:
+    return (
+        asked
+        if isinstance(asked, str) and asked in sandbox.slack.channel_ids()
+        else sandbox.channel
+    )
+
+
+def channels(sandbox: Sandbox) -> list[dict[str, Any]]:
+    """The sidebar: each channel, and whether the bot is in it."""
+    found = []
+    for cid in sandbox.slack.channel_ids():
+        info = sandbox.slack.channel_info(cid)
+        if info is not None:
+            found.append(
+                {"id": cid, "name": info.name, "bot": sandbox.slack.user_id in info.members}
+            )
+    return found
+
+
+def snapshot(sandbox: Sandbox, user: str, channel: str | None = None) -> dict[str, Any]:
     """What ``user`` sees in the channel: messages with their threads, their own ephemerals."""
-    slack, channel = sandbox.slack, sandbox.channel
+    slack, channel = sandbox.slack, channel or sandbox.channel
     shown = [dict(m, replies=slack.thread(channel, m["ts"])) for m in slack.messages(channel)]
     for eph in slack.ephemerals(user):
         if eph["channel"] == channel:
@@ -47,12 +67,15 @@ async def ui_state(request: web.Request) -> web.Response:
 
     sandbox: Sandbox = request.app["sandbox"]
     user = _person(request.query.get("user", ""))
+    channel = _channel(sandbox, request.query.get("channel"))
     rt, _ = cold_start()
     panel = await asyncio.get_running_loop().run_in_executor(
         sandbox.pool, sessions, rt, sandbox.slack.team_id
     )
-    state = snapshot(sandbox, user)
+    state = snapshot(sandbox, user, channel)
     state.update(
+        channel=channel,
+        channels=channels(sandbox),
         people=PEOPLE,
         busy=sandbox.busy,
         banner=sandbox.banner,
@@ -88,22 +111,29 @@ async def ui_command(request: web.Request) -> web.Response:
     slack = sandbox.slack
     data = await request.json()
     user = _person(str(data.get("user", "")))
+    channel = _channel(sandbox, data.get("channel"))
     text = str(data.get("text", "")).strip()
+    if text.startswith("/invite") and "@weekly-shop" in text:
+        slack.join(channel, slack.user_id)  # what Slack's own /invite does
+        slack.slackbot_says(channel, user, "Weekly shop was added to this channel.")
+        return web.json_response({"ok": True})
     if not text.startswith("/shop"):
-        slack.slackbot_says(sandbox.channel, user, "Only `/shop` works in this sandbox.")
+        slack.slackbot_says(
+            channel, user, "Only `/shop` and `/invite @weekly-shop` work in this sandbox."
+        )
         return web.json_response({"ok": True})
     event = sr.slash_command(
         sandbox.secret,
         text=text[len("/shop") :].strip(),
         team_id=slack.team_id,
         user_id=user,
-        channel_id=sandbox.channel,
+        channel_id=channel,
         trigger_id=slack.issue_trigger(user),
         response_url_base=slack.hooks_url,
     )
     status, body = _answer(await sandbox.invoke(event))
     if body:  # Slack shows a slash command's ack text to the person who typed it
-        slack.slackbot_says(sandbox.channel, user, body)
+        slack.slackbot_says(channel, user, body)
     return web.json_response({"ok": status == 200, "status": status})
 
 
@@ -112,7 +142,8 @@ async def ui_action(request: web.Request) -> web.Response:
     slack = sandbox.slack
     data = await request.json()
     user = _person(str(data.get("user", "")))
-    message = slack.message(sandbox.channel, str(data.get("ts", "")))
+    channel = _channel(sandbox, data.get("channel"))
+    message = slack.message(channel, str(data.get("ts", "")))
     if message is None:
         return web.json_response({"ok": False, "error": "message_not_found"}, status=404)
     for block in message.get("blocks", []):
@@ -125,7 +156,7 @@ async def ui_action(request: web.Request) -> web.Response:
                 value=str(element.get("value", "")),
                 team_id=slack.team_id,
                 user_id=user,
-                channel_id=sandbox.channel,
+                channel_id=channel,
                 message_ts=message["ts"],
                 trigger_id=slack.issue_trigger(user),
                 response_url_base=slack.hooks_url,

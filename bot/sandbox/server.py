@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 BUCKET = "weekly-shop-sandbox"
 TEAM = "T0SANDBOX"
 CHANNEL = "C0WEEKLYSHOP"
+GARDEN = "C0GARDEN"
 BOT_USER = "U0SHOPBOT"
 FUNCTION_NAME = "weekly-shop-sandbox-slack"
 
@@ -53,6 +54,9 @@ class Sandbox:
             ts_base=int(time.time()),
         )
         self.slack.add_channel(CHANNEL, "weekly-shop", members=PEOPLE)
+        # A channel the bot was never added to: /shop there is refused as Slack refuses it,
+        # until someone types /invite @weekly-shop.
+        self.slack.add_channel(GARDEN, "garden", members=PEOPLE, bot=False)
         self.lam = FakeLambda(on_invoke=self._lazy, access_key_id=self.access_key_id)
         self.channel = CHANNEL
         self.busy = 0

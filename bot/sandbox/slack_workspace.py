@@ -8,6 +8,8 @@ use that one fake. What it refuses, as Slack does:
 - ``chat.postMessage`` / ``chat.update`` in a channel the bot is not in: ``not_in_channel`` for a
   public channel, ``channel_not_found`` for a private one or a DM (Slack hides those), and
   ``channel_not_found`` for a channel that does not exist;
+- ``conversations.info`` on a private channel or DM the bot is not in: ``channel_not_found``
+  (a public one answers ``is_member``);
 - ``chat.postEphemeral`` to someone who is not in the channel: ``user_not_in_channel``
   (docs.slack.dev, chat.postEphemeral: "Cannot post user messages to a channel they are not in");
 - a message or view breaking a Block Kit limit (``bot.sandbox.block_kit``): ``invalid_blocks``,
@@ -221,6 +223,19 @@ class SlackWorkspace:
             "bot_id": self.bot_id,
             "is_enterprise_install": False,
         }
+
+    def m_conversations_info(self, args: dict[str, Any]) -> dict[str, Any]:
+        """As Slack answers a bot: a private channel or DM it is not in does not exist for it
+        (channel_not_found); a public one says whether the bot is a member."""
+        channel = self._channels.get(str(args.get("channel")))
+        if channel is None or (channel.private and self.user_id not in channel.members):
+            raise Reject("channel_not_found")
+        cid = str(args["channel"])
+        found = {"id": cid, "name": channel.name, "is_private": channel.private}
+        found |= {"is_channel": not channel.private, "is_im": cid.startswith("D")}
+        if not found["is_im"]:
+            found["is_member"] = self.user_id in channel.members
+        return {"channel": found}
 
     def m_chat_postMessage(self, args: dict[str, Any]) -> dict[str, Any]:
         channel = self._bot_channel(args.get("channel"))

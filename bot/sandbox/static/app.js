@@ -5,6 +5,7 @@
 const $ = (sel) => document.querySelector(sel);
 let state = { messages: [], people: {}, sessions: [], version: undefined };
 let user = localStorage.getItem("sandbox-user") || "U0ALICE";
+let channel = localStorage.getItem("sandbox-channel") || "C0WEEKLYSHOP";
 
 function esc(text) {
   return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
@@ -91,6 +92,28 @@ function renderMessage(m) {
       ${replies ? `<div class="replies"><div class="only-you">${m.replies.length} ${m.replies.length === 1 ? "reply" : "replies"}</div>${replies}</div>` : ""}
     </div></div>`;
 }
+
+function renderChannels() {
+  $("#channels").innerHTML = state.channels.map((c) =>
+    `<div class="channel${c.id === channel ? " active" : ""}" data-channel="${esc(c.id)}">
+      # ${esc(c.name)}${c.bot ? "" : ' <span class="not-in">(Weekly shop not added)</span>'}</div>`).join("");
+  const here = state.channels.find((c) => c.id === channel);
+  const name = here ? here.name : "weekly-shop";
+  $(".channel-header").textContent = `# ${name}`;
+  $("#composer").placeholder = here && !here.bot
+    ? `Message #${name} — /shop is refused here until /invite @weekly-shop`
+    : `Message #${name} — try /shop pasta Monday, fish Friday; we have rice`;
+}
+
+document.addEventListener("click", (event) => {
+  const item = event.target.closest("[data-channel]");
+  if (!item) return;
+  channel = item.dataset.channel;
+  localStorage.setItem("sandbox-channel", channel);
+  state.version = undefined;
+  closeOverlay();
+  refresh();
+});
 
 function renderSessions() {
   if (!state.sessions.length) {
@@ -188,17 +211,21 @@ function findElement(ts, actionId) {
 
 async function post(path, body) {
   const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ ...body, user }) });
+    body: JSON.stringify({ ...body, user, channel }) });
   return response.json();
 }
 
 async function refresh() {
-  const asked = user;
-  const response = await fetch(`/ui/state?user=${encodeURIComponent(asked)}`);
+  const asked = user, where = channel;
+  const response = await fetch(
+    `/ui/state?user=${encodeURIComponent(asked)}&channel=${encodeURIComponent(where)}`);
   const next = await response.json();
   // Refreshes overlap: never let an older answer (or another person's) overwrite a newer one.
-  if (asked !== user || (state.version !== undefined && next.version < state.version)) return;
+  if (asked !== user || where !== channel ||
+      (state.version !== undefined && next.version < state.version)) return;
   state = next;
+  channel = state.channel;
+  renderChannels();
   const list = $("#messages");
   const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
   list.innerHTML = state.messages.map(renderMessage).join("");
