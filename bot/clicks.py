@@ -16,6 +16,7 @@ from typing import Literal
 from workflow.builder import Workflow
 from workflow.checkpoint import PendingRequest
 from workflow.errors import (
+    CheckpointConflict,
     CheckpointError,
     CheckpointFromNewerVersion,
     CheckpointNotFound,
@@ -60,6 +61,7 @@ class Click:
     ref: Ref
     kind: Kind
     change: str = ""
+    delivery: str = ""  # names this interaction, the same in every retry of its lazy run
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,10 @@ class Answer:
     @property
     def owner(self) -> str:
         return self.click.user
+
+    @property
+    def work(self) -> str:
+        return f"click:{self.click.delivery}" if self.click.delivery else ""
 
     async def act(
         self, run: Run | None, workflow: Workflow, checkpoints: SessionCheckpoints
@@ -160,8 +166,8 @@ class Answer:
 
     def refused(self, error: Exception) -> Outcome:
         user, thread = self.click.user, self.click.message_ts
-        if isinstance(error, SessionBusy):
-            return Tell(user, BUSY)
+        if isinstance(error, SessionBusy | CheckpointConflict):
+            return Tell(user, BUSY)  # (a conflict: another writer got there first)
         if isinstance(error, UnknownRequest | CheckpointNotFound | InvalidIdentifier):
             return Tell(user, GONE)
         if isinstance(error, CheckpointFromNewerVersion):

@@ -111,6 +111,13 @@ def _team(body: dict[str, Any]) -> str | None:
     return None
 
 
+def _delivery(body: dict[str, Any]) -> str:
+    """What names this interaction in every delivery of it: its trigger ID, hashed (a Lambda
+    retry of the lazy run carries the same payload; another click has another trigger)."""
+    trigger = body.get("trigger_id")
+    return session_id_for("interaction", trigger) if isinstance(trigger, str) and trigger else ""
+
+
 def _valid_ref(ref: Ref) -> bool:
     try:
         validate_id(ref.session_id, "session ID")
@@ -138,7 +145,7 @@ def click_from_action(body: dict[str, Any], kind: Kind) -> Click | None:
     ref = Ref.from_value(value) if isinstance(value, str) else None
     if ref is None or not _valid_ref(ref):
         ref = Ref("", "")
-    return Click(tenant, user, channel, ts, ref, kind)
+    return Click(tenant, user, channel, ts, ref, kind, delivery=_delivery(body))
 
 
 def read_change(metadata_key: bytes, body: dict[str, Any]) -> Click | str:
@@ -154,7 +161,16 @@ def read_change(metadata_key: bytes, body: dict[str, Any]) -> Click | str:
     text = text.strip() if isinstance(text, str) else ""
     if not text or len(text) > MAX_CHANGE_LENGTH:
         return SAY_WHAT
-    return Click(tenant, user, target.channel, target.message_ts, target.ref, "change", text)
+    return Click(
+        tenant,
+        user,
+        target.channel,
+        target.message_ts,
+        target.ref,
+        "change",
+        text,
+        delivery=_delivery(body),
+    )
 
 
 def read_shop(command: dict[str, Any]) -> tuple[Where, ShopRequest] | None:

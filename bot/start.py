@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass
 
 from workflow.builder import Workflow
-from workflow.errors import CheckpointFromNewerVersion, SessionBusy
+from workflow.errors import CheckpointConflict, CheckpointFromNewerVersion, SessionBusy
 from workflow.events import WorkflowEvent
 from workflow.runner import Run, RunStatus
 from workflow.session import SessionCheckpoints
@@ -37,6 +37,10 @@ class Start:
     @property
     def owner(self) -> str:
         return f"start:{self.session_id}"
+
+    @property
+    def work(self) -> str:
+        return self.owner  # the session ID already names the command (or scheduled run)
 
     def _who(self) -> str:
         return f"<@{self.request.requested_by}> " if self.request.requested_by else ""
@@ -69,8 +73,8 @@ class Start:
         return Post(f"No basket this time: {describe_failure(error)}. {AGAIN}")
 
     def refused(self, error: Exception) -> Outcome:
-        if isinstance(error, SessionBusy):
-            return None  # another invocation is starting it
+        if isinstance(error, SessionBusy | CheckpointConflict):
+            return None  # another delivery of this start is doing it
         if isinstance(error, CheckpointFromNewerVersion):
             return Post(NEWER)
         return Post(TRY_AGAIN)

@@ -72,6 +72,12 @@ class Step(Protocol):
         """Who holds the lock, for its object and the logs."""
         ...
 
+    @property
+    def work(self) -> str:
+        """What this step does, the same in every retry of it (Lambda's redelivery of the same
+        event), so that a retry takes over the lock of its own dead attempt ("": never)."""
+        ...
+
     async def act(
         self, run: Run | None, workflow: Workflow, checkpoints: SessionCheckpoints
     ) -> Outcome | Redelivered:
@@ -109,6 +115,7 @@ async def take_turn(sessions: Sessions, where: Where, step: Step) -> None:
                 sessions.lock,
                 owner=step.owner,
                 ttl_seconds=sessions.lock_ttl_seconds,
+                work=step.work,
             ) as run:
                 result = await step.act(run, workflow, checkpoints)
                 if isinstance(result, Redelivered):

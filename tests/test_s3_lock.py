@@ -131,6 +131,29 @@ def test_releasing_twice_is_lease_lost(lock: SessionLock) -> None:
         lock.release(lease)
 
 
+def test_a_retry_of_the_same_work_takes_a_live_lease_over(lock: SessionLock, clock: Clock) -> None:
+    """Lambda retries only a failed invocation: a live lease held for the same work belongs to
+    an attempt that is dead, and its retry must not wait the lease out."""
+    dead = lock.acquire(TENANT, SESSION, "attempt-1", TTL, work="click:abc")
+    clock.now += 1
+    retry = lock.acquire(TENANT, SESSION, "attempt-2", TTL, work="click:abc")
+    assert (retry.owner, retry.work) == ("attempt-2", "click:abc")
+    assert lock.holder(TENANT, SESSION) == retry
+    with pytest.raises(LeaseLost):
+        lock.release(dead)
+    with pytest.raises(SessionBusy):  # other work, or unnamed work, still waits
+        lock.acquire(TENANT, SESSION, "bob", TTL, work="click:other")
+    with pytest.raises(SessionBusy):
+        lock.acquire(TENANT, SESSION, "carol", TTL)
+    lock.release(retry)
+
+
+def test_unnamed_work_never_takes_a_live_lease_over(lock: SessionLock) -> None:
+    lock.acquire(TENANT, SESSION, "alice", TTL)
+    with pytest.raises(SessionBusy):
+        lock.acquire(TENANT, SESSION, "alice", TTL)
+
+
 def test_a_lock_not_yet_expired_cannot_be_taken_over(lock: SessionLock, clock: Clock) -> None:
     lease = lock.acquire(TENANT, SESSION, "alice", TTL)
     clock.now = lease.expires_at - 0.001

@@ -4,6 +4,13 @@ A :class:`Lease` is what ``acquire`` hands back and ``release`` needs: it names 
 version of the lock object it holds, so nobody releases a lock they don't hold. A lease past its
 expiry may be taken over by another owner; the old holder then finds out on release (LeaseLost)
 and, if it tries to write, through the checkpoint fence (CheckpointConflict).
+
+A lease may also name the *work* it does (``work``: for instance the Slack interaction a Lambda
+invocation answers). A caller doing the same work again takes a live lease over at once: the
+platform retries an invocation only once it has failed (crashed, timed out), so a live lease
+of the same work belongs to an attempt that is already dead. Without this, Lambda's first retry
+(about a minute later) would meet the dead attempt's lease and give up. Should two attempts of
+the same work ever run at once (a duplicate delivery), the checkpoint fence lets one write.
 """
 
 from __future__ import annotations
@@ -27,11 +34,15 @@ class Lease:
     acquired_at: float
     expires_at: float
     version: str  # the lock object's ETag (S3) or a counter (in memory)
+    work: str = ""  # what the holder is doing, stable across retries of it ("" for unnamed)
 
 
 class SessionLock(Protocol):
-    def acquire(self, tenant_id: str, session_id: str, owner: str, ttl_seconds: float) -> Lease:
-        """Take the lock, or take over an expired one; SessionBusy when someone holds it."""
+    def acquire(
+        self, tenant_id: str, session_id: str, owner: str, ttl_seconds: float, work: str = ""
+    ) -> Lease:
+        """Take the lock, or take over an expired one or one held for the same ``work``;
+        SessionBusy when someone else holds it."""
         ...
 
     def release(self, lease: Lease) -> None:
@@ -62,15 +73,19 @@ class InMemorySessionLock:
         self._held: dict[tuple[str, str], Lease] = {}
         self._versions = 0
 
-    def acquire(self, tenant_id: str, session_id: str, owner: str, ttl_seconds: float) -> Lease:
+    def acquire(
+        self, tenant_id: str, session_id: str, owner: str, ttl_seconds: float, work: str = ""
+    ) -> Lease:
         key = (validate_id(tenant_id, "tenant ID"), validate_id(session_id, "session ID"))
         now = self._clock()
         with self._mutex:
             current = self._held.get(key)
-            if current is not None and current.expires_at > now:
+            live = current is not None and current.expires_at > now
+            if current is not None and live and not (work and current.work == work):
                 raise SessionBusy(f"session {session_id!r} is locked by {current.owner!r}")
             self._versions += 1
-            lease = Lease(tenant_id, session_id, owner, now, now + ttl_seconds, str(self._versions))
+            version = str(self._versions)
+            lease = Lease(tenant_id, session_id, owner, now, now + ttl_seconds, version, work)
             self._held[key] = lease
             return lease
 

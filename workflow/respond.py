@@ -51,9 +51,12 @@ async def open_session(
     *,
     owner: str = "",
     ttl_seconds: float = 60.0,
+    work: str = "",
 ) -> AsyncIterator[Run | None]:
     """The session's lock held for the block, and its run resumed from the latest checkpoint
     (None when the session has none yet: a start). The only place a session lock is taken.
+    ``work`` names what the caller does, the same for every retry of it: a retry of work whose
+    earlier attempt died takes that attempt's lock over at once (``workflow.lock``).
 
     Raises SessionBusy or a CheckpointError before the block runs. The lock is released however
     the block ends; a lease taken over meanwhile, or a release S3 refused, is logged, not raised
@@ -61,7 +64,7 @@ async def open_session(
     """
     tenant, session = checkpoints.tenant_id, checkpoints.session_id
     owner = f"{owner or 'anonymous'}:{checkpoints.run_id}:{uuid.uuid4().hex[:8]}"
-    lease = await asyncio.to_thread(lock.acquire, tenant, session, owner, ttl_seconds)
+    lease = await asyncio.to_thread(lock.acquire, tenant, session, owner, ttl_seconds, work)
     try:
         yield await Run.resume(workflow, checkpoints)
     finally:

@@ -11,6 +11,12 @@ Taking over an expired lease (B and C both read ETag E1 and see it expired):
     C: PUT …/lock If-Match:E1            -> 412 -> SessionBusy
     A: DELETE …/lock If-Match:E1         -> 412 -> LeaseLost (A cannot delete B's lock)
 
+Taking over the live lease of a dead attempt of the same work (Lambda's retry of a crashed
+invocation; see ``workflow.lock``), whose lock object names that work in its owner:
+
+    R: PUT …/lock If-None-Match:*        -> 412 -> GET: live, but owner "<same work>#…"
+    R: PUT …/lock If-Match:E1            -> 200, ETag E2: the retry holds it
+
 Real S3 may answer 409 ConditionalRequestConflict to a racing conditional write; that loser is
 told SessionBusy too, which is what it is.
 """
@@ -42,6 +48,7 @@ from .s3_keys import S3Keys
 # expire later than this after S3 wrote it (a clock far ahead, a bug, the year 2500) is treated
 # as expiring then, so it cannot keep a session busy for longer.
 MAX_LEASE_SECONDS = 900.0
+WORK_MARK = "#"  # owner "<work>#<holder>" when the holder names its work (workflow.lock)
 
 
 class _LockBody(BaseModel):
@@ -51,6 +58,16 @@ class _LockBody(BaseModel):
     acquired_at: float
     expires_at: float
     attempt: str = ""  # random per acquire call: tells our own applied PUT from anyone else's
+    # No new fields: the code deployed before this one refuses a lock object with more (it was
+    # extra="forbid"), and would take such a lock over as garbage. The work rides in ``owner``.
+
+    @property
+    def work(self) -> str:
+        return self.owner.split(WORK_MARK, 1)[0] if WORK_MARK in self.owner else ""
+
+    @property
+    def holder(self) -> str:
+        return self.owner.split(WORK_MARK, 1)[-1]
 
 
 class S3SessionLock:
@@ -77,11 +94,13 @@ class S3SessionLock:
         )
         return str(response["ETag"])
 
-    def acquire(self, tenant_id: str, session_id: str, owner: str, ttl_seconds: float) -> Lease:
+    def acquire(
+        self, tenant_id: str, session_id: str, owner: str, ttl_seconds: float, work: str = ""
+    ) -> Lease:
         key = self.keys.lock(tenant_id, session_id)
         now = self._clock()
         body = _LockBody(
-            owner=owner,
+            owner=f"{work}{WORK_MARK}{owner}" if work else owner,
             acquired_at=now,
             expires_at=now + ttl_seconds,
             attempt=secrets.token_hex(8),
@@ -89,7 +108,7 @@ class S3SessionLock:
         for _ in range(2):  # a second pass only if the lock vanished between our PUT and GET
             try:
                 etag = self._put(key, body, IfNoneMatch="*")
-                return Lease(tenant_id, session_id, owner, now, body.expires_at, etag)
+                return Lease(tenant_id, session_id, owner, now, body.expires_at, etag, work)
             except ClientError as exc:
                 if is_conditional_conflict(exc):
                     raise SessionBusy(f"session {session_id!r} is being locked right now") from exc
@@ -103,8 +122,9 @@ class S3SessionLock:
             if attempt == body.attempt:
                 # Our own PUT, applied, with its answer lost and retried into a 412.
                 return current
-            if current.expires_at > now:
+            if current.expires_at > now and not (work and current.work == work):
                 raise SessionBusy(f"session {session_id!r} is locked by {current.owner!r}")
+            # Expired, or an earlier attempt of this very work, which is dead (workflow.lock).
             return self._take_over(key, current, body, session_id)
         raise SessionBusy(f"session {session_id!r} lock is changing hands")
 
@@ -121,7 +141,13 @@ class S3SessionLock:
         except BotoCoreError as exc:
             raise store_error("take over lock", exc) from exc
         return Lease(
-            stale.tenant_id, stale.session_id, body.owner, body.acquired_at, body.expires_at, etag
+            stale.tenant_id,
+            stale.session_id,
+            body.holder,
+            body.acquired_at,
+            body.expires_at,
+            etag,
+            body.work,
         )
 
     def _read(self, key: str, tenant_id: str, session_id: str) -> Lease | None:
@@ -140,7 +166,9 @@ class S3SessionLock:
             body = _LockBody(owner="?", acquired_at=0.0, expires_at=0.0)
         written = found.last_modified.timestamp() if found.last_modified else body.acquired_at
         expires_at = min(body.expires_at, written + MAX_LEASE_SECONDS)
-        lease = Lease(tenant_id, session_id, body.owner, body.acquired_at, expires_at, found.etag)
+        lease = Lease(
+            tenant_id, session_id, body.holder, body.acquired_at, expires_at, found.etag, body.work
+        )
         return lease, body.attempt
 
     def release(self, lease: Lease) -> None:
