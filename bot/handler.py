@@ -3,7 +3,8 @@
 It only translates. API Gateway HTTP API (payload 2.0) events and Bolt's lazy self-invocations go
 to Bolt's ``SlackRequestHandler`` (guarded: a body Bolt cannot parse gets 400); an EventBridge
 scheduled event starts the weekly shop in ``SHOP_CHANNEL`` as if ``/shop SHOP_REQUEST`` had been
-typed there, one session per rule and scheduled time however often it is delivered. Settings,
+typed there, one session per rule and scheduled time however often it is delivered; an SQS batch
+from the lost-lazy-runs queue goes to ``bot.lost``. Settings,
 clients and the Bolt app are built once per cold start; a missing setting fails then, naming the
 variable.
 """
@@ -21,6 +22,7 @@ from workflow.shop.basket import ShopRequest
 
 from .app import build_app
 from .logs import configure_logging, log_context
+from .lost import is_sqs
 from .outbox import Where
 from .payloads import session_id_for
 from .runtime import Runtime
@@ -88,5 +90,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         rt, slack = cold_start()
         if is_scheduled(event):
             return scheduled_start(rt, event)
+        if is_sqs(event):  # the lost-lazy-runs queue: what Lambda gave up on
+            return rt.lost_runs.handle(event, str(getattr(context, "function_name", "")))
         response: dict[str, Any] = slack.handle(event, context)  # type: ignore[no-untyped-call]
         return response

@@ -30,6 +30,7 @@ from workflow.signing import CheckpointSigner
 from workflow.store import CheckpointStore
 
 from .clicks import Rules
+from .lost import LostRuns
 from .outbox import Outbox
 from .receipts import Receipts, S3Receipts
 from .settings import Settings
@@ -125,6 +126,21 @@ class Runtime:
     @functools.cached_property
     def rules(self) -> Rules:
         return Rules(self.settings.approver_ids, self.settings.no_self_approval)
+
+    @functools.cached_property
+    def lost_runs(self) -> LostRuns:
+        """What turns a lazy run Lambda gave up on into a message (``bot.lost``)."""
+        s = self.settings
+        return LostRuns(
+            self.outbox,
+            s.slack_signing_secret.get_secret_value(),
+            self.metadata_key,
+            s3=self._s3(),
+            bucket=s.checkpoint_bucket,
+            prefix=s.checkpoint_prefix,
+            schedule_channel=s.shop_channel,
+            schedule_tenant=lambda: self.web.auth_test()["team_id"],
+        )
 
     @functools.cached_property
     def sessions(self) -> Sessions:

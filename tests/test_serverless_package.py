@@ -293,7 +293,10 @@ def test_no_wildcard_resources_or_actions(packaged: Packaged) -> None:
         "s3:DeleteObject",
         "s3:ListBucket",
         "lambda:InvokeFunction",
-        "sqs:SendMessage",
+        "sqs:SendMessage",  # the on-failure destination
+        "sqs:ReceiveMessage",  # ...which the function consumes (bot/lost.py)
+        "sqs:DeleteMessage",
+        "sqs:GetQueueAttributes",
     }
 
 
@@ -310,10 +313,31 @@ def test_async_invocations_expire_before_slack_signatures_and_land_in_a_queue(
     assert config["MaximumRetryAttempts"] == 2
     queue_arn = {"Fn::GetAtt": ["LostLazyRunsQueue", "Arn"]}
     assert config["DestinationConfig"]["OnFailure"]["Destination"] == queue_arn
-    queue = packaged.one("AWS::SQS::Queue")
+    queue = packaged.template["Resources"]["LostLazyRunsQueue"]["Properties"]
     assert queue["MessageRetentionPeriod"] == 14 * 24 * 3600
     [send] = [s for s in packaged.statements if "sqs:SendMessage" in _as_list(s["Action"])]
     assert _as_list(send["Resource"]) == [queue_arn]
+
+
+def test_the_function_consumes_what_it_lost_and_an_alarm_counts_it(packaged: Packaged) -> None:
+    """Nothing is lost silently: the lost-lazy-runs queue is an event source of the function
+    (small batches, partial batch failures), whose visibility timeout covers the function's
+    timeout, with a dead queue after five failed reports, and an alarm on LostLazyRuns."""
+    mapping = packaged.one("AWS::Lambda::EventSourceMapping")
+    queue_arn = {"Fn::GetAtt": ["LostLazyRunsQueue", "Arn"]}
+    assert mapping["EventSourceArn"] == queue_arn
+    assert mapping["BatchSize"] == 5
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    queue = packaged.template["Resources"]["LostLazyRunsQueue"]["Properties"]
+    assert queue["VisibilityTimeout"] >= packaged.function["Timeout"]
+    dead = {"Fn::GetAtt": ["LostLazyRunsDeadQueue", "Arn"]}
+    assert queue["RedrivePolicy"] == {"deadLetterTargetArn": dead, "maxReceiveCount": 5}
+    receive = [s for s in packaged.statements if "sqs:ReceiveMessage" in _as_list(s["Action"])]
+    assert receive and all(_as_list(s["Resource"]) == [queue_arn] for s in receive)
+    alarm = packaged.one("AWS::CloudWatch::Alarm")
+    assert (alarm["Namespace"], alarm["MetricName"]) == ("weekly-shop", "LostLazyRuns")
+    assert alarm["Dimensions"] == [{"Name": "FunctionName", "Value": FUNCTION}]
+    assert alarm["Threshold"] == 1 and alarm["ComparisonOperator"].startswith("GreaterThanOrEqual")
 
 
 # --- the checkpoint bucket ---------------------------------------------------------------------

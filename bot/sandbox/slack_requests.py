@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import hashlib
 import json
 import secrets
 import time
@@ -314,3 +315,59 @@ def scheduled_event(
         "resources": [f"arn:aws:events:{REGION}:{ACCOUNT_ID}:rule/{rule_name}"],
         "detail": {},
     }
+
+
+def lost_run_record(
+    payload: dict[str, Any],
+    *,
+    condition: str = "RetriesExhausted",
+    request_id: str | None = None,
+    function_name: str = "weekly-shop-test-slack",
+) -> dict[str, Any]:
+    """What Lambda's on-failure destination writes for an async invocation it gave up on
+    ("Capturing records of Lambda asynchronous invocations": the original event in
+    ``requestPayload``, the failure in ``requestContext`` and ``responseContext``)."""
+    arn = f"arn:aws:lambda:{REGION}:{ACCOUNT_ID}:function:{function_name}"
+    return {
+        "version": "1.0",
+        "timestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z",
+        "requestContext": {
+            "requestId": request_id or str(uuid.uuid4()),
+            "functionArn": f"{arn}:$LATEST",
+            "condition": condition,
+            "approximateInvokeCount": 3 if condition == "RetriesExhausted" else 1,
+        },
+        "requestPayload": payload,
+        "responseContext": {
+            "statusCode": 200,
+            "executedVersion": "$LATEST",
+            "functionError": "Unhandled",
+        },
+        "responsePayload": {"errorType": "Runtime.ExitError", "errorMessage": "exit status 1"},
+    }
+
+
+def sqs_event(*bodies: dict[str, Any], queue: str = "weekly-shop-test-lost-lazy-runs") -> Any:
+    """An SQS batch as the event source mapping delivers it to the function."""
+    records = []
+    for body in bodies:
+        text = json.dumps(body)
+        records.append(
+            {
+                "messageId": str(uuid.uuid4()),
+                "receiptHandle": secrets.token_urlsafe(32),
+                "body": text,
+                "attributes": {
+                    "ApproximateReceiveCount": "1",
+                    "SentTimestamp": str(int(time.time() * 1000)),
+                    "SenderId": "AROAEXAMPLE:weekly-shop-test-slack",
+                    "ApproximateFirstReceiveTimestamp": str(int(time.time() * 1000)),
+                },
+                "messageAttributes": {},
+                "md5OfBody": hashlib.md5(text.encode()).hexdigest(),  # noqa: S324 - as SQS does
+                "eventSource": "aws:sqs",
+                "eventSourceARN": f"arn:aws:sqs:{REGION}:{ACCOUNT_ID}:{queue}",
+                "awsRegion": REGION,
+            }
+        )
+    return {"Records": records}

@@ -97,9 +97,12 @@ class World:
         return {}
 
     def click(self, message: dict[str, Any], action: str, user: str = "U0BOB", **kw: Any) -> Any:
-        """A click on ``message``'s button, with a trigger ID the fake Slack issued for it."""
+        """A click on ``message``'s button, with a trigger ID the fake Slack issued for it, and
+        the message itself in the payload, as Slack sends it."""
         value = kw.pop("value", None) or self.buttons(message)[action]
         kw.setdefault("trigger_id", self.slack.issue_trigger(user))
+        shown = {k: v for k, v in message.items() if k in ("type", "ts", "text", "blocks")}
+        kw.setdefault("message", {"type": "message", **shown})
         return self.send(
             block_action(
                 SECRET,

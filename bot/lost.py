@@ -1,0 +1,272 @@
+"""Where a lazy run Lambda gave up on becomes a message to the person who was waiting for it.
+
+A lazy run that fails every retry, or ages out of the async queue (``maximumEventAge``), is sent by
+Lambda's on-failure destination to the lost-lazy-runs queue, which this function also consumes
+(an SQS event source, a few records a batch, partial batch failures reported). Each record is the
+destination's invocation record (docs.aws.amazon.com, "Capturing records of Lambda asynchronous
+invocations")::
+
+    {"version": "1.0", "timestamp": …,
+     "requestContext": {"requestId": …, "functionArn": …, "condition": "RetriesExhausted" |
+                        "EventAgeExceeded", "approximateInvokeCount": 3},
+     "requestPayload": <the original event>,
+     "responseContext": {"statusCode": 200, "executedVersion": "$LATEST",
+                         "functionError": "Unhandled"},
+     "responsePayload": …}
+
+The original event is the signed Slack request Bolt re-invoked itself with (or the weekly
+schedule's event). Its signature is checked again (not its age: it is minutes old by now), so
+nobody who can write to the queue can make the bot say anything. What it was becomes one message
+where it belongs, once (a marker object per failed request ID, created with If-None-Match):
+
+    /shop           "I couldn't finish writing your basket — try /shop again."  (to the person,
+                    through the command's response_url, which works for 30 minutes)
+    Approve/Reject  "<@…> Your approval of basket 2 didn't go through — press Approve again."
+                    (in the basket's thread)
+    a change        "<@…> Your change didn't go through — press Change… again." (in the thread)
+    the schedule    "The weekly basket couldn't be written this time. Try /shop." (the channel)
+
+Each is counted in the ``LostLazyRuns`` CloudWatch metric (embedded metric format, one JSON log
+line), on which serverless.yml sets an alarm.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+import json
+import logging
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl
+
+from botocore.exceptions import BotoCoreError, ClientError
+from slack_sdk.signature import SignatureVerifier
+
+from workflow.s3_client import is_precondition_failed
+from workflow.store import validate_id
+
+from .blocks import APPROVE, REJECT, read_modal_metadata
+from .outbox import Outbox
+from .payloads import request_text
+
+log = logging.getLogger(__name__)
+
+METRIC_NAMESPACE = "weekly-shop"
+METRIC = "LostLazyRuns"
+RESHOP = "I couldn't finish writing your basket — try /shop again."
+SCHEDULE_LOST = "The weekly basket couldn't be written this time. Try /shop."
+VERBS = {APPROVE: ("approval", "Approve"), REJECT: ("rejection", "Reject")}
+
+
+@dataclass(frozen=True)
+class Said:
+    """What to say about one lost run: where, and the marker's tenant."""
+
+    tenant: str
+    channel: str
+    text: str
+    thread_ts: str | None = None
+    user: str = ""  # with reply_url: an ephemeral to this person
+    reply_url: str = ""
+
+
+def is_sqs(event: dict[str, Any]) -> bool:
+    records = event.get("Records")
+    return isinstance(records, list) and all(
+        isinstance(r, dict) and r.get("eventSource") == "aws:sqs" for r in records
+    )
+
+
+class LostRuns:
+    def __init__(
+        self,
+        outbox: Outbox,
+        signing_secret: str,
+        metadata_key: bytes,
+        *,
+        s3: Any,
+        bucket: str,
+        prefix: str,
+        schedule_channel: str = "",
+        schedule_tenant: Any = None,
+    ) -> None:
+        self.outbox = outbox
+        self.verifier = SignatureVerifier(signing_secret)
+        self.metadata_key = metadata_key
+        self.s3, self.bucket, self.prefix = s3, bucket, prefix
+        self.schedule_channel = schedule_channel
+        self.schedule_tenant = schedule_tenant  # () -> the bot's team ID, asked only if needed
+
+    def handle(self, event: dict[str, Any], function_name: str) -> dict[str, Any]:
+        """The SQS batch; the records to try again (Slack or S3 failed) as batchItemFailures."""
+        failures = []
+        for record in event["Records"]:
+            try:
+                done = self._one(record, function_name)
+            except (ClientError, BotoCoreError, OSError) as exc:
+                log.error("a lost run could not be reported yet: %s", type(exc).__name__)
+                done = False
+            if not done:
+                failures.append({"itemIdentifier": record.get("messageId", "")})
+        return {"batchItemFailures": failures}
+
+    def _one(self, record: dict[str, Any], function_name: str) -> bool:
+        """Report one record; False to have SQS deliver it again (Slack did not take it)."""
+        try:
+            lost = json.loads(record.get("body") or "")
+            request_id = str(lost["requestContext"]["requestId"])
+            condition = str(lost["requestContext"].get("condition", ""))
+            original = lost["requestPayload"]
+        except (ValueError, KeyError, TypeError):
+            log.warning("an SQS record that is not a Lambda invocation record was dropped")
+            return True
+        said = self._what_to_say(original) if isinstance(original, dict) else None
+        if said is None:
+            log.warning("a lost run that is not ours (or not signed) was dropped")
+            return True
+        key = self._claim(said.tenant, request_id)
+        if key is None:
+            log.info("lost run %s was reported already", request_id)
+            return True
+        log.error("a lazy run was lost (%s); telling the person", condition)
+        if not self._say(said):
+            self.s3.delete_object(Bucket=self.bucket, Key=key)  # so that the retry says it
+            return False
+        emit_metric(function_name, condition)
+        return True
+
+    def _say(self, said: Said) -> bool:
+        if said.reply_url:
+            return self.outbox.reply(said.reply_url, said.text)
+        if said.user:
+            return self.outbox.tell(said.channel, said.user, said.text)
+        return self.outbox.post(said.channel, said.text, said.thread_ts)
+
+    def _what_to_say(self, original: dict[str, Any]) -> Said | None:
+        if original.get("source") == "aws.events" and self.schedule_channel:
+            tenant = str(self.schedule_tenant()) if self.schedule_tenant else ""
+            return Said(tenant, self.schedule_channel, SCHEDULE_LOST) if tenant else None
+        body = self._signed_body(original)
+        if body is None:
+            return None
+        form = dict(parse_qsl(body, keep_blank_values=True))
+        if "payload" not in form:
+            return _lost_command(form)
+        try:
+            payload = json.loads(form["payload"])
+        except ValueError:
+            return None
+        if not isinstance(payload, dict):
+            return None
+        if payload.get("type") == "block_actions":
+            return _lost_click(payload)
+        if payload.get("type") == "view_submission":
+            return self._lost_change(payload)
+        return None
+
+    def _signed_body(self, original: dict[str, Any]) -> str | None:
+        """The original request's body if Slack signed it (its age is not checked)."""
+        raw = str(original.get("body") or "")
+        try:
+            body = base64.b64decode(raw).decode() if original.get("isBase64Encoded") else raw
+        except (ValueError, binascii.Error):
+            return None
+        headers = {str(k).lower(): str(v) for k, v in (original.get("headers") or {}).items()}
+        timestamp = headers.get("x-slack-request-timestamp", "")
+        signature = headers.get("x-slack-signature", "")
+        expected = self.verifier.generate_signature(timestamp=timestamp, body=body) or ""
+        valid = hmac.compare_digest(expected.encode(), signature.encode())
+        return body if timestamp and valid else None
+
+    def _lost_change(self, payload: dict[str, Any]) -> Said | None:
+        team = _dict(payload.get("team")).get("id")
+        user = _dict(payload.get("user")).get("id")
+        view = _dict(payload.get("view"))
+        target = read_modal_metadata(self.metadata_key, str(team), view.get("private_metadata"))
+        if not (isinstance(team, str) and isinstance(user, str) and target):
+            return None
+        text = f"<@{user}> Your change didn't go through — press Change… again."
+        return Said(team, target.channel, text, thread_ts=target.message_ts)
+
+    def _claim(self, tenant: str, request_id: str) -> str | None:
+        """The marker's key if this failed request was not reported before (SQS delivers at
+        least once), else None: ``<prefix><tenant>/lost/<request ID>``, If-None-Match."""
+        tenant, request_id = validate_id(tenant, "tenant ID"), validate_id(request_id, "request ID")
+        key = f"{self.prefix}{tenant}/lost/{request_id}"
+        try:
+            self.s3.put_object(
+                Bucket=self.bucket,
+                Key=key,
+                Body=b"",
+                IfNoneMatch="*",
+                ServerSideEncryption="AES256",
+            )
+        except ClientError as exc:
+            if is_precondition_failed(exc):
+                return None
+            raise
+        return key
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _lost_command(form: dict[str, str]) -> Said | None:
+    tenant, channel, user = form.get("team_id"), form.get("channel_id"), form.get("user_id")
+    if not (tenant and channel and user) or form.get("command") != "/shop":
+        return None
+    url = form.get("response_url", "")
+    reply_url = url if url.startswith(("https://", "http://")) and request_text(form) else ""
+    return Said(tenant, channel, RESHOP, user=user, reply_url=reply_url)
+
+
+def _lost_click(payload: dict[str, Any]) -> Said | None:
+    team = _dict(payload.get("team")).get("id")
+    user = _dict(payload.get("user")).get("id")
+    container = _dict(payload.get("container"))
+    actions = payload.get("actions")
+    action = _dict(actions[0]).get("action_id") if isinstance(actions, list) and actions else None
+    channel, ts = container.get("channel_id"), container.get("message_ts")
+    if not all(isinstance(v, str) and v for v in (team, user, channel, ts)):
+        return None
+    noun, button = VERBS.get(str(action), ("answer", "the button"))
+    basket = _basket_number(_dict(payload.get("message")))
+    of = f" of basket {basket}" if basket else ""
+    text = f"<@{user}> Your {noun}{of} didn't go through — press {button} again."
+    return Said(str(team), str(channel), text, thread_ts=str(ts))
+
+
+def _basket_number(message: dict[str, Any]) -> str:
+    """ "2" from the basket message's "Basket 2 of 3" header, as Slack sends the message back."""
+    for block in message.get("blocks") or []:
+        text = _dict(_dict(block).get("text")).get("text")
+        if _dict(block).get("type") == "header" and isinstance(text, str):
+            words = text.split()
+            if len(words) >= 2 and words[0] == "Basket" and words[1].isdigit():
+                return words[1]
+    return ""
+
+
+def emit_metric(function_name: str, condition: str) -> None:
+    """One lost run, in CloudWatch's embedded metric format: a JSON line on stdout."""
+    line = {
+        "_aws": {
+            "Timestamp": int(time.time() * 1000),
+            "CloudWatchMetrics": [
+                {
+                    "Namespace": METRIC_NAMESPACE,
+                    "Dimensions": [["FunctionName"]],
+                    "Metrics": [{"Name": METRIC, "Unit": "Count"}],
+                }
+            ],
+        },
+        "FunctionName": function_name,
+        METRIC: 1,
+        "condition": condition,
+    }
+    print(json.dumps(line), file=sys.stdout, flush=True)

@@ -1,0 +1,97 @@
+"""Nothing is lost silently: a lazy run Lambda gave up on becomes a message, once.
+
+The records are built as Lambda's on-failure destination writes them (the original event in
+``requestPayload``, the failure in ``requestContext``/``responseContext``) and delivered in an SQS
+batch as the event source mapping delivers it, through the real handler.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from bot.lost import RESHOP
+from bot.sandbox.slack_requests import (
+    lambda_context,
+    lost_run_record,
+    sqs_event,
+    with_bad_signature,
+)
+from tests.bot_kit import CHANNEL, World, objects, start_basket
+
+
+def deliver(world: World, event: dict[str, Any]) -> dict[str, Any]:
+    from bot.handler import handler
+
+    response: dict[str, Any] = handler(json.loads(json.dumps(event)), lambda_context())
+    return response
+
+
+def replies_to_commands(world: World) -> list[str]:
+    return [str(r.body.get("text")) for r in world.slack.responses if "/commands/" in r.path]
+
+
+def metric_lines(out: str) -> list[dict[str, Any]]:
+    lines = [json.loads(line) for line in out.splitlines() if line.startswith('{"_aws"')]
+    return [line for line in lines if line.get("LostLazyRuns") == 1]
+
+
+def test_a_lost_start_tells_the_person_once_and_counts_it(
+    world: World, s3: Any, bucket: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    world.shop()
+    (lost,) = world.lam.take()  # the lazy run that never finished
+    record = lost_run_record(lost.payload, condition="RetriesExhausted")
+    assert deliver(world, sqs_event(record)) == {"batchItemFailures": []}
+    assert replies_to_commands(world) == [RESHOP]
+    deliver(world, sqs_event(record))  # SQS delivers at least once: the same record again
+    assert replies_to_commands(world) == [RESHOP]
+    (metric,) = metric_lines(capsys.readouterr().out)
+    assert metric["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "weekly-shop"
+    assert metric["condition"] == "RetriesExhausted" and metric["FunctionName"]
+    assert world.claude.message_calls == 0  # it reports, it does not redo the work
+
+
+def test_a_lost_approve_is_said_in_the_baskets_thread(world: World) -> None:
+    basket = start_basket(world)
+    world.click(basket, "approve_basket")
+    (lost,) = world.lam.take()
+    deliver(world, sqs_event(lost_run_record(lost.payload, condition="EventAgeExceeded")))
+    said = [m["text"] for m in world.slack.thread(CHANNEL, basket["ts"])]
+    assert said == ["<@U0BOB> Your approval of basket 1 didn't go through — press Approve again."]
+    assert world.buttons(world.baskets()[0])  # still there to press
+
+
+def test_a_lost_change_is_said_in_the_baskets_thread(world: World) -> None:
+    basket = start_basket(world)
+    world.click(basket, "change_basket")
+    world.submit_change("no pizza")
+    (lost,) = world.lam.take()
+    deliver(world, sqs_event(lost_run_record(lost.payload)))
+    said = [m["text"] for m in world.slack.thread(CHANNEL, basket["ts"])]
+    assert said == ["<@U0BOB> Your change didn't go through — press Change… again."]
+
+
+def test_a_record_not_signed_by_slack_says_nothing(world: World, s3: Any, bucket: str) -> None:
+    world.shop()
+    (lost,) = world.lam.take()
+    before = objects(s3, bucket)
+    forged = lost_run_record(with_bad_signature(lost.payload))
+    assert deliver(world, sqs_event(forged, {"not": "a record"})) == {"batchItemFailures": []}
+    assert replies_to_commands(world) == [] and world.slack.messages(CHANNEL) == []
+    assert objects(s3, bucket) == before
+
+
+def test_a_report_slack_does_not_take_is_retried_by_sqs(world: World) -> None:
+    basket = start_basket(world)
+    world.click(basket, "approve_basket")
+    (lost,) = world.lam.take()
+    event = sqs_event(lost_run_record(lost.payload))
+    world.slack.fail_next("chat.postMessage", status=500)  # Slack is down for this delivery
+    answer = deliver(world, event)
+    assert answer == {"batchItemFailures": [{"itemIdentifier": event["Records"][0]["messageId"]}]}
+    deliver(world, event)  # SQS delivers it again after the visibility timeout
+    said = [m["text"] for m in world.slack.thread(CHANNEL, basket["ts"])]
+    assert said == ["<@U0BOB> Your approval of basket 1 didn't go through — press Approve again."]
