@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 CHROMIUM ?= /usr/bin/chromium
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run console test lint bench load clean
+.PHONY: run console test lint bench load lock clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,15 @@ bench: $(BIN)/.installed
 ## load: 50 concurrent clicks on one basket, then 200 concurrent sessions; PASS/FAIL table
 load: $(BIN)/.installed
 	$(BIN)/python -m bench.load
+
+## lock: infra/requirements-lambda.txt, exact versions and hashes of what ships to Lambda,
+## resolved from pyproject.toml for the runtime (CPython 3.11 on arm64)
+lock: $(BIN)/.installed
+	$(BIN)/uv pip compile pyproject.toml --python-version 3.11 \
+	  --python-platform aarch64-manylinux2014 --generate-hashes --quiet \
+	  --custom-compile-command "make lock" -o infra/requirements-lambda.txt
+	sed -i '1i # What ships to Lambda (CPython 3.11, arm64): every package pinned, with hashes.' \
+	  infra/requirements-lambda.txt
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

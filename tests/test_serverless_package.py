@@ -198,17 +198,18 @@ def scheduled(
 def test_function_runtime_architecture_and_handler(packaged: Packaged) -> None:
     function = packaged.function
     assert function["FunctionName"] == FUNCTION
-    assert function["Runtime"] == "python3.12"
+    assert function["Runtime"] == "python3.11"
     assert function["Architectures"] == ["arm64"]
     assert function["Handler"] == "bot/handler.handler"
     assert function["Timeout"] == 60
     assert function["MemorySize"] >= 512
 
 
-def test_only_known_warnings(packaged: Packaged) -> None:
-    """v3's schema predates python3.12; any other schema complaint is a typo in serverless.yml."""
+def test_no_schema_warnings(packaged: Packaged) -> None:
+    """python3.11 is in v3's schema (3.12 was not), so any complaint is a typo in serverless.yml
+    (and configValidationMode: error makes it fail the package)."""
     invalid_at = re.findall(r"^\s*at '([^']+)'", packaged.output, flags=re.MULTILINE)
-    assert invalid_at == ["provider.runtime"], packaged.output
+    assert invalid_at == [], packaged.output
 
 
 def test_http_api_route(packaged: Packaged) -> None:
@@ -430,11 +431,10 @@ def test_artifact_holds_the_code_and_arm64_dependencies(packaged: Packaged) -> N
     # Only what the function runs: no sandbox (fakes, page), no aiohttp, no moto, no test code.
     assert not [n for n in names if n.startswith("bot/sandbox/")]
     assert not top & {"aiohttp", "moto", "pytest", "hypothesis", "playwright", "werkzeug"}
-    assert not any(name.endswith(".pyc") for name in names)
     for package in ("slack_bolt", "slack_sdk", "anthropic", "pydantic", "boto3"):
         assert f"{package}/__init__.py" in names, package
     shared_objects = [name for name in names if name.endswith(".so")]
-    assert any(re.match(r"pydantic_core/.*cpython-312-aarch64", n) for n in shared_objects)
+    assert any(re.match(r"pydantic_core/.*cpython-311-aarch64", n) for n in shared_objects)
     wrong = [n for n in shared_objects if "aarch64" not in n or "x86_64" in n]
     assert not wrong, wrong
     sizes: dict[str, int] = {}
@@ -454,25 +454,73 @@ def test_artifact_holds_the_code_and_arm64_dependencies(packaged: Packaged) -> N
 # --- files that must agree with serverless.yml (no packaging needed) ---------------------------
 
 
-def _names(requirements: list[str]) -> list[str]:
-    """Project names, normalised as PEP 503 does."""
-    names = []
-    for requirement in requirements:
-        match = re.match(r"[A-Za-z0-9._-]+", requirement)
-        assert match, requirement
-        names.append(re.sub(r"[-_.]+", "-", match.group(0)).lower())
-    return sorted(names)
+def test_every_module_ships_bytecode_the_runtime_uses(packaged: Packaged) -> None:
+    """infra/bytecode.js: a cpython-311 .pyc beside each .py (the runtime's Python), hash-based
+    and unchecked (PEP 552: flags 0b01), so the read-only code directory is never compiled at
+    a cold start and a zip's 2-second mtimes cannot make it stale; no other version's .pyc."""
+    with zipfile.ZipFile(packaged.artifact) as artifact:
+        names = set(artifact.namelist())
+        sources = sorted(n for n in names if n.endswith(".py"))
+        missing = [
+            s
+            for s in sources
+            if f"{s.rpartition('/')[0]}/__pycache__/{s.rpartition('/')[2][:-3]}.cpython-311.pyc"
+            not in names
+            and "/" in s
+        ]
+        flags = {
+            int.from_bytes(artifact.read(n)[4:8], "little")
+            for n in names
+            if n.endswith(".pyc") and n.startswith(("bot/", "workflow/", "slack_bolt/"))
+        }
+    assert len(sources) > 1000
+    assert len(missing) < len(sources) // 100, missing[:20]  # a few are templates, not modules
+    assert not [n for n in names if n.endswith(".pyc") and ".cpython-311." not in n]
+    assert not [m for m in missing if m.startswith(("bot/", "workflow/"))]
+    assert flags == {0b01}
+    infos = zipfile.ZipFile(packaged.artifact).infolist()
+    assert {i.date_time for i in infos} == {(2020, 1, 1, 0, 0, 0)}  # reproducible
 
 
-def test_lambda_requirements_mirror_pyproject() -> None:
-    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    declared = pyproject["project"]["dependencies"]
-    lines = (ROOT / "infra" / "requirements-lambda.txt").read_text().splitlines()
-    lambda_requirements = [line.strip() for line in lines if line.strip() and line[0] != "#"]
-    assert _names(lambda_requirements) == _names(declared)
-    assert sorted(r.replace(" ", "") for r in lambda_requirements) == sorted(
-        r.replace(" ", "") for r in declared
-    )
+def _lock() -> dict[str, tuple[str, list[str]]]:
+    """infra/requirements-lambda.txt: name -> (exact version, hashes)."""
+    pins: dict[str, tuple[str, list[str]]] = {}
+    current = ""
+    for line in (ROOT / "infra" / "requirements-lambda.txt").read_text().splitlines():
+        pinned = re.match(r"^([A-Za-z0-9._-]+)==([^ \\]+)", line)
+        if pinned:
+            current = re.sub(r"[-_.]+", "-", pinned.group(1)).lower()
+            pins[current] = (pinned.group(2), [])
+        elif "--hash=sha256:" in line:
+            pins[current][1].append(line.split("--hash=sha256:", 1)[1].strip(" \\"))
+    return pins
+
+
+def test_the_lambda_lock_pins_everything_pyproject_allows() -> None:
+    """Two deploys of one commit ship the same code: every package that ships is pinned to one
+    version with its hashes (pip then installs nothing else), and the lock still satisfies
+    pyproject.toml's ranges. Drift (a range changed, a dependency added) fails here; `make lock`
+    resolves it again."""
+    from packaging.requirements import Requirement
+
+    pins = _lock()
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    for spec in map(Requirement, declared):
+        name = re.sub(r"[-_.]+", "-", spec.name).lower()
+        assert name in pins, f"{name} is in pyproject.toml but not in the lock: make lock"
+        assert spec.specifier.contains(pins[name][0]), f"{name} {pins[name][0]} not {spec}"
+    assert all(hashes for _, hashes in pins.values())
+    assert "aiohttp" not in pins and "moto" not in pins  # the sandbox's, never shipped
+
+
+def test_the_zip_holds_exactly_the_locked_packages(packaged: Packaged) -> None:
+    with zipfile.ZipFile(packaged.artifact) as artifact:
+        shipped = {
+            re.sub(r"[-_.]+", "-", m.group(1)).lower(): m.group(2)
+            for name in artifact.namelist()
+            if (m := re.match(r"^([^/]+)-([^-/]+)\.dist-info/METADATA$", name))
+        }
+    assert shipped == {name: version for name, (version, _) in _lock().items()}
 
 
 def test_manifest_urls_point_at_the_route() -> None:
