@@ -13,7 +13,7 @@ import asyncio
 import os
 import time
 
-from bench import resume, slack
+from bench import coldstart, resume, slack
 from bench.common import loopback
 from bench.table import render
 
@@ -23,10 +23,12 @@ def main() -> None:
     print(f"bench: one moto S3 server, fake Slack/Lambda/Anthropic, {os.cpu_count()} CPUs ...")
     with loopback("bench-slack") as lb:
         slack_rows, found = slack.measure(lb)
+        cold_rows, cold_notes = coldstart.measure(lb)
         lb.check_s3.create_bucket(Bucket="bench-engine")
         engine_rows = asyncio.run(resume.measure(lb.check_s3, "bench-engine"))
     print()
-    print(render(slack_rows[:-1] + engine_rows + slack_rows[-1:]))
+    print(render(cold_rows + slack_rows[:-1] + engine_rows + slack_rows[-1:]))
+    print("\n".join(cold_notes))
     slack.print_profile(found)
     print(f"\n({time.perf_counter() - started:.0f} s)")
 

@@ -5,11 +5,14 @@ Reject ack at once, Change… opens its modal (the trigger ID lives about three 
 once, so ``views.open`` belongs here), and a submitted change is validated and acked. The work
 then runs in a lazy listener, which on Lambda is a fresh asynchronous invocation of this function.
 :class:`ShopApp` refuses, with 400, signed payloads Bolt would crash on (see ``payloads``).
+
+Only the lazy listeners import the workflow (``start``, ``clicks``, and with them the engine,
+pydantic and asyncio): a cold start that only acks never loads them, and its import time is a
+large part of Slack's 3 seconds at a small Lambda's CPU share (``bench/coldstart.py``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -27,9 +30,11 @@ from .blocks import (
     change_modal,
     modal_metadata,
 )
-from .clicks import GONE, Click, Kind, answer_click, tell
 from .payloads import (
+    GONE,
     MAX_REQUEST_LENGTH,
+    Click,
+    Kind,
     click_from_action,
     is_signed,
     payload_problem,
@@ -39,7 +44,6 @@ from .payloads import (
     request_text,
 )
 from .runtime import Runtime
-from .start import start_session
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +52,15 @@ TOO_LONG = f"That's more than I can read: keep the week under {MAX_REQUEST_LENGT
 WRITING = "Writing your basket…"
 NO_MODAL = "The change form didn't open. Try again."
 INCOMPLETE = "I couldn't read that request. Try /shop again."
+
+
+def run_click(rt: Runtime, click: Click) -> None:
+    """A lazy listener's work: the click's turn of its session (``bot.clicks``)."""
+    import asyncio
+
+    from .clicks import answer_click
+
+    asyncio.run(answer_click(rt.sessions, rt.rules, click))
 
 
 class ShopApp(App):
@@ -109,7 +122,9 @@ def build_app(rt: Runtime) -> App:
     def run_shop(command: dict[str, Any]) -> None:
         shop = read_shop(command)
         if shop is not None:
-            asyncio.run(start_session(rt.sessions, *shop))
+            from .start import start_command
+
+            start_command(rt.sessions, shop)
 
     app.command("/shop")(ack=ack_shop, lazy=[run_shop])
 
@@ -122,7 +137,7 @@ def build_app(rt: Runtime) -> App:
             if click is None:
                 log.warning("malformed %s click ignored", kind)
             else:
-                asyncio.run(answer_click(rt.sessions, rt.rules, click))
+                run_click(rt, click)
 
         run.__name__ = f"run_{kind}"
         return run
@@ -139,7 +154,7 @@ def build_app(rt: Runtime) -> App:
             return
         refusal = rt.rules.may_answer(click.user) or (None if click.ref.session_id else GONE)
         if refusal:
-            tell(rt.ack_outbox, click, refusal)
+            rt.ack_outbox.tell(click.channel, click.user, refusal)
             return
         metadata = modal_metadata(
             rt.metadata_key, click.tenant, click.ref, click.channel, click.message_ts
@@ -148,7 +163,7 @@ def build_app(rt: Runtime) -> App:
             rt.ack_web.views_open(trigger_id=body.get("trigger_id"), view=change_modal(metadata))
         except Exception as exc:  # noqa: BLE001 - any failure: say so, never crash the ack
             log.error("views.open failed: %s", exc)
-            tell(rt.ack_outbox, click, NO_MODAL)
+            rt.ack_outbox.tell(click.channel, click.user, NO_MODAL)
 
     def ack_change(ack: Ack, body: dict[str, Any]) -> None:
         change = read_change(rt.metadata_key, body)
@@ -160,7 +175,7 @@ def build_app(rt: Runtime) -> App:
     def run_change(body: dict[str, Any]) -> None:
         change = read_change(rt.metadata_key, body)
         if isinstance(change, Click):
-            asyncio.run(answer_click(rt.sessions, rt.rules, change))
+            run_click(rt, change)
 
     app.view(CHANGE_MODAL)(ack=ack_change, lazy=[run_change])
     return app

@@ -11,7 +11,6 @@ no lock; the person sees a short reason.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from workflow.builder import Workflow
 from workflow.checkpoint import PendingRequest
@@ -33,56 +32,23 @@ from workflow.session import SessionCheckpoints
 from workflow.shop.basket import Basket, BasketDecision
 from workflow.shop.graph import shop_request
 
-from .blocks import Ref
-from .outbox import Outbox, Where
+from .outbox import Where
 from .outcome import NEWER, Mark, Outcome, Post, Report, Tell, describe_failure, outputs_of
+from .payloads import GONE, Click, Kind
+from .rules import Rules
 from .turn import Redelivered, Sessions, take_turn
 
-Kind = Literal["approve", "reject", "change"]
+__all__ = ["BUSY", "GONE", "Answer", "Click", "Kind", "answer_click"]
+
 VERDICTS: dict[Kind, str] = {"approve": "Approved", "reject": "Rejected", "change": "Change asked"}
 
 BUSY = "Someone else is answering this basket right now."
-GONE = "This basket is no longer waiting for an answer."
 BROKEN = (
     "This basket can't be resumed: its saved state did not pass its checks. Start again with /shop."
 )
 WENT_WRONG = "Something went wrong answering that; nothing was ordered twice. Try again."
 UNPOSTED = "I couldn't post everything to Slack just now. Press a button above to try again."
 STORE_DOWN = "I couldn't reach the basket store, so nothing changed. Try again in a minute."
-OWN_BASKET = "You asked for this basket, so someone else has to approve it."
-
-
-@dataclass(frozen=True)
-class Click:
-    tenant: str
-    user: str
-    channel: str
-    message_ts: str
-    ref: Ref
-    kind: Kind
-    change: str = ""
-    delivery: str = ""  # names this interaction, the same in every retry of its lazy run
-
-
-@dataclass(frozen=True)
-class Rules:
-    """Who may answer: ``APPROVER_IDS`` (empty: anyone) and ``NO_SELF_APPROVAL``."""
-
-    approvers: frozenset[str] = frozenset()
-    no_self_approval: bool = False
-
-    def may_answer(self, user: str) -> str | None:
-        """A refusal for ``user``, or None."""
-        if self.approvers and user not in self.approvers:
-            names = ", ".join(f"<@{a}>" for a in sorted(self.approvers))
-            return f"Only {names} can answer baskets here."
-        return None
-
-    def may_give(self, click: Click, requester: str) -> str | None:
-        """A refusal of this answer from this person on a basket ``requester`` asked for."""
-        if self.no_self_approval and click.kind == "approve" and click.user == requester:
-            return OWN_BASKET
-        return None
 
 
 def verdict_of(decision: object) -> tuple[str, str]:
@@ -121,7 +87,7 @@ class Answer:
         except RequestAlreadyAnswered:
             return Redelivered(run.answered[click.ref.request_id])
         requester = _requester(run)
-        refusal = self.rules.may_give(click, requester)
+        refusal = self.rules.may_give(click.kind, click.user, requester)
         if refusal:
             return Tell(click.user, refusal)
         answered = await answer_pending(
@@ -192,11 +158,7 @@ async def answer_click(sessions: Sessions, rules: Rules, click: Click) -> None:
     """Resume the clicked basket's session with the person's answer, and report in Slack."""
     refusal = rules.may_answer(click.user) or (None if click.ref.session_id else GONE)
     if refusal:
-        tell(sessions.outbox, click, refusal)
+        sessions.outbox.tell(click.channel, click.user, refusal)
         return
     where = Where(click.tenant, click.ref.session_id, click.channel)
     await take_turn(sessions, where, Answer(click, rules))
-
-
-def tell(outbox: Outbox, click: Click, text: str) -> None:
-    outbox.tell(click.channel, click.user, text)

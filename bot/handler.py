@@ -11,23 +11,18 @@ variable.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
 from slack_bolt.adapter.aws_lambda import SlackRequestHandler
 from slack_bolt.adapter.aws_lambda.handler import to_bolt_request
 
-from workflow.shop.basket import ShopRequest
-
 from .app import build_app
 from .logs import configure_logging, log_context
-from .lost import is_sqs
 from .outbox import Where
 from .payloads import session_id_for
 from .runtime import Runtime
 from .settings import Settings
-from .start import start_session
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +65,20 @@ def is_scheduled(event: dict[str, Any]) -> bool:
     return event.get("source") == "aws.events" and event.get("detail-type") == "Scheduled Event"
 
 
+def is_sqs(event: dict[str, Any]) -> bool:
+    records = event.get("Records")
+    return isinstance(records, list) and all(
+        isinstance(r, dict) and r.get("eventSource") == "aws:sqs" for r in records
+    )
+
+
 def scheduled_start(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
+    import asyncio
+
+    from workflow.shop.basket import ShopRequest
+
+    from .start import start_session
+
     settings = rt.settings
     if not settings.shop_channel or not settings.shop_request:
         log.error("the schedule needs SHOP_CHANNEL and SHOP_REQUEST; nothing started")

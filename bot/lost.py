@@ -74,13 +74,6 @@ class Said:
     reply_url: str = ""
 
 
-def is_sqs(event: dict[str, Any]) -> bool:
-    records = event.get("Records")
-    return isinstance(records, list) and all(
-        isinstance(r, dict) and r.get("eventSource") == "aws:sqs" for r in records
-    )
-
-
 class LostRuns:
     def __init__(
         self,

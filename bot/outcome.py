@@ -16,11 +16,14 @@ text travels in ``Report.outputs``, ``Mark.note`` and the baskets, and is escape
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from workflow.errors import ExecutorFailed, WorkflowError
 from workflow.events import OutputEvent, RequestInfoEvent, WorkflowEvent
-from workflow.shop.basket import Basket, ShopProgress
 from workflow.shop.errors import ShopperError
+
+if TYPE_CHECKING:  # pydantic models: imported by the lazy runs that make Reports, not by an ack
+    from workflow.shop.basket import Basket
 
 
 @dataclass(frozen=True)
@@ -61,12 +64,16 @@ class Report:
     @property
     def baskets(self) -> list[RequestInfoEvent]:
         """The requests the run asked about, each a basket to post with fresh buttons."""
+        from workflow.shop.basket import Basket
+
         return [
             e for e in self.events if isinstance(e, RequestInfoEvent) and isinstance(e.data, Basket)
         ]
 
     @property
     def progress(self) -> str:
+        from workflow.shop.basket import ShopProgress
+
         steps = [e for e in self.events if isinstance(e, ShopProgress)]
         return f"{steps[-1].step}: {steps[-1].detail}" if steps else "waiting for an answer"
 

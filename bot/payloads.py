@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 from urllib.parse import parse_qsl
 
 from slack_bolt import BoltRequest
@@ -18,12 +19,28 @@ from slack_bolt.request.internals import build_context
 from slack_sdk.signature import SignatureVerifier
 
 from workflow.errors import InvalidIdentifier
-from workflow.shop.basket import ShopRequest
 from workflow.store import validate_id
 
 from .blocks import CHANGE_BLOCK, CHANGE_INPUT, MAX_CHANGE_LENGTH, Ref, read_modal_metadata
-from .clicks import GONE, Click, Kind
 from .outbox import Where
+
+Kind = Literal["approve", "reject", "change"]
+GONE = "This basket is no longer waiting for an answer."
+
+
+@dataclass(frozen=True)
+class Click:
+    """A click (or a submitted change) read from a payload: who, where, on what."""
+
+    tenant: str
+    user: str
+    channel: str
+    message_ts: str
+    ref: Ref
+    kind: Kind
+    change: str = ""
+    delivery: str = ""  # names this interaction, the same in every retry of its lazy run
+
 
 SAY_WHAT = f"Say what should change, in at most {MAX_CHANGE_LENGTH} characters."
 MAX_REQUEST_LENGTH = 3000
@@ -173,9 +190,18 @@ def read_change(metadata_key: bytes, body: dict[str, Any]) -> Click | str:
     )
 
 
-def read_shop(command: dict[str, Any]) -> tuple[Where, ShopRequest] | None:
-    """Where a ``/shop`` command's basket goes and what it asks for; None if the command lacks
-    an ID or a text (see :func:`request_text`)."""
+@dataclass(frozen=True)
+class Shop:
+    """A ``/shop`` command: where its basket goes, what was asked, and by whom."""
+
+    where: Where
+    text: str
+    user: str
+
+
+def read_shop(command: dict[str, Any]) -> Shop | None:
+    """The ``/shop`` command in ``command``; None if it lacks an ID or a text (see
+    :func:`request_text`)."""
     tenant = _slack_id(command.get("team_id"))
     channel = _slack_id(command.get("channel_id"))
     user = _slack_id(command.get("user_id"))
@@ -186,7 +212,7 @@ def read_shop(command: dict[str, Any]) -> tuple[Where, ShopRequest] | None:
     url = command.get("response_url")
     reply_url = url if isinstance(url, str) and url.startswith(("https://", "http://")) else ""
     where = Where(tenant, session_id_for(tenant, trigger), channel, reply_url)
-    return where, ShopRequest(text=text, requested_by=user)
+    return Shop(where, text, user)
 
 
 def request_text(command: dict[str, Any]) -> str:

@@ -1,7 +1,9 @@
 """What every listener needs, built once per cold start from Settings: clients are injected.
 
 Nothing here touches the network when it is built: the S3 client is made on first use (the ack
-path never needs it), and the Claude shopper imports the anthropic SDK only when it writes.
+path never needs it), and the Claude shopper imports the anthropic SDK only when it writes. The
+workflow engine, the stores and the shopper are imported by the properties that build them, so
+an ack path (which uses only the settings, the Web clients and the rules) never loads them.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import hmac
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import (
@@ -20,21 +22,21 @@ from slack_sdk.http_retry.builtin_handlers import (
     RateLimitErrorRetryHandler,
 )
 
-from workflow.builder import Workflow
-from workflow.lock import SessionLock
-from workflow.session import SessionCheckpoints
-from workflow.shop.graph import build_shop_workflow
-from workflow.shop.records import SHOP_RECORDS
-from workflow.shop.shopper import ClaudeShopper, OfflineShopper, Shopper
-from workflow.signing import CheckpointSigner
-from workflow.store import CheckpointStore
-
-from .clicks import Rules
-from .lost import LostRuns
 from .outbox import Outbox
-from .receipts import Receipts, S3Receipts
+from .rules import Rules
 from .settings import Settings
-from .turn import Sessions
+
+if TYPE_CHECKING:
+    from workflow.builder import Workflow
+    from workflow.lock import SessionLock
+    from workflow.session import SessionCheckpoints
+    from workflow.shop.shopper import Shopper
+    from workflow.signing import CheckpointSigner
+    from workflow.store import CheckpointStore
+
+    from .lost import LostRuns
+    from .receipts import Receipts
+    from .turn import Sessions
 
 
 def make_web_client(settings: Settings) -> WebClient:
@@ -67,6 +69,8 @@ class Runtime:
 
     @functools.cached_property
     def signer(self) -> CheckpointSigner:
+        from workflow.signing import CheckpointSigner
+
         key = self.settings.checkpoint_signing_key
         if key is not None:
             return CheckpointSigner(key.get_secret_value().encode())
@@ -89,6 +93,7 @@ class Runtime:
     def store(self) -> CheckpointStore:
         if self._store is None:
             from workflow.s3_store import S3CheckpointStore
+            from workflow.shop.records import SHOP_RECORDS
 
             s = self.settings
             self._store = S3CheckpointStore(
@@ -110,6 +115,8 @@ class Runtime:
     @functools.cached_property
     def receipts(self) -> Receipts:
         """Which checkpoint the channel shows, per session (see ``bot.receipts``)."""
+        from .receipts import S3Receipts
+
         s = self.settings
         return S3Receipts(s.checkpoint_bucket, s.checkpoint_prefix, self._s3())
 
@@ -130,6 +137,8 @@ class Runtime:
     @functools.cached_property
     def lost_runs(self) -> LostRuns:
         """What turns a lazy run Lambda gave up on into a message (``bot.lost``)."""
+        from .lost import LostRuns
+
         s = self.settings
         return LostRuns(
             self.outbox,
@@ -145,6 +154,8 @@ class Runtime:
     @functools.cached_property
     def sessions(self) -> Sessions:
         """What every turn of a session needs (``bot.turn``); makes the S3 client."""
+        from .turn import Sessions
+
         return Sessions(
             workflow=self.workflow,
             checkpoints=self.checkpoints,
@@ -166,6 +177,8 @@ class Runtime:
         )
 
     def shopper(self) -> Shopper:
+        from workflow.shop.shopper import ClaudeShopper, OfflineShopper
+
         if self.shopper_factory is not None:
             return self.shopper_factory()
         key = self.settings.anthropic_api_key
@@ -178,7 +191,11 @@ class Runtime:
         )
 
     def workflow(self) -> Workflow:
+        from workflow.shop.graph import build_shop_workflow
+
         return build_shop_workflow(self.shopper(), self.settings.max_rounds)
 
     def checkpoints(self, tenant_id: str, session_id: str) -> SessionCheckpoints:
+        from workflow.session import SessionCheckpoints
+
         return SessionCheckpoints(self.store, self.signer, tenant_id, session_id)

@@ -1,17 +1,22 @@
-"""Configuration, read once from the environment into a frozen model at cold start.
+"""Configuration, read once from the environment into a frozen object at cold start.
 
 A missing or invalid value fails at start-up with the variable's name in the message, never
-halfway through a click. Secrets are ``SecretStr`` so they never show in a repr or a log line.
+halfway through a click. Secrets are :class:`Secret`, so they never show in a repr or a log line.
+
+This is a plain dataclass, not a pydantic model, on purpose: it is read on every cold start,
+in the ack path, and importing pydantic there would cost a large part of Slack's 3 seconds at a
+small Lambda's CPU share (README, "Deploy"). Each field is converted and checked by hand below.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
-
-from workflow.shop.records import SHOP_PREFIX
+from workflow.shop import SHOP_PREFIX
 
 DEFAULT_SLACK_API_URL = "https://slack.com/api/"
 
@@ -39,41 +44,108 @@ class SettingsError(ValueError):
     """A configuration variable is missing or invalid; the message names it."""
 
 
-class Settings(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+@dataclass(frozen=True)
+class Secret:
+    """A secret value: never in a repr, a str() or a log line."""
 
-    slack_bot_token: SecretStr = Field(min_length=1)
-    slack_signing_secret: SecretStr = Field(min_length=1)
-    checkpoint_bucket: str = Field(min_length=3, max_length=63)
+    _value: str = field(repr=False)
+
+    def get_secret_value(self) -> str:
+        return self._value
+
+    def __str__(self) -> str:
+        return "**********"
+
+    def __repr__(self) -> str:
+        return "Secret('**********')"
+
+
+def _text(min_length: int = 0, max_length: int = 10_000) -> Callable[[str], str]:
+    def convert(value: str) -> str:
+        if not min_length <= len(value) <= max_length:
+            raise ValueError(f"must be {min_length} to {max_length} characters")
+        return value
+
+    return convert
+
+
+def _secret(min_length: int = 1) -> Callable[[str], Secret]:
+    def convert(value: str) -> Secret:
+        if len(value) < min_length:
+            raise ValueError(f"must be at least {min_length} characters")
+        return Secret(value)
+
+    return convert
+
+
+def _number(kind: Callable[[str], Any], low: float, high: float, low_open: bool = False) -> Any:
+    def convert(value: str) -> Any:
+        number = kind(value)
+        if (number <= low if low_open else number < low) or number > high:
+            raise ValueError(f"must be {'over' if low_open else 'at least'} {low}, at most {high}")
+        return number
+
+    return convert
+
+
+def _flag(value: str) -> bool:
+    if value.strip().lower() in ("1", "true", "yes", "on"):
+        return True
+    if value.strip().lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("must be true or false")
+
+
+def _ids(value: str) -> frozenset[str]:
+    return frozenset(part.strip() for part in value.split(",") if part.strip())
+
+
+def _url(value: str) -> str:
+    if not value.startswith(("https://", "http://")):
+        raise ValueError("must be an http(s) URL")
+    return value if value.endswith("/") else value + "/"
+
+
+CONVERT: dict[str, Callable[[str], Any]] = {
+    "slack_bot_token": _secret(),
+    "slack_signing_secret": _secret(),
+    "checkpoint_bucket": _text(3, 63),
+    "checkpoint_prefix": _text(),
+    "checkpoint_signing_key": _secret(16),
+    "anthropic_api_key": _secret(),
+    "anthropic_model": _text(1),
+    "anthropic_timeout_seconds": _number(float, 0, 120, low_open=True),
+    "max_rounds": _number(int, 1, 10),
+    "lock_ttl_seconds": _number(float, 0, 900, low_open=True),
+    "approver_ids": _ids,
+    "no_self_approval": _flag,
+    "slack_api_url": _url,
+    "shop_channel": _text(),
+    "shop_request": _text(),
+}
+REQUIRED = ("slack_bot_token", "slack_signing_secret", "checkpoint_bucket")
+
+
+@dataclass(frozen=True)
+class Settings:
+    slack_bot_token: Secret
+    slack_signing_secret: Secret
+    checkpoint_bucket: str
     checkpoint_prefix: str = SHOP_PREFIX
-    checkpoint_signing_key: SecretStr | None = Field(default=None, min_length=16)
-    anthropic_api_key: SecretStr | None = None
+    checkpoint_signing_key: Secret | None = None
+    anthropic_api_key: Secret | None = None
     anthropic_model: str = "claude-haiku-5-5"
     # Per attempt; the SDK makes up to three. Lambda gives an invocation 60 s (serverless.yml), so
     # the attempts and their backoff must end well inside it, or Lambda kills the invocation
     # before the person hears anything. The SDK's own default is 600 s.
-    anthropic_timeout_seconds: float = Field(default=15, gt=0, le=120)
-    max_rounds: int = Field(default=3, ge=1, le=10)
-    lock_ttl_seconds: float = Field(default=60, gt=0, le=900)
+    anthropic_timeout_seconds: float = 15.0
+    max_rounds: int = 3
+    lock_ttl_seconds: float = 60.0
     approver_ids: frozenset[str] = frozenset()
     no_self_approval: bool = False
     slack_api_url: str = DEFAULT_SLACK_API_URL
     shop_channel: str = ""
     shop_request: str = ""
-
-    @field_validator("approver_ids", mode="before")
-    @classmethod
-    def _split_ids(cls, value: object) -> object:
-        if isinstance(value, str):
-            return frozenset(part.strip() for part in value.split(",") if part.strip())
-        return value
-
-    @field_validator("slack_api_url")
-    @classmethod
-    def _trailing_slash(cls, value: str) -> str:
-        if not value.startswith(("https://", "http://")):
-            raise ValueError("must be an http(s) URL")
-        return value if value.endswith("/") else value + "/"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -83,12 +155,19 @@ class Settings(BaseModel):
         variables count as unset, so optional values can be blanked in serverless.yml.
         """
         env = os.environ if environ is None else environ
-        values = {field: env[name] for field, name in ENV_NAMES.items() if env.get(name)}
-        try:
-            return cls.model_validate(values)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            field = str(first["loc"][0]) if first["loc"] else "?"
-            name = ENV_NAMES.get(field, field)
-            problem = "is not set" if first["type"] == "missing" else f"is invalid: {first['msg']}"
-            raise SettingsError(f"{name} {problem}") from None
+        values: dict[str, Any] = {}
+        for name, variable in ENV_NAMES.items():
+            raw = env.get(variable)
+            if not raw:
+                if name in REQUIRED:
+                    raise SettingsError(f"{variable} is not set")
+                continue
+            try:
+                values[name] = CONVERT[name](raw)
+            except ValueError as exc:
+                raise SettingsError(f"{variable} is invalid: {exc}") from None
+        return cls(**values)
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with ``changes`` (for tests that change a setting after a cold start)."""
+        return dataclasses.replace(self, **changes)

@@ -8,6 +8,7 @@ delivery died before the basket reached Slack, or does nothing if it did.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ from workflow.shop.basket import ShopRequest
 
 from .outbox import Where
 from .outcome import NEWER, Outcome, Post, Report, describe_failure
+from .payloads import Shop
 from .turn import Redelivered, Sessions, take_turn
 
 log = logging.getLogger(__name__)
@@ -87,6 +89,12 @@ def cannot_post_here(channel: str) -> str:
             "there with `/invite @weekly-shop`."
         )
     return "I can't post in this channel: add me with `/invite @weekly-shop`, then try again."
+
+
+def start_command(sessions: Sessions, shop: Shop) -> None:
+    """A lazy listener's work: basket 1 of a ``/shop`` command."""
+    request = ShopRequest(text=shop.text, requested_by=shop.user)
+    asyncio.run(start_session(sessions, shop.where, request))
 
 
 async def start_session(sessions: Sessions, where: Where, request: ShopRequest) -> None:

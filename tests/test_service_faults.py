@@ -267,7 +267,7 @@ def _short_model_timeout(seconds: float) -> None:
     runtime = bot.handler._runtime
     assert runtime is not None
     # ANTHROPIC_TIMEOUT_SECONDS, as if set at cold start
-    runtime.settings = runtime.settings.model_copy(update={"anthropic_timeout_seconds": seconds})
+    runtime.settings = runtime.settings.replace(anthropic_timeout_seconds=seconds)
 
 
 # A timed-out attempt never answers in time (3 s against a 1 s timeout), while an answer that

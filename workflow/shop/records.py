@@ -8,6 +8,7 @@ JSON keys and type tags every checkpoint repeats cost a few bytes (see
 from __future__ import annotations
 
 from ..record_format import RecordCodec
+from . import SHOP_PREFIX
 
 # The preset dictionary for checkpoint documents of format 1 (workflow.checkpoint): a header line
 # and a document skeleton with the weekly shop's graph signature, type tags and field names, the
@@ -37,5 +38,4 @@ SHOP_DICTIONARY_1 = (
 
 SHOP_RECORDS = RecordCodec(SHOP_DICTIONARY_1)
 
-# Where the weekly shop keeps its objects in a bucket, unless told otherwise (CHECKPOINT_PREFIX).
-SHOP_PREFIX = "weekly-shop/"
+__all__ = ["SHOP_DICTIONARY_1", "SHOP_PREFIX", "SHOP_RECORDS"]
