@@ -66,6 +66,8 @@ print(1, flush=True)
 
 def floor_argv(pending: Any) -> list[str]:
     return [sys.executable, "-c", FLOOR, pending.channel, str(pending.message["ts"])]
+
+
 PROCESS_TIMEOUT = 120
 
 
