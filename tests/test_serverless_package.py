@@ -1,4 +1,4 @@
-"""`serverless package` (Serverless Framework v3) and the CloudFormation template it writes.
+"""`serverless package` (osls, which continues Serverless Framework v3) and the template it writes.
 
 Packaging needs neither AWS credentials nor AWS itself: secrets are CloudFormation dynamic
 references and ARNs are Fn::Sub expressions, so nothing is looked up at package time. It does
@@ -88,7 +88,7 @@ def _as_list(value: Any) -> list[Any]:
 
 
 def _ensure_node_modules() -> None:
-    if (ROOT / "node_modules" / ".bin" / "serverless").exists():
+    if (ROOT / "node_modules" / "osls" / "package.json").exists():
         return
     subprocess.run(
         ["npm", "ci", "--no-audit", "--no-fund"],
@@ -206,8 +206,8 @@ def test_function_runtime_architecture_and_handler(packaged: Packaged) -> None:
 
 
 def test_no_schema_warnings(packaged: Packaged) -> None:
-    """python3.11 is in v3's schema (3.12 was not), so any complaint is a typo in serverless.yml
-    (and configValidationMode: error makes it fail the package)."""
+    """python3.11 is in the schema (3.12 was not in v3's), so any complaint is a typo in
+    serverless.yml (and configValidationMode: error makes it fail the package)."""
     invalid_at = re.findall(r"^\s*at '([^']+)'", packaged.output, flags=re.MULTILINE)
     assert invalid_at == [], packaged.output
 
