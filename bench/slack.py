@@ -58,7 +58,7 @@ s3.get_object(Bucket=bucket, Key=key + "/lock")
 s3.put_object(Bucket=bucket, Key=key + "/cp/999998", Body=os.urandom(480), IfNoneMatch="*")
 s3.put_object(Bucket=bucket, Key=key + "/shown", Body=b"000001-00000000")
 s3.delete_object(Bucket=bucket, Key=key + "/lock")
-web.chat_postMessage(channel=channel, thread_ts=ts, text="Ordered 10 items.")
+web.chat_postMessage(channel=channel, thread_ts=ts, text="(the floor) 10 items.")
 web.chat_update(channel=channel, ts=ts, text="Basket 1 of 3: Approved")
 print(1, flush=True)
 """
