@@ -40,10 +40,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import Loopback
-from bench.load import start
+from bench.load import click_event, start
 from bench.slack import pending_approves
 from bench.table import Row
-from bot.sandbox.slack_requests import block_action, slash_command
+from bot.sandbox.slack_requests import slash_command
 from bot.sandbox.world import SECRET
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -190,21 +190,6 @@ def shop_event(lb: Loopback, n: str) -> dict[str, Any]:
     )
 
 
-def click_event(
-    lb: Loopback, message: dict[str, Any], action: str, channel: str, trigger: str
-) -> dict[str, Any]:
-    value = lb.world.buttons(message)[action]
-    return block_action(
-        SECRET,
-        action_id=action,
-        value=value,
-        channel_id=channel,
-        message_ts=message["ts"],
-        trigger_id=trigger,
-        response_url_base=lb.slack.hooks_url,
-    )
-
-
 def measure_one(child: Child, lb: Loopback, runs: int, tag: str) -> dict[str, list[float]]:
     """Seconds for each figure, ``runs`` fresh processes each."""
     times: dict[str, list[float]] = {"shop": [], "approve": [], "change": [], "lazy": []}
@@ -217,11 +202,11 @@ def measure_one(child: Child, lb: Loopback, runs: int, tag: str) -> dict[str, li
         channel = f"C0COLDB{n}"
         lb.open_channel(channel)
         basket = start(lb, channel, f"cold-basket-{n}-{time.time()}")
-        seconds, _ = child.run(click_event(lb, basket, "approve_basket", channel, f"a{n}"))
+        seconds, _ = child.run(click_event(lb, basket, "approve_basket", "U0BOB", f"a{n}", channel))
         times["approve"].append(seconds)
         lb.router.leftover()
         trigger = lb.slack.issue_trigger("U0BOB")  # Slack's 3 seconds start now
-        seconds, _ = child.run(click_event(lb, basket, "change_basket", channel, trigger))
+        seconds, _ = child.run(click_event(lb, basket, "change_basket", "U0BOB", trigger, channel))
         times["change"].append(seconds)
         opened = [c for c in lb.slack.calls_to("views.open") if c.args.get("trigger_id") == trigger]
         modals_opened += bool(opened and not opened[-1].error)

@@ -88,23 +88,26 @@ def baskets(lb: Loopback, channel: str) -> list[dict[str, Any]]:
     return [m for m in lb.slack.messages(channel) if header(m)]
 
 
+def click_event(
+    lb: Loopback, message: dict[str, Any], action: str, user: str, trigger: str, channel: str
+) -> dict[str, Any]:
+    """The signed block_actions event of ``user`` pressing ``action`` on ``message``."""
+    return block_action(
+        SECRET,
+        action_id=action,
+        value=lb.world.buttons(message)[action],
+        user_id=user,
+        channel_id=channel,
+        message_ts=message["ts"],
+        trigger_id=trigger,
+        response_url_base=lb.slack.hooks_url,
+    )
+
+
 def click(
     lb: Loopback, message: dict[str, Any], action: str, user: str, trigger: str, channel: str
 ) -> None:
-    value = lb.world.buttons(message)[action]
-    send(
-        lb,
-        block_action(
-            SECRET,
-            action_id=action,
-            value=value,
-            user_id=user,
-            channel_id=channel,
-            message_ts=message["ts"],
-            trigger_id=trigger,
-            response_url_base=lb.slack.hooks_url,
-        ),
-    )
+    send(lb, click_event(lb, message, action, user, trigger, channel))
 
 
 def start(lb: Loopback, channel: str, trigger: str) -> dict[str, Any]:

@@ -19,12 +19,11 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from workflow.shop.shopper import REVISION_OPENING
 
-from .loopback import LoopbackServer, refused
+from .loopback import LoopbackServer, QuietHandler, refused
 
 API_KEY = "test-key-not-real"
 # The Messages API's request fields (docs.anthropic.com, "Create a Message"); others are refused.
@@ -115,10 +114,7 @@ class FakeAnthropic(LoopbackServer):
         self._lock = threading.Lock()
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 if refused(fake, self):
                     return

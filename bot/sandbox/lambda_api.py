@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from .loopback import LoopbackServer, refused
+from .loopback import LoopbackServer, QuietHandler, refused
 
 _PATH = re.compile(r"^/2015-03-31/functions/([^/]+)/invocations$")
 
@@ -121,10 +121,7 @@ def _error(
 
 
 def _handler(fake: FakeLambda) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
             if refused(fake, self):
                 return

@@ -32,6 +32,13 @@ def refused(server: LoopbackServer, request: BaseHTTPRequestHandler) -> bool:
     return True
 
 
+class QuietHandler(BaseHTTPRequestHandler):
+    """A request handler that keeps the test and sandbox output free of access logs."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
 class LoopbackServer:
     def _serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
         """Bind ``handler`` on 127.0.0.1:0; sets :attr:`root`, the server's base URL."""

@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from .loopback import LoopbackServer, refused
+from .loopback import LoopbackServer, QuietHandler, refused
 from .slack_workspace import MESSAGE_METHODS, Reject, SlackWorkspace, Violation
 
 _JSON_ARGS = ("blocks", "attachments", "view", "metadata")
@@ -156,10 +156,7 @@ def _parse(query: str, raw: bytes, content_type: str) -> dict[str, Any]:
 
 
 def _handler(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
+    class Handler(QuietHandler):
         def do_GET(self) -> None:
             self.do_POST()
 
