@@ -1,0 +1,119 @@
+"""Write the compatibility corpus: checkpoint records as the code of the moment writes them.
+
+    .venv/bin/python -m tests.compat.write_corpus FOLDER
+
+Run once, when a checkpoint format, a record version, a payload schema or the graph changes, into
+a new folder named for what changed (``format1/`` holds what main wrote before versioning
+existed). Never run it over an existing folder: those files are what deployed code wrote, and
+``tests/test_compat.py`` proves the current code still resumes every one of them.
+
+Each file is one session's latest checkpoint, exactly as it sits in S3 (the SHOP_RECORDS bytes
+at its key), signed with :data:`KEY`, plus what a test needs to answer it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from workflow.memory_store import InMemoryCheckpointStore
+from workflow.runner import Run
+from workflow.s3_keys import S3Keys
+from workflow.session import SessionCheckpoints
+from workflow.shop.basket import BasketDecision, ShopRequest
+from workflow.shop.graph import build_shop_workflow
+from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
+from workflow.shop.shopper import ShopperReply
+from workflow.signing import CheckpointSigner
+
+KEY = b"compat-corpus-signing-key-000000"  # CHECKPOINT_SIGNING_KEY for the corpus tests
+TENANT = "T0TEAM"
+REQUESTER = "U0ALICE"
+BASKET = "500 g chicken breast\n2 bell peppers\n1 head broccoli\n2 pizza bases\n250 g mozzarella"
+
+
+class Shopper:
+    """Basket 1 as BASKET, each revision one item shorter; ``fail`` makes the next call raise."""
+
+    label = "corpus"
+
+    def __init__(self) -> None:
+        self.fail = False
+
+    async def write(self, brief: Any) -> ShopperReply:
+        if self.fail:
+            raise ConnectionError("the model call failed (as a crashed or unreachable shopper)")
+        items = list(brief.last_basket)[:-1] if brief.change is not None else BASKET.splitlines()
+        return ShopperReply(text="\n".join(items), stop_reason="end_turn", output_tokens=42)
+
+
+async def session(name: str, changes: int, fail_revision: bool = False) -> dict[str, Any]:
+    store, shopper = InMemoryCheckpointStore(), Shopper()
+    workflow = build_shop_workflow(shopper, 3)
+    signer = CheckpointSigner(KEY)
+    sid = f"compat-{name}"
+    run = Run.start(
+        workflow, ShopRequest(text="tacos on Friday", requested_by=REQUESTER), _cp(store, sid)
+    )
+    [e async for e in run.watch()]
+    for n in range(changes + (1 if fail_revision else 0)):
+        run = await Run.resume(workflow, SessionCheckpoints(store, signer, TENANT, sid))
+        assert run is not None
+        ((request_id, request),) = run.pending_requests.items()
+        shopper.fail = fail_revision and n == changes
+        decision = BasketDecision(
+            approved=False, change=f"change {n + 1}", round=request.data.round
+        )
+        run.respond(request_id, decision, answered_by="U0BOB")
+        [e async for e in run.watch()]
+    latest = store.latest(TENANT, sid)
+    assert latest is not None
+    run = await Run.resume(workflow, SessionCheckpoints(store, signer, TENANT, sid))
+    assert run is not None
+    ((request_id, request),) = run.pending_requests.items()
+    return {
+        "name": name,
+        "tenant": TENANT,
+        "session": sid,
+        "key": S3Keys(SHOP_PREFIX).checkpoint(TENANT, sid, latest.sequence),
+        "checkpoint_id": latest.checkpoint_id,
+        "request_id": request_id,
+        "round": request.data.round,
+        "items": list(request.data.items),
+        "answered": len(run.answered),
+        "bytes": base64.b64encode(SHOP_RECORDS.to_bytes(latest)).decode(),
+    }
+
+
+def _cp(store: InMemoryCheckpointStore, sid: str) -> SessionCheckpoints:
+    return SessionCheckpoints(store, CheckpointSigner(KEY), TENANT, sid)
+
+
+def main(folder: str) -> None:
+    target = Path(__file__).parent / folder
+    if target.exists():
+        raise SystemExit(f"{target} exists: a corpus folder is written once, never again")
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    target.mkdir()
+    cases = {
+        "pending-round-1": session("round1", 0),
+        "pending-round-3": session("round3", 2),
+        "revision-failed-at-the-model": session("failed", 0, fail_revision=True),
+        "answered-in-the-audit-trail": session("answered", 1),
+    }
+    for name, made in cases.items():
+        record = asyncio.run(made)
+        record["written_by"] = f"weekly-shop at {commit}"
+        (target / f"{name}.json").write_text(json.dumps(record, indent=2) + "\n")
+        print(f"{target.name}/{name}.json: round {record['round']}, {record['answered']} answered")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

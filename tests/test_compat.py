@@ -1,0 +1,89 @@
+"""Every checkpoint deployed code ever wrote still resumes: the compatibility corpus.
+
+``tests/compat/<folder>/*.json`` are checkpoint records exactly as a given version of the code
+wrote them to S3 (``tests/compat/write_corpus.py``; ``format1/`` is what main wrote before
+checkpoints were versioned). Each is put back at its key, its basket message is in the channel as
+that version posted it, and the current code, through the real handler, answers it to the end.
+A later format, record version, payload schema or graph adds its own folder; a folder or a file
+is removed only with a stated reason (in the commit and in the README's "Changing the workflow").
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.blocks import Ref, basket_blocks
+from tests.bot_kit import CHANNEL, World, header, objects
+from tests.compat.write_corpus import KEY, REQUESTER
+from tests.fault_kit import lock_keys
+
+CORPUS = sorted((Path(__file__).parent / "compat").glob("*/*.json"))
+
+# What to answer each case with, and what the thread must end with.
+PLANS: dict[str, list[tuple[str, str]]] = {
+    "pending-round-1": [("approve_basket", "Ordered 5 items.")],
+    "pending-round-3": [("change_basket", "No order placed: still a change after basket 3: fewer")],
+    "revision-failed-at-the-model": [("change_basket", ""), ("approve_basket", "Ordered 7 items.")],
+    "answered-in-the-audit-trail": [
+        ("change_basket", ""),
+        ("reject_basket", "No order placed: rejected"),
+    ],
+}
+
+
+def test_the_corpus_holds_every_case() -> None:
+    names = {path.stem for path in CORPUS}
+    assert names >= set(PLANS), "a corpus case was removed without a stated reason"
+    assert {path.parent.name for path in CORPUS} >= {"format1"}
+
+
+def put_back(world: World, s3: Any, bucket: str, case: dict[str, Any]) -> dict[str, Any]:
+    """The record at its key, and its basket in the channel, as the older code left them."""
+    s3.put_object(Bucket=bucket, Key=case["key"], Body=base64.b64decode(case["bytes"]))
+    posted = world.slack.method(
+        "chat.postMessage",
+        {
+            "channel": CHANNEL,
+            "text": f"Basket {case['round']} of 3",
+            "blocks": basket_blocks(
+                round=case["round"],
+                max_rounds=3,
+                items=case["items"],
+                requested_by=REQUESTER,
+                progress="basket written",
+                ref=Ref(case["session"], case["request_id"]),
+            ),
+        },
+    )
+    return dict(posted["message"])
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=[f"{p.parent.name}/{p.stem}" for p in CORPUS])
+def test_a_basket_saved_by_older_code_is_answered_to_the_end(
+    world: World, s3: Any, bucket: str, path: Path
+) -> None:
+    case = json.loads(path.read_text())
+    world.boot(CHECKPOINT_SIGNING_KEY=KEY.decode())
+    basket = put_back(world, s3, bucket, case)
+    for action, outcome in PLANS[path.stem]:
+        if action == "change_basket":
+            world.click(basket, action, user="U0BOB")
+            world.submit_change("fewer")
+        else:
+            world.click(basket, action, user="U0BOB")
+        world.run_lazies()
+        assert world.slack.violations == []
+        replies = [m["text"] for m in world.slack.thread(CHANNEL, basket["ts"])]
+        if outcome:
+            assert replies == [outcome], replies
+        else:  # a change: the next basket is posted, and it is the one to answer now
+            assert not replies, replies
+            basket = world.baskets()[-1]
+            assert header(basket) == f"Basket {case['round'] + 1} of 3"
+    assert lock_keys(s3, bucket) == []
+    assert [k for k in objects(s3, bucket) if k.startswith(case["key"].rsplit("/", 1)[0])]
