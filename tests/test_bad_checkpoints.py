@@ -34,7 +34,9 @@ from tests.fault_kit import (
     session_of,
     thread_texts,
 )
+from workflow.checkpoint import FORMAT_VERSION
 from workflow.errors import CheckpointError
+from workflow.record_format import RECORD_VERSION
 from workflow.shop.records import SHOP_RECORDS
 from workflow.signing import CheckpointSigner
 from workflow.store import CheckpointRecord
@@ -64,7 +66,7 @@ def _readable(raw: bytes, session: str) -> CheckpointRecord | None:
 def _plain(record: CheckpointRecord, state: str | None = None, **header: Any) -> bytes:
     """The record in plain zlib (which every reader accepts), header fields overridden."""
     line = {
-        "v": 1,
+        "v": record.mac,
         "id": record.id,
         "cp": record.checkpoint_id,
         "parent": record.parent_checkpoint_id,
@@ -103,10 +105,10 @@ def _tampered(kind: str, raw: bytes, session: str) -> bytes:
         return SHOP_RECORDS.to_bytes(dataclasses.replace(record, state=caviar))
     if kind == "signed with another key":
         return _resigned(record, caviar, CheckpointSigner(b"another-key-" * 3))
-    if kind == "record version 2":
-        return _plain(record, v=2)
-    if kind == "state format 2":
-        return _resigned(record, json.dumps({**doc, "format": 2}), real)
+    if kind == "a newer record version":
+        return _plain(record, v=RECORD_VERSION + 1)
+    if kind == "a newer state format":
+        return _resigned(record, json.dumps({**doc, "format": FORMAT_VERSION + 1}), real)
     if kind == "a dictionary this code does not know":
         deflater = zlib.compressobj(9, zdict=b"a preset dictionary of a later release")
         return deflater.compress(_plain(record)[2:]) + deflater.flush()  # any payload will do
@@ -237,7 +239,7 @@ def test_an_older_checkpoint_copied_to_a_newer_key_is_refused(
     assert lock_keys(s3, bucket) == []
 
 
-NEWER_KINDS = ["record version 2", "state format 2"]
+NEWER_KINDS = ["a newer record version", "a newer state format"]
 
 
 @pytest.mark.parametrize("kind", NEWER_KINDS)

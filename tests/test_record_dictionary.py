@@ -8,8 +8,10 @@ import dataclasses
 import hashlib
 import hmac
 import json
+import uuid
 import zlib
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -94,10 +96,25 @@ def test_the_signature_is_a_128_bit_mac() -> None:
     assert not CheckpointSigner(b"another-key-0123").verify(record)
 
 
-def test_a_full_length_mac_reads_but_does_not_verify() -> None:
-    """Every record main ever wrote carries the 128-bit MAC (the full 256-bit one never left
-    the branch that introduced the short one), so a 43-character signature is not ours."""
-    record = a_record()
+def _v1_record_bytes(record: Any, signature: str) -> bytes:
+    """``record`` as record version 1 wrote it (before the MAC covered ``id`` and ``at``)."""
+    line = {
+        "v": 1,
+        "id": record.id,
+        "cp": record.checkpoint_id,
+        "parent": record.parent_checkpoint_id,
+        "run": record.run_id,
+        "at": (record.created_at - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1),
+        "seq": 1,
+        "sig": signature,
+    }
+    return zlib.compress(
+        json.dumps(line, separators=(",", ":")).encode() + b"\n" + record.state.encode()
+    )
+
+
+def _v1_mac(record: Any, size: int = 16) -> str:
+    """MAC version 1, computed here from its definition: identity and state, not id or at."""
     head = "\n".join(
         [
             "T1",
@@ -109,28 +126,41 @@ def test_a_full_length_mac_reads_but_does_not_verify() -> None:
             "",
         ]
     )
-    full = hmac.new(KEY, head.encode() + record.state.encode(), hashlib.sha256).digest()
-    old = dataclasses.replace(
-        record, signature=base64.urlsafe_b64encode(full).rstrip(b"=").decode()
-    )
-    assert len(old.signature) == 43
-    line = {
-        "v": 1,
-        "id": old.id,
-        "cp": old.checkpoint_id,
-        "parent": old.parent_checkpoint_id,
-        "run": old.run_id,
-        "at": (old.created_at - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1),
-        "seq": 1,
-        "sig": old.signature,
-    }
-    data = zlib.compress(
-        json.dumps(line, separators=(",", ":")).encode() + b"\n" + DOCUMENT.encode()
-    )
-    read = SHOP_RECORDS.from_bytes(data, "x", "T1", "s1")
-    assert read == old
+    digest = hmac.new(KEY, head.encode() + record.state.encode(), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest[:size]).rstrip(b"=").decode()
+
+
+def test_a_record_of_version_1_still_reads_and_verifies() -> None:
+    """Records deployed code wrote before the MAC covered the header's id and at: read as MAC
+    version 1, verified as such; editing their state still fails."""
+    record = a_record()
+    read = SHOP_RECORDS.from_bytes(_v1_record_bytes(record, _v1_mac(record)), "x", "T1", "s1")
+    assert read.mac == 1 and read.state == record.state
+    assert CheckpointSigner(KEY).verify(read)
+    assert not CheckpointSigner(KEY).verify(dataclasses.replace(read, state="{}"))
+    assert not CheckpointSigner(KEY).verify(dataclasses.replace(read, mac=2))
+
+
+def test_a_full_length_mac_reads_but_does_not_verify() -> None:
+    """Every record main ever wrote carries the 128-bit MAC (the full 256-bit one never left
+    the branch that introduced the short one), so a 43-character signature is not ours."""
+    record = a_record()
+    read = SHOP_RECORDS.from_bytes(_v1_record_bytes(record, _v1_mac(record, 32)), "x", "T1", "s1")
+    assert len(read.signature) == 43
     assert not CheckpointSigner(KEY).verify(read)
-    assert CheckpointSigner(KEY).verify(dataclasses.replace(read, signature=record.signature))
+
+
+def test_records_are_written_as_version_2_whose_mac_covers_id_and_at() -> None:
+    record = a_record()
+    data = SHOP_RECORDS.to_bytes(record)
+    read = SHOP_RECORDS.from_bytes(data, "x", "T1", "s1")
+    assert read == record and read.mac == 2
+    assert zlib.decompressobj(zdict=SHOP_DICTIONARY_1).decompress(data).startswith(b'{"v":2,')
+    signer = CheckpointSigner(KEY)
+    assert signer.verify(read)
+    assert not signer.verify(dataclasses.replace(read, id=str(uuid.uuid4())))
+    later = read.created_at + timedelta(milliseconds=1)
+    assert not signer.verify(dataclasses.replace(read, created_at=later))
 
 
 def test_a_store_without_the_shop_codec_refuses_shop_records_by_name() -> None:

@@ -2,8 +2,11 @@
 
 The bytes are a zlib stream of one JSON header line followed by the state JSON exactly as written:
 
-    {"v":1,"id":…,"cp":…,"parent":…,"run":…,"at":<unix ms>,"seq":…,"sig":…}\\n
+    {"v":2,"id":…,"cp":…,"parent":…,"run":…,"at":<unix ms>,"seq":…,"sig":…}\\n
     {…state…}
+
+The header's version is the signature's MAC version (``workflow.signing``): 2 covers ``id`` and
+``at`` as well, 1 (records written before) did not. Both are read; 2 is written.
 
 Tenant and session are not repeated in the bytes: the key or path they are stored under names them,
 and the signature binds them, so bytes copied under another session do not verify.
@@ -31,7 +34,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .errors import CheckpointCorrupt, CheckpointFromNewerVersion, IncompatibleCheckpoint
 from .store import CheckpointRecord
 
-RECORD_VERSION = 1  # the header line and what follows it, inside the zlib stream
+RECORD_VERSION = 2  # the header line and what follows it, inside the zlib stream
+READS = (1, 2)  # every record version deployed code has written
 MAX_RECORD_BYTES = 4 * 1024 * 1024
 # How every checkpoint document starts, whatever its format version (workflow.checkpoint).
 DOCUMENT_PREFIX = b'{"format":'
@@ -70,7 +74,7 @@ class RecordCodec:
 
     def to_bytes(self, record: CheckpointRecord) -> bytes:
         header = {
-            "v": RECORD_VERSION,
+            "v": record.mac,  # the header version is the MAC version the record was signed with
             "id": record.id,
             "cp": record.checkpoint_id,
             "parent": record.parent_checkpoint_id,
@@ -123,7 +127,7 @@ class RecordCodec:
                     f"checkpoint {name} has record version {version}, newer than the "
                     f"{RECORD_VERSION} this code reads"
                 )
-            if isinstance(header_data, dict) and version != RECORD_VERSION:
+            if isinstance(header_data, dict) and version not in READS:
                 raise IncompatibleCheckpoint(
                     f"checkpoint {name} has record version {header_data.get('v')!r}, "
                     f"this code reads {RECORD_VERSION}"
@@ -143,6 +147,7 @@ class RecordCodec:
             sequence=header.seq,
             state=text,
             signature=header.sig,
+            mac=header.v,
         )
 
 

@@ -13,10 +13,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+from datetime import UTC, datetime, timedelta
 
 from .store import CheckpointRecord
 
 MAC_BYTES = 16  # 128 bits
+CURRENT_MAC = 2
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class CheckpointSigner:
@@ -30,24 +33,29 @@ class CheckpointSigner:
         """A key derived from another secret (e.g. the Slack signing secret) for one purpose."""
         return cls(hmac.new(secret.encode(), purpose.encode(), hashlib.sha256).digest())
 
-    def _mac(self, record: CheckpointRecord) -> str:
-        head = "\n".join(
-            [
-                record.tenant_id,
-                record.session_id,
-                record.checkpoint_id,
-                record.parent_checkpoint_id or "",
-                record.run_id,
-                str(record.sequence),
-                "",
-            ]
-        ).encode()
+    def _mac(self, record: CheckpointRecord, version: int) -> str:
+        fields = [
+            record.tenant_id,
+            record.session_id,
+            record.checkpoint_id,
+            record.parent_checkpoint_id or "",
+            record.run_id,
+            str(record.sequence),
+        ]
+        if version >= 2:
+            at_ms = (record.created_at - _EPOCH) // timedelta(milliseconds=1)
+            fields = ["mac2", *fields, record.id, str(at_ms)]
+        head = "\n".join([*fields, ""]).encode()
         digest = hmac.new(self._key, head + record.state.encode(), hashlib.sha256).digest()
         return base64.urlsafe_b64encode(digest[:MAC_BYTES]).rstrip(b"=").decode()
 
     def sign(self, record: CheckpointRecord) -> str:
-        return self._mac(record)
+        """The signature of ``record`` under the current MAC version (2)."""
+        return self._mac(record, CURRENT_MAC)
 
     def verify(self, record: CheckpointRecord) -> bool:
+        if record.mac not in (1, CURRENT_MAC):
+            return False
         # As bytes: compare_digest refuses str with non-ASCII characters, and this one is read back.
-        return hmac.compare_digest(self._mac(record).encode(), record.signature.encode())
+        expected = self._mac(record, record.mac).encode()
+        return hmac.compare_digest(expected, record.signature.encode())

@@ -90,10 +90,15 @@ class CheckpointInfo:
 
 @dataclass(frozen=True)
 class CheckpointRecord(CheckpointInfo):
-    """A whole checkpoint: metadata, the state JSON byte-for-byte as written, its signature."""
+    """A whole checkpoint: metadata, the state JSON byte-for-byte as written, its signature.
+
+    ``mac`` names what the signature covers (``workflow.signing``): 2, written now, covers the
+    record's ``id`` and ``created_at`` too; 1 is how records of record version 1 were signed.
+    """
 
     state: str
     signature: str
+    mac: int = 2
 
     @property
     def info(self) -> CheckpointInfo:
