@@ -113,7 +113,7 @@ def _tampered(kind: str, raw: bytes, session: str) -> bytes:
         deflater = zlib.compressobj(9, zdict=b"a preset dictionary of a later release")
         return deflater.compress(_plain(record)[2:]) + deflater.flush()  # any payload will do
     if kind == "unknown type tag":
-        return _resigned(record, state.replace('"t":"Basket"', '"t":"Pizza"'), real)
+        return _resigned(record, state.replace('"t":"Basket', '"t":"Pizza'), real)
     if kind == "value of the wrong type":
         doc["requests"][0]["data"]["v"]["items"] = "everything"
         return _resigned(record, json.dumps(doc), real)

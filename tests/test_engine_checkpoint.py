@@ -10,7 +10,12 @@ import pytest
 from tests.engine_kit import SIGNER, Answer, Count, Counter, Done, Question, drain, session
 from workflow.builder import RequestPort, Workflow, WorkflowBuilder
 from workflow.checkpoint import FORMAT_VERSION
-from workflow.errors import CheckpointCorrupt, CheckpointTampered, IncompatibleCheckpoint
+from workflow.errors import (
+    CheckpointCorrupt,
+    CheckpointFromNewerVersion,
+    CheckpointTampered,
+    IncompatibleCheckpoint,
+)
 from workflow.events import ExecutorInvoked, OutputEvent, RequestInfoEvent
 from workflow.memory_store import InMemoryCheckpointStore
 from workflow.registry import TypeRegistry
@@ -39,6 +44,7 @@ async def test_the_latest_checkpoint_holds_everything_a_run_needs() -> None:
     request = await pending(store)
     doc = json.loads(store.latest("T1", "s1").state)
     assert doc["format"] == FORMAT_VERSION
+    assert doc["workflow"] is None  # a graph built without a name records none
     assert doc["superstep"] == 2
     assert "executor counter:Counter" in doc["graph"]
     assert doc["queue"] == []
@@ -46,10 +52,10 @@ async def test_the_latest_checkpoint_holds_everything_a_run_needs() -> None:
         {
             "id": request.request_id,
             "port": "port",
-            "data": {"t": "Question", "v": {"text": "week#1"}},
+            "data": {"t": "Question@1", "v": {"text": "week#1"}},  # tags carry schema versions
         }
     ]
-    assert doc["executors"] == {"counter": {"t": "Count", "v": {"n": 1}}}
+    assert doc["executors"] == {"counter": {"t": "Count@1", "v": {"n": 1}}}
 
 
 async def test_resume_reraises_the_same_request_without_running_its_executor_again() -> None:
@@ -131,7 +137,7 @@ async def test_a_future_format_version_is_incompatible() -> None:
     store = InMemoryCheckpointStore()
     await pending(store)
     resign(store, future)
-    with pytest.raises(IncompatibleCheckpoint, match="format 2"):
+    with pytest.raises(CheckpointFromNewerVersion, match=f"format {FORMAT_VERSION + 1} is newer"):
         await Run.resume(counter_workflow(), session(store))
 
 

@@ -16,12 +16,12 @@ import pytest
 from workflow.errors import (
     CheckpointConflict,
     CheckpointCorrupt,
+    CheckpointFromNewerVersion,
     CheckpointTampered,
-    IncompatibleCheckpoint,
     StoreInUse,
 )
 from workflow.folder_store import FolderCheckpointStore
-from workflow.record_format import PLAIN
+from workflow.record_format import PLAIN, RECORD_VERSION
 from workflow.session import SessionCheckpoints
 from workflow.signing import CheckpointSigner
 from workflow.store import CheckpointRecord, new_checkpoint_id, uuid7
@@ -180,10 +180,12 @@ def test_a_file_from_a_newer_format_is_incompatible(
     path = checkpoint_file(root)
     header, _, state = zlib.decompress(path.read_bytes()).partition(b"\n")
     path.write_bytes(
-        zlib.compress(json.dumps({**json.loads(header), "v": 2}).encode() + b"\n" + state)
+        zlib.compress(
+            json.dumps({**json.loads(header), "v": RECORD_VERSION + 1}).encode() + b"\n" + state
+        )
     )
 
-    with pytest.raises(IncompatibleCheckpoint):
+    with pytest.raises(CheckpointFromNewerVersion):
         store.latest(TENANT, SESSION)
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from .checkpoint import WorkflowId
 from .errors import GraphError
 from .executor import Executor
 from .registry import TypeRegistry
@@ -74,6 +75,7 @@ class Workflow:
     start_id: str
     output_ids: frozenset[str]
     registry: TypeRegistry
+    identity: WorkflowId | None = None  # name and version, recorded in every checkpoint
     signature: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -104,7 +106,17 @@ class Workflow:
 class WorkflowBuilder:
     """Collects nodes and edges; :meth:`build` checks them and returns a :class:`Workflow`."""
 
-    def __init__(self, start: Node, registry: TypeRegistry | None = None) -> None:
+    def __init__(
+        self,
+        start: Node,
+        registry: TypeRegistry | None = None,
+        *,
+        name: str = "",
+        version: int = 1,
+    ) -> None:
+        """``name`` and ``version`` identify the graph in its checkpoints (workflow.versions
+        keeps the versions an app can still resume); a nameless graph records none."""
+        self._identity = WorkflowId(name, version) if name else None
         self._nodes: dict[str, Node] = {}
         self._edges: list[Edge] = []
         self._outputs: set[str] = set()
@@ -159,6 +171,7 @@ class WorkflowBuilder:
             start_id=self._start_id,
             output_ids=frozenset(self._outputs),
             registry=self._registry,
+            identity=self._identity,
         )
 
     def _type_errors(self) -> list[str]:

@@ -1,11 +1,21 @@
 """A run's state as checkpoint JSON, and back.
 
-What a checkpoint holds, taken at the end of every superstep: the format version, the graph
-signature, the superstep number, queued messages, pending requests (ID, port, full data), shared
-state, each executor's own state, the requests answered so far (by whom, with what) and the
-workflow's outputs so far: a session's audit trail travels with it. Values are written through
-the :class:`TypeRegistry` as ``{"t": tag, "v": value}``, so reading a checkpoint back only ever
-builds registered types.
+What a checkpoint holds, taken at the end of every superstep: the format version, which workflow
+and version of it the run belongs to, the graph signature, the superstep number, queued messages,
+pending requests (ID, port, full data), shared state, each executor's own state, the requests
+answered so far (by whom, with what) and the workflow's outputs so far: a session's audit trail
+travels with it. Values are written through the :class:`TypeRegistry` as ``{"t": tag, "v":
+value}``, so reading a checkpoint back only ever builds registered types.
+
+Formats, and what reads them (each earlier one is upgraded on read; the next save writes the
+current one):
+
+    1   before versioning: no ``workflow``; type tags without a schema version ("Basket")
+    2   adds ``"workflow": {"name": …, "version": …}``; tags carry versions ("Basket@1")
+
+A format above :data:`FORMAT_VERSION` is :class:`CheckpointFromNewerVersion`. The document is
+checked by hand rather than by a pydantic model: it is read on every click, and building those
+models is a noticeable share of a cold start's lazy run.
 """
 
 from __future__ import annotations
@@ -14,12 +24,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-
 from .errors import CheckpointCorrupt, CheckpointFromNewerVersion, IncompatibleCheckpoint
 from .registry import TypeRegistry
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READS = (1, 2)  # every format deployed code has written
 
 Tagged = dict[str, Any]
 
@@ -42,11 +51,24 @@ class AnsweredRequest:
     response: Any
 
 
+@dataclass(frozen=True)
+class WorkflowId:
+    """Which workflow, and which version of its graph, a run belongs to."""
+
+    name: str
+    version: int
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"
+
+
 @dataclass
 class RunSnapshot:
-    """Everything a run needs to carry on, in memory."""
+    """Everything a run needs to carry on, in memory. ``workflow`` is None for a checkpoint
+    written before workflows had versions (format 1); ``workflow.versions`` places it."""
 
     graph: tuple[str, ...]
+    workflow: WorkflowId | None = None
     superstep: int = 0
     queue: list[tuple[str, Any]] = field(default_factory=list)
     requests: dict[str, PendingRequest] = field(default_factory=dict)
@@ -56,44 +78,14 @@ class RunSnapshot:
     outputs: list[Any] = field(default_factory=list)
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-
-class _Message(_Strict):
-    to: str
-    m: Tagged
-
-
-class _Request(_Strict):
-    id: str
-    port: str
-    data: Tagged
-
-
-class _Answer(_Strict):
-    port: str
-    data: Tagged
-    by: str
-    response: Tagged
-
-
-class _Document(_Strict):
-    format: int
-    graph: list[str]
-    superstep: int
-    queue: list[_Message]
-    requests: list[_Request]
-    state: dict[str, dict[str, Tagged]]
-    executors: dict[str, Tagged]
-    answered: dict[str, _Answer]
-    outputs: list[Tagged]
-
-
 def encode_snapshot(snapshot: RunSnapshot, registry: TypeRegistry) -> str:
     """Compact JSON text for ``snapshot``; raises TypeError for a value of an unregistered type."""
+    identity = snapshot.workflow
     doc = {
         "format": FORMAT_VERSION,
+        "workflow": None
+        if identity is None
+        else {"name": identity.name, "version": identity.version},
         "graph": list(snapshot.graph),
         "superstep": snapshot.superstep,
         "queue": [{"to": to, "m": registry.encode(m)} for to, m in snapshot.queue],
@@ -121,7 +113,11 @@ def encode_snapshot(snapshot: RunSnapshot, registry: TypeRegistry) -> str:
 
 
 def decode_snapshot(text: str, registry: TypeRegistry) -> RunSnapshot:
-    """The snapshot in ``text``, validated; raises CheckpointCorrupt or IncompatibleCheckpoint."""
+    """The snapshot in ``text``, validated and upgraded to the current format.
+
+    Raises CheckpointCorrupt (not JSON, not the schema, an unknown type tag),
+    CheckpointFromNewerVersion, or IncompatibleCheckpoint (a format no deployed code wrote).
+    """
     try:
         raw = json.loads(text)
     except ValueError as exc:
@@ -134,34 +130,106 @@ def decode_snapshot(text: str, registry: TypeRegistry) -> RunSnapshot:
             f"checkpoint format {version} is newer than the format this code reads "
             f"({FORMAT_VERSION})"
         )
-    if version != FORMAT_VERSION:
+    if version not in READS:
         raise IncompatibleCheckpoint(
-            f"checkpoint format {version} is not the format this code reads ({FORMAT_VERSION})"
+            f"checkpoint format {version} was never written by this project ({READS})"
         )
-    try:
-        doc = _Document.model_validate(raw)
-    except ValidationError as exc:
-        raise CheckpointCorrupt(f"checkpoint does not match its schema: {exc}") from exc
+    doc = _check_document(raw if version == FORMAT_VERSION else _upgrade_1_to_2(raw))
+    identity = doc["workflow"]
     return RunSnapshot(
-        graph=tuple(doc.graph),
-        superstep=doc.superstep,
-        queue=[(m.to, registry.decode(m.m)) for m in doc.queue],
+        graph=tuple(doc["graph"]),
+        workflow=None if identity is None else WorkflowId(identity["name"], identity["version"]),
+        superstep=doc["superstep"],
+        queue=[(m["to"], registry.decode(m["m"])) for m in doc["queue"]],
         requests={
-            r.id: PendingRequest(r.id, r.port, registry.decode(r.data)) for r in doc.requests
+            r["id"]: PendingRequest(r["id"], r["port"], registry.decode(r["data"]))
+            for r in doc["requests"]
         },
         state={
             scope: {k: registry.decode(v) for k, v in values.items()}
-            for scope, values in doc.state.items()
+            for scope, values in doc["state"].items()
         },
-        executors={eid: registry.decode(v) for eid, v in doc.executors.items()},
+        executors={eid: registry.decode(v) for eid, v in doc["executors"].items()},
         answered={
             rid: AnsweredRequest(
-                rid, a.port, registry.decode(a.data), a.by, registry.decode(a.response)
+                rid, a["port"], registry.decode(a["data"]), a["by"], registry.decode(a["response"])
             )
-            for rid, a in doc.answered.items()
+            for rid, a in doc["answered"].items()
         },
-        outputs=[registry.decode(o) for o in doc.outputs],
+        outputs=[registry.decode(o) for o in doc["outputs"]],
     )
+
+
+def _upgrade_1_to_2(raw: dict[str, Any]) -> dict[str, Any]:
+    """Format 1 had no workflow identity (its tags' missing versions mean version 1)."""
+    return {**raw, "format": 2, "workflow": raw.get("workflow")}
+
+
+# -- the document's shape, checked by hand (see the module docstring) ----------------------------
+
+_DOCUMENT_KEYS = {
+    "format", "workflow", "graph", "superstep", "queue", "requests", "state", "executors",
+    "answered", "outputs",
+}  # fmt: skip
+
+
+def _fail(where: str, what: str) -> CheckpointCorrupt:
+    return CheckpointCorrupt(f"checkpoint does not match its schema: {where} {what}")
+
+
+def _is(value: Any, kind: type) -> bool:
+    return isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+
+
+def _object(value: Any, where: str, keys: set[str]) -> dict[str, Any]:
+    if not isinstance(value, dict) or set(value) != keys:
+        raise _fail(where, f"must be an object with exactly {sorted(keys)}")
+    return value
+
+
+def _typed(value: Any, where: str, kind: type) -> Any:
+    if not _is(value, kind):
+        raise _fail(where, f"must be {kind.__name__}")
+    return value
+
+
+def _tagged(value: Any, where: str) -> Any:
+    return _object(value, where, {"t", "v"})
+
+
+def _check_document(raw: dict[str, Any]) -> dict[str, Any]:
+    doc = _object(raw, "document", _DOCUMENT_KEYS)
+    identity = doc["workflow"]
+    if identity is not None:
+        _object(identity, "workflow", {"name", "version"})
+        _typed(identity["name"], "workflow.name", str)
+        _typed(identity["version"], "workflow.version", int)
+    for i, part in enumerate(_typed(doc["graph"], "graph", list)):
+        _typed(part, f"graph[{i}]", str)
+    _typed(doc["superstep"], "superstep", int)
+    for i, message in enumerate(_typed(doc["queue"], "queue", list)):
+        _object(message, f"queue[{i}]", {"to", "m"})
+        _typed(message["to"], f"queue[{i}].to", str)
+        _tagged(message["m"], f"queue[{i}].m")
+    for i, request in enumerate(_typed(doc["requests"], "requests", list)):
+        _object(request, f"requests[{i}]", {"id", "port", "data"})
+        _typed(request["id"], f"requests[{i}].id", str)
+        _typed(request["port"], f"requests[{i}].port", str)
+        _tagged(request["data"], f"requests[{i}].data")
+    for scope, values in _typed(doc["state"], "state", dict).items():
+        for key, value in _typed(values, f"state.{scope}", dict).items():
+            _tagged(value, f"state.{scope}.{key}")
+    for eid, value in _typed(doc["executors"], "executors", dict).items():
+        _tagged(value, f"executors.{eid}")
+    for rid, answer in _typed(doc["answered"], "answered", dict).items():
+        _object(answer, f"answered.{rid}", {"port", "data", "by", "response"})
+        _typed(answer["port"], f"answered.{rid}.port", str)
+        _typed(answer["by"], f"answered.{rid}.by", str)
+        _tagged(answer["data"], f"answered.{rid}.data")
+        _tagged(answer["response"], f"answered.{rid}.response")
+    for i, output in enumerate(_typed(doc["outputs"], "outputs", list)):
+        _tagged(output, f"outputs[{i}]")
+    return doc
 
 
 def graph_difference(saved: tuple[str, ...], current: tuple[str, ...]) -> str:

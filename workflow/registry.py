@@ -1,19 +1,27 @@
-"""The explicit list of types that may cross a checkpoint.
+"""The explicit list of types that may cross a checkpoint, each with its schema version.
 
 A checkpoint stores messages, request data and state as ``{"t": tag, "v": value}``. Decoding looks
 the tag up here and validates the value with the registered pydantic model: nothing is imported by
 name, nothing is evaluated, and an unknown tag is an error that names it.
+
+A model's tag carries its schema version, ``"Basket@2"``. Changing a model's fields is a normal
+change: register the new version with an upgrade from each older one (a function from the old
+value's JSON to the next version's, kept beside the model), and values written as any earlier
+version are upgraded as they are read. A tag without a version (checkpoint format 1) is version
+1; a version above the registered one is :class:`CheckpointFromNewerVersion`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ValidationError
 
-from .errors import CheckpointCorrupt
+from .errors import CheckpointCorrupt, CheckpointFromNewerVersion, IncompatibleCheckpoint
 
 _BUILTINS: dict[str, type[Any]] = {"str": str, "int": int, "float": float, "bool": bool}
+Upgrade = Callable[[Any], Any]
 
 
 class TypeRegistry:
@@ -28,18 +36,32 @@ class TypeRegistry:
     def __init__(self, *models: type[BaseModel]) -> None:
         self._by_tag: dict[str, type[Any]] = dict(_BUILTINS)
         self._by_type: dict[type[Any], str] = {t: tag for tag, t in _BUILTINS.items()}
-        self._adapters: dict[str, TypeAdapter[Any]] = {}
+        self._versions: dict[str, int] = {}
+        self._upgrades: dict[str, Mapping[int, Upgrade]] = {}
         for model in models:
             self.register(model)
 
-    def register(self, model: type[BaseModel], tag: str | None = None) -> None:
-        """Allow ``model`` in checkpoints under ``tag`` (default: the class name)."""
+    def register(
+        self,
+        model: type[BaseModel],
+        tag: str | None = None,
+        *,
+        version: int = 1,
+        upgrades: Mapping[int, Upgrade] | None = None,
+    ) -> None:
+        """Allow ``model`` in checkpoints under ``tag`` (default: the class name), as schema
+        ``version``; ``upgrades[n]`` turns a value of version n into version n + 1."""
         tag = tag or model.__name__
         known = self._by_tag.get(tag)
         if known is not None and known is not model:
             raise ValueError(f"type tag {tag!r} is already used by {known.__qualname__}")
+        missing = [n for n in range(1, version) if n not in (upgrades or {})]
+        if missing:
+            raise ValueError(f"{tag}@{version} has no upgrade from version {missing[0]}")
         self._by_tag[tag] = model
         self._by_type[model] = tag
+        self._versions[tag] = version
+        self._upgrades[tag] = dict(upgrades or {})
 
     def knows(self, tp: type[Any]) -> bool:
         return tp in self._by_type
@@ -50,25 +72,61 @@ class TypeRegistry:
         except KeyError:
             raise TypeError(f"{tp.__qualname__} is not registered for checkpoints") from None
 
+    def versioned_tag(self, tp: type[Any]) -> str:
+        """The tag a value of ``tp`` is written with: ``Name@version`` for a model."""
+        tag = self.tag_of(tp)
+        return f"{tag}@{self._versions[tag]}" if tag in self._versions else tag
+
     def encode(self, value: Any) -> dict[str, Any]:
         """``{"t": tag, "v": json-ready value}`` for a value of a registered type."""
-        tag = self.tag_of(type(value))
+        tag = self.versioned_tag(type(value))
         if isinstance(value, BaseModel):
             return {"t": tag, "v": value.model_dump(mode="json")}
         return {"t": tag, "v": value}
 
     def decode(self, data: Any) -> Any:
-        """The value ``data`` describes, validated against its registered type."""
+        """The value ``data`` describes, upgraded to its current schema and validated."""
         if not isinstance(data, dict) or set(data) != {"t", "v"}:
             raise CheckpointCorrupt(f"not a tagged value: {str(data)[:80]!r}")
-        tag = data["t"]
-        tp = self._by_tag.get(tag) if isinstance(tag, str) else None
+        tag, version = _split(data["t"])
+        tp = self._by_tag.get(tag)
         if tp is None:
-            raise CheckpointCorrupt(f"unknown type tag {tag!r} in checkpoint")
-        adapter = self._adapters.get(tag)
-        if adapter is None:
-            adapter = self._adapters[tag] = TypeAdapter(tp)
+            raise CheckpointCorrupt(f"unknown type tag {data['t']!r} in checkpoint")
+        if tp in _BUILTINS.values():
+            if (
+                version is not None
+                or not isinstance(data["v"], tp)
+                or isinstance(data["v"], bool) != (tp is bool)
+            ):
+                raise CheckpointCorrupt(f"value tagged {tag!r} is not a {tp.__name__}")
+            return data["v"]
+        value = self._upgraded(tag, 1 if version is None else version, data["v"])
         try:
-            return adapter.validate_python(data["v"], strict=tp in _BUILTINS.values())
+            return tp.model_validate(value)
         except ValidationError as exc:
-            raise CheckpointCorrupt(f"value tagged {tag!r} does not validate: {exc}") from exc
+            raise CheckpointCorrupt(f"value tagged {data['t']!r} does not validate: {exc}") from exc
+
+    def _upgraded(self, tag: str, version: int, value: Any) -> Any:
+        current = self._versions[tag]
+        if version > current:
+            raise CheckpointFromNewerVersion(
+                f"{tag}@{version} is newer than the {tag}@{current} this code knows"
+            )
+        for n in range(version, current):
+            upgrade = self._upgrades[tag].get(n)
+            if upgrade is None:
+                raise IncompatibleCheckpoint(f"no upgrade from {tag}@{n} to {tag}@{n + 1}")
+            value = upgrade(value)
+        return value
+
+
+def _split(tag: Any) -> tuple[str, int | None]:
+    """``"Basket@2"`` -> ("Basket", 2); ``"Basket"`` -> ("Basket", None)."""
+    if not isinstance(tag, str):
+        return "", None
+    name, at, version = tag.partition("@")
+    if not at:
+        return name, None
+    if not version.isdigit() or version.startswith("0"):
+        return "", None
+    return name, int(version)

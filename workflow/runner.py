@@ -105,7 +105,11 @@ class Run:
         cls, workflow: Workflow, message: Any, checkpoints: Checkpointer | None = None, **kw: Any
     ) -> Run:
         """A new run with ``message`` queued for the start executor."""
-        snapshot = RunSnapshot(graph=workflow.signature, queue=[(workflow.start_id, message)])
+        snapshot = RunSnapshot(
+            graph=workflow.signature,
+            workflow=workflow.identity,
+            queue=[(workflow.start_id, message)],
+        )
         return cls(workflow, snapshot, checkpoints, **kw)
 
     @classmethod
@@ -281,6 +285,7 @@ class Run:
     def _encode_snapshot(self) -> str:
         snapshot = RunSnapshot(
             graph=self.workflow.signature,
+            workflow=self.workflow.identity,
             superstep=self._superstep,
             queue=self._queue,
             requests=self._pending,

@@ -18,6 +18,7 @@ from .basket import Basket, BasketDecision, ShopProgress, ShopRequest
 from .errors import ShopperStoppedEarly
 from .shopper import Brief, Shopper
 
+NAME = "weekly-shop"  # the workflow's name in every checkpoint
 DEFAULT_MAX_ROUNDS = 3
 SCOPE = "shop"
 BASKET_KEY = "basket"
@@ -122,7 +123,7 @@ def build_shop_workflow(shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS) 
     )
     place_order = PlaceOrder()
     return (
-        WorkflowBuilder(start=write_basket, registry=shop_registry())
+        WorkflowBuilder(start=write_basket, registry=shop_registry(), name=NAME, version=1)
         .add_edge(write_basket, approve_basket)
         .add_edge(approve_basket, write_basket, condition=wants_another_basket)
         .add_edge(approve_basket, place_order, condition=is_final)
