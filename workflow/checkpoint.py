@@ -162,7 +162,9 @@ def decode_snapshot(text: str, registry: TypeRegistry) -> RunSnapshot:
 
 def _upgrade_1_to_2(raw: dict[str, Any]) -> dict[str, Any]:
     """Format 1 had no workflow identity (its tags' missing versions mean version 1)."""
-    return {**raw, "format": 2, "workflow": raw.get("workflow")}
+    if "workflow" in raw:
+        raise _fail("a format 1 checkpoint", "has no workflow field")
+    return {**raw, "format": 2, "workflow": None}
 
 
 # -- the document's shape, checked by hand (see the module docstring) ----------------------------

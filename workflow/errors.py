@@ -13,7 +13,8 @@
     │   ├── CheckpointTampered      its signature does not verify
     │   ├── CheckpointCorrupt       it verifies but cannot be decoded (unknown type tag, bad JSON)
     │   ├── IncompatibleCheckpoint  it was taken from another graph or an unknown format
-    │   │   └── CheckpointFromNewerVersion  ...written by a newer version of the code
+    │   │   ├── CheckpointFromNewerVersion  ...written by a newer version of the code
+    │   │   └── WorkflowVersionRemoved      ...on a graph version the code removed
     │   └── CheckpointConflict      another writer appended after the same parent (fencing)
     ├── InvalidIdentifier           a tenant, session or request ID is not safe in a key (bad input)
     ├── StoreError                  a checkpoint store backend failed
@@ -25,6 +26,11 @@ Exceptions never log themselves; the caller decides what the person sees.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .checkpoint import RunSnapshot, WorkflowId
 
 
 class WorkflowError(Exception):
@@ -100,6 +106,17 @@ class IncompatibleCheckpoint(CheckpointError):
 class CheckpointFromNewerVersion(IncompatibleCheckpoint):
     """The checkpoint was written by a newer version of the code (during a deploy or after a
     rollback): nothing is wrong with it, and it resumes once that version runs again."""
+
+
+class WorkflowVersionRemoved(IncompatibleCheckpoint):
+    """The run started on a version of the graph the code has removed (``workflow.versions``);
+    ``snapshot`` is its last state, so the app can offer to start the same request again."""
+
+    def __init__(self, workflow: WorkflowId, reason: str, snapshot: RunSnapshot) -> None:
+        super().__init__(f"{workflow} was removed: {reason}")
+        self.workflow = workflow
+        self.reason = reason
+        self.snapshot = snapshot
 
 
 class CheckpointConflict(CheckpointError):

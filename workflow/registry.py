@@ -116,7 +116,10 @@ class TypeRegistry:
             upgrade = self._upgrades[tag].get(n)
             if upgrade is None:
                 raise IncompatibleCheckpoint(f"no upgrade from {tag}@{n} to {tag}@{n + 1}")
-            value = upgrade(value)
+            try:
+                value = upgrade(value)
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                raise CheckpointCorrupt(f"{tag}@{n} could not be upgraded: {exc!r}") from exc
         return value
 
 

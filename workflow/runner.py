@@ -54,6 +54,7 @@ from .events import (
 from .session import Checkpointer
 from .state import SharedState
 from .superstep import deliver, route
+from .versions import WorkflowVersions
 
 DEFAULT_MAX_SUPERSTEPS = 100
 
@@ -102,9 +103,15 @@ class Run:
 
     @classmethod
     def start(
-        cls, workflow: Workflow, message: Any, checkpoints: Checkpointer | None = None, **kw: Any
+        cls,
+        workflow: Workflow | WorkflowVersions,
+        message: Any,
+        checkpoints: Checkpointer | None = None,
+        **kw: Any,
     ) -> Run:
-        """A new run with ``message`` queued for the start executor."""
+        """A new run with ``message`` queued for the start executor (of the current version)."""
+        if isinstance(workflow, WorkflowVersions):
+            workflow = workflow.current()
         snapshot = RunSnapshot(
             graph=workflow.signature,
             workflow=workflow.identity,
@@ -115,20 +122,28 @@ class Run:
     @classmethod
     async def resume(
         cls,
-        workflow: Workflow,
+        workflow: Workflow | WorkflowVersions,
         checkpoints: Checkpointer,
         checkpoint_id: str | None = None,
         **kw: Any,
     ) -> Run | None:
         """A new run from the latest (or given) checkpoint, or None when there is none.
 
-        Raises CheckpointTampered, CheckpointCorrupt or IncompatibleCheckpoint (graph changed).
+        With :class:`WorkflowVersions`, on the version the run started on or carried to the
+        current one (``workflow.versions``). Raises CheckpointTampered, CheckpointCorrupt,
+        CheckpointFromNewerVersion, WorkflowVersionRemoved or IncompatibleCheckpoint (the graph
+        differs from the one it was taken from).
         """
         loaded = await checkpoints.load(checkpoint_id)
         if loaded is None:
             return None
         cp_id, text = loaded
-        snapshot = decode_snapshot(text, workflow.registry)
+        if isinstance(workflow, WorkflowVersions):
+            # The current registry reads every older value: it holds the upgrades.
+            snapshot = decode_snapshot(text, workflow.current().registry)
+            workflow, snapshot = workflow.resolve(snapshot)
+        else:
+            snapshot = decode_snapshot(text, workflow.registry)
         diff = graph_difference(snapshot.graph, workflow.signature)
         if diff:
             raise IncompatibleCheckpoint(
