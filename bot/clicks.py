@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workflow.builder import Workflow
 from workflow.checkpoint import PendingRequest
 from workflow.errors import (
     CheckpointConflict,
@@ -31,6 +30,7 @@ from workflow.runner import Run, RunStatus
 from workflow.session import SessionCheckpoints
 from workflow.shop.basket import Basket, BasketDecision
 from workflow.shop.graph import shop_request
+from workflow.versions import WorkflowVersions
 
 from .outbox import Where
 from .outcome import NEWER, Mark, Outcome, Post, Report, Tell, describe_failure, outputs_of
@@ -77,7 +77,7 @@ class Answer:
         return f"click:{self.click.delivery}" if self.click.delivery else ""
 
     async def act(
-        self, run: Run | None, workflow: Workflow, checkpoints: SessionCheckpoints
+        self, run: Run | None, workflow: WorkflowVersions, checkpoints: SessionCheckpoints
     ) -> Outcome | Redelivered:
         click = self.click
         if run is None:

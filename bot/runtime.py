@@ -27,12 +27,12 @@ from .rules import Rules
 from .settings import Settings
 
 if TYPE_CHECKING:
-    from workflow.builder import Workflow
     from workflow.lock import SessionLock
     from workflow.session import SessionCheckpoints
     from workflow.shop.shopper import Shopper
     from workflow.signing import CheckpointSigner
     from workflow.store import CheckpointStore
+    from workflow.versions import WorkflowVersions
 
     from .lost import LostRuns
     from .receipts import Receipts
@@ -190,10 +190,11 @@ class Runtime:
             timeout=self.settings.anthropic_timeout_seconds,
         )
 
-    def workflow(self) -> Workflow:
-        from workflow.shop.graph import build_shop_workflow
+    def workflow(self) -> WorkflowVersions:
+        """Every version of the shop's graph this code resumes (``workflow.shop.graph``)."""
+        from workflow.shop import graph
 
-        return build_shop_workflow(self.shopper(), self.settings.max_rounds)
+        return graph.shop_versions(self.shopper(), self.settings.max_rounds)
 
     def checkpoints(self, tenant_id: str, session_id: str) -> SessionCheckpoints:
         from workflow.session import SessionCheckpoints

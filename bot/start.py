@@ -12,12 +12,12 @@ import asyncio
 import logging
 from dataclasses import dataclass
 
-from workflow.builder import Workflow
 from workflow.errors import CheckpointConflict, CheckpointFromNewerVersion, SessionBusy
 from workflow.events import WorkflowEvent
 from workflow.runner import Run, RunStatus
 from workflow.session import SessionCheckpoints
 from workflow.shop.basket import ShopRequest
+from workflow.versions import WorkflowVersions
 
 from .outbox import Where
 from .outcome import NEWER, Outcome, Post, Report, describe_failure
@@ -48,7 +48,7 @@ class Start:
         return f"<@{self.request.requested_by}> " if self.request.requested_by else ""
 
     async def act(
-        self, run: Run | None, workflow: Workflow, checkpoints: SessionCheckpoints
+        self, run: Run | None, workflow: WorkflowVersions, checkpoints: SessionCheckpoints
     ) -> Outcome | Redelivered:
         if run is not None:
             return Redelivered()

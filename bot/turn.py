@@ -28,7 +28,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from workflow.builder import Workflow
 from workflow.checkpoint import AnsweredRequest
 from workflow.errors import SessionBusy, StoreError, WorkflowError
 from workflow.events import WorkflowEvent
@@ -36,6 +35,7 @@ from workflow.lock import SessionLock
 from workflow.respond import open_session
 from workflow.runner import Run, RunStatus
 from workflow.session import SessionCheckpoints
+from workflow.versions import WorkflowVersions
 
 from .logs import log_context
 from .outbox import Outbox, Where
@@ -56,7 +56,7 @@ class Redelivered:
 class Sessions:
     """What a turn needs, built once per cold start (``Runtime.sessions``)."""
 
-    workflow: Callable[[], Workflow]
+    workflow: Callable[[], WorkflowVersions]
     checkpoints: Callable[[str, str], SessionCheckpoints]
     lock: SessionLock
     lock_ttl_seconds: float
@@ -79,7 +79,7 @@ class Step(Protocol):
         ...
 
     async def act(
-        self, run: Run | None, workflow: Workflow, checkpoints: SessionCheckpoints
+        self, run: Run | None, workflow: WorkflowVersions, checkpoints: SessionCheckpoints
     ) -> Outcome | Redelivered:
         """Start or answer the run (None: the session has no checkpoint yet)."""
         ...

@@ -33,6 +33,7 @@ from .events import WorkflowEvent
 from .lock import SessionLock
 from .runner import Run
 from .session import SessionCheckpoints
+from .versions import WorkflowVersions
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ class Answered:
 
 @asynccontextmanager
 async def open_session(
-    workflow: Workflow,
+    workflow: Workflow | WorkflowVersions,
     checkpoints: SessionCheckpoints,
     lock: SessionLock,
     *,
@@ -79,7 +80,7 @@ async def open_session(
 
 @asynccontextmanager
 async def locked_session(
-    workflow: Workflow,
+    workflow: Workflow | WorkflowVersions,
     checkpoints: SessionCheckpoints,
     lock: SessionLock,
     *,
@@ -117,7 +118,7 @@ async def answer_pending(
 
 
 async def respond_in_session(
-    workflow: Workflow,
+    workflow: Workflow | WorkflowVersions,
     checkpoints: SessionCheckpoints,
     lock: SessionLock,
     request_id: str,

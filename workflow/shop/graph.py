@@ -10,10 +10,13 @@ basket reaches ``place-order`` and the revising ``write-basket`` through shared 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..builder import RequestPort, Workflow, WorkflowBuilder
 from ..executor import Executor, WorkflowContext, handler
 from ..registry import TypeRegistry
 from ..runner import Run
+from ..versions import WorkflowVersions
 from .basket import Basket, BasketDecision, ShopProgress, ShopRequest
 from .errors import ShopperStoppedEarly
 from .shopper import Brief, Shopper
@@ -108,8 +111,22 @@ def shop_registry() -> TypeRegistry:
     return TypeRegistry(Basket, BasketDecision, ShopRequest)
 
 
-def build_shop_workflow(shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS) -> Workflow:
-    """The graph, built from code in every process that starts or resumes a weekly shop."""
+def shop_versions(shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS) -> WorkflowVersions:
+    """Every version of the graph this code resumes; new runs start on the newest.
+
+    A change to the graph adds a version here (and keeps the old one, or carries its runs to
+    the new one), never edits a shipped one in place: README.md, "Changing the workflow".
+    """
+    versions = WorkflowVersions(NAME)
+    versions.add(1, lambda: build_shop_workflow(shopper, max_rounds))
+    return versions
+
+
+def answer_conditions(
+    max_rounds: int,
+) -> tuple[Callable[[BasketDecision], bool], Callable[[BasketDecision], bool]]:
+    """The approve-basket port's two edge conditions: another basket, or the end. They are
+    complements, so every answer takes exactly one of them."""
 
     def wants_another_basket(decision: BasketDecision) -> bool:
         return decision.change is not None and decision.round < max_rounds
@@ -117,6 +134,12 @@ def build_shop_workflow(shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS) 
     def is_final(decision: BasketDecision) -> bool:
         return not wants_another_basket(decision)
 
+    return wants_another_basket, is_final
+
+
+def build_shop_workflow(shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS) -> Workflow:
+    """Version 1 of the graph, built from code in every process that runs or resumes it."""
+    wants_another_basket, is_final = answer_conditions(max_rounds)
     write_basket = WriteBasket(shopper)
     approve_basket: RequestPort[Basket, BasketDecision] = RequestPort(
         APPROVE_BASKET, Basket, BasketDecision
