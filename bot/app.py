@@ -27,6 +27,7 @@ from .blocks import (
     CHANGE_BLOCK,
     CHANGE_MODAL,
     REJECT,
+    START_AGAIN,
     change_modal,
     modal_metadata,
 )
@@ -142,6 +143,18 @@ def build_app(rt: Runtime) -> App:
         run.__name__ = f"run_{kind}"
         return run
 
+    def run_again(body: dict[str, Any]) -> None:
+        click = click_from_action(body, "again")
+        if click is None:
+            log.warning("malformed Start again click ignored")
+            return
+        import asyncio
+
+        from .start import start_again
+
+        asyncio.run(start_again(rt.sessions, rt.rules, click))
+
+    app.action(START_AGAIN)(ack=ack_now, lazy=[run_again])
     app.action(APPROVE)(ack=ack_now, lazy=[lazy_click("approve")])
     app.action(REJECT)(ack=ack_now, lazy=[lazy_click("reject")])
 

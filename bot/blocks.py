@@ -28,6 +28,7 @@ CHANGE = "change_basket"
 CHANGE_MODAL = "change_basket_modal"
 CHANGE_BLOCK = "change"
 CHANGE_INPUT = "change_text"
+START_AGAIN = "start_again"
 MAX_CHANGE_LENGTH = 500
 
 SECTION_LIMIT = 3000
@@ -230,6 +231,32 @@ def answered_blocks(
         *item_sections(items),
         said,
     ]
+
+
+def retired_blocks(*, round: int, max_rounds: int, items: list[str]) -> list[Block]:
+    """A basket whose graph version a deploy removed: its buttons replaced by why they went."""
+    return [
+        {"type": "header", "text": _plain(f"Basket {round} of {max_rounds}", 150)},
+        *item_sections(items),
+        context("No longer waiting: saved by a retired version of weekly-shop"),
+    ]
+
+
+def start_again_blocks(text: str, value: str) -> list[Block]:
+    """``text`` (ours) and a Start again button whose value names the retired session."""
+    return [
+        _section(text),
+        {
+            "type": "actions",
+            "block_id": "start_again_actions",
+            "elements": [_button("Start again", START_AGAIN, value, style="primary")],
+        },
+    ]
+
+
+def settled_blocks(text: str) -> list[Block]:
+    """A message whose button was used: only ``text`` (ours) is left."""
+    return [_section(text)]
 
 
 def change_modal(metadata: str) -> dict[str, Any]:

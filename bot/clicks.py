@@ -23,6 +23,7 @@ from workflow.errors import (
     SessionBusy,
     StoreError,
     UnknownRequest,
+    WorkflowVersionRemoved,
 )
 from workflow.events import WorkflowEvent
 from workflow.respond import answer_pending
@@ -33,7 +34,17 @@ from workflow.shop.graph import shop_request
 from workflow.versions import WorkflowVersions
 
 from .outbox import Where
-from .outcome import NEWER, Mark, Outcome, Post, Report, Tell, describe_failure, outputs_of
+from .outcome import (
+    NEWER,
+    Mark,
+    Outcome,
+    Post,
+    Report,
+    Retired,
+    Tell,
+    describe_failure,
+    outputs_of,
+)
 from .payloads import GONE, Click, Kind
 from .rules import Rules
 from .turn import Redelivered, Sessions, take_turn
@@ -138,11 +149,19 @@ class Answer:
             return Tell(user, GONE)
         if isinstance(error, CheckpointFromNewerVersion):
             return Tell(user, NEWER)
+        if isinstance(error, WorkflowVersionRemoved):
+            return self._retired(error)
         if isinstance(error, CheckpointError):
             return Post(BROKEN, thread)
         if isinstance(error, StoreError):
             return Post(STORE_DOWN, thread)
         return Post(WENT_WRONG, thread)
+
+    def _retired(self, removed: WorkflowVersionRemoved) -> Retired:
+        pending = removed.snapshot.requests.get(self.click.ref.request_id)
+        basket = pending.data if pending is not None else None
+        basket = basket if isinstance(basket, Basket) else None
+        return Retired(self.click.message_ts, self.click.ref.to_value(), basket)
 
 
 def _requester(run: Run) -> str:

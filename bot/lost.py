@@ -49,7 +49,7 @@ from slack_sdk.signature import SignatureVerifier
 from workflow.s3_client import is_precondition_failed
 from workflow.store import validate_id
 
-from .blocks import APPROVE, REJECT, read_modal_metadata
+from .blocks import APPROVE, REJECT, START_AGAIN, read_modal_metadata
 from .outbox import Outbox
 from .payloads import request_text
 
@@ -58,6 +58,7 @@ log = logging.getLogger(__name__)
 METRIC_NAMESPACE = "weekly-shop"
 METRIC = "LostLazyRuns"
 RESHOP = "I couldn't finish writing your basket — try /shop again."
+AGAIN_LOST = "The new basket wasn't started — press Start again to try once more."
 SCHEDULE_LOST = "The weekly basket couldn't be written this time. Try /shop."
 VERBS = {APPROVE: ("approval", "Approve"), REJECT: ("rejection", "Reject")}
 
@@ -227,6 +228,9 @@ def _lost_click(payload: dict[str, Any]) -> Said | None:
     channel, ts = container.get("channel_id"), container.get("message_ts")
     if not all(isinstance(v, str) and v for v in (team, user, channel, ts)):
         return None
+    if action == START_AGAIN:  # pressed in a basket's thread: say it in that thread
+        text = f"<@{user}> {AGAIN_LOST}"
+        return Said(str(team), str(channel), text, thread_ts=str(container.get("thread_ts") or ts))
     noun, button = VERBS.get(str(action), ("answer", "the button"))
     basket = _basket_number(_dict(payload.get("message")))
     of = f" of basket {basket}" if basket else ""

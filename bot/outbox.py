@@ -21,8 +21,17 @@ from slack_sdk.webhook import WebhookClient
 
 from workflow.events import RequestInfoEvent
 
-from .blocks import Ref, answered_blocks, basket_blocks, escape
-from .outcome import Mark, Outcome, Post, Report, Tell
+from .blocks import (
+    Block,
+    Ref,
+    answered_blocks,
+    basket_blocks,
+    escape,
+    retired_blocks,
+    settled_blocks,
+    start_again_blocks,
+)
+from .outcome import RETIRED, Mark, Outcome, Post, Report, Retired, Settle, Tell
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +124,8 @@ class Outbox:
             self._post_or_reply(where, outcome)
         elif isinstance(outcome, Report):
             return self._show(where, outcome)
+        elif isinstance(outcome, Retired):
+            self._retire(where, outcome)
         return False
 
     def _show(self, where: Where, report: Report) -> bool:
@@ -125,7 +136,42 @@ class Outbox:
         if not posted:
             self._post_or_reply(where, report.unposted)
             return False
-        return report.mark is None or self._mark_answered(where.channel, report.mark)
+        if report.mark is not None and not self._mark_answered(where.channel, report.mark):
+            return False
+        return report.settle is None or self._settle(where.channel, report.settle)
+
+    def _retire(self, where: Where, retired: Retired) -> None:
+        """Start again in the thread first, then the basket's buttons go (a death between the
+        two leaves a live button that says the same again, never a dead end)."""
+        try:
+            self.web.chat_postMessage(
+                channel=where.channel,
+                thread_ts=retired.thread_ts,
+                text=RETIRED,
+                blocks=start_again_blocks(RETIRED, retired.again),
+            )
+        except SLACK_FAILURES as exc:
+            log.error("posting Start again failed: %s", slack_error(exc))
+            return
+        basket = retired.basket
+        if basket is not None:
+            blocks = retired_blocks(
+                round=basket.round, max_rounds=self.max_rounds, items=basket.items
+            )
+            self._update(
+                where.channel, retired.thread_ts, f"Basket {basket.round}: retired", blocks
+            )
+
+    def _settle(self, channel: str, settle: Settle) -> bool:
+        return self._update(channel, settle.ts, settle.text, settled_blocks(settle.text))
+
+    def _update(self, channel: str, ts: str, text: str, blocks: list[Block]) -> bool:
+        try:
+            self.web.chat_update(channel=channel, ts=ts, text=text, blocks=blocks)
+        except SLACK_FAILURES as exc:
+            log.error("chat.update failed: %s", slack_error(exc))
+            return False
+        return True
 
     def _post_or_reply(self, where: Where, post: Post) -> None:
         """Post in the channel; if Slack refuses, say it to the person who typed the command."""
@@ -156,23 +202,17 @@ class Outbox:
         """Replace the basket's buttons with who answered, when, and the change they asked for."""
         said = f": {escape(mark.note)}" if mark.note else ""
         basket = mark.basket
-        try:
-            self.web.chat_update(
-                channel=channel,
-                ts=mark.ts,
-                text=f"Basket {basket.round} of {self.max_rounds}: {mark.verdict} by <@{mark.by}>"
-                + said,
-                blocks=answered_blocks(
-                    round=basket.round,
-                    max_rounds=self.max_rounds,
-                    items=basket.items,
-                    verdict=mark.verdict,
-                    user=mark.by,
-                    at=int(self.clock()),
-                    note=mark.note,
-                ),
-            )
-        except SLACK_FAILURES as exc:
-            log.error("chat.update failed: %s", slack_error(exc))
-            return False
-        return True
+        return self._update(
+            channel,
+            mark.ts,
+            f"Basket {basket.round} of {self.max_rounds}: {mark.verdict} by <@{mark.by}>" + said,
+            answered_blocks(
+                round=basket.round,
+                max_rounds=self.max_rounds,
+                items=basket.items,
+                verdict=mark.verdict,
+                user=mark.by,
+                at=int(self.clock()),
+                note=mark.note,
+            ),
+        )

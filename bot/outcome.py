@@ -7,6 +7,7 @@ place turns it into Slack calls (``bot.outbox.Outbox.deliver``):
     Post      a message everyone sees, in the channel or in the basket's thread (a failure)
     Report    what the run did: outputs for the thread, new baskets with buttons, then the
               answered basket's new look; only a Report the channel fully shows earns a receipt
+    Retired   a basket a deploy can no longer resume: why, and Start again, in its thread
     None      nothing to say
 
 Texts in ``Tell`` and ``Post`` are our own mrkdwn (mentions we built); model- and user-written
@@ -50,6 +51,25 @@ class Mark:
 
 
 @dataclass(frozen=True)
+class Settle:
+    """A message whose button has done its work: its blocks replaced by ``text`` (ours)."""
+
+    ts: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Retired:
+    """A basket saved on a graph version a deploy removed (``workflow.versions``): one sentence
+    and a Start again button in its thread (``again`` is the button's value), and the basket's
+    own buttons replaced, so nobody answers it twice."""
+
+    thread_ts: str
+    again: str
+    basket: Basket | None
+
+
+@dataclass(frozen=True)
 class Report:
     """What a run did. ``unposted`` is said instead when a new message could not be posted
     (the answered basket then keeps its buttons: the way to retry)."""
@@ -60,6 +80,7 @@ class Report:
     outputs: list[str] = field(default_factory=list)
     thread_ts: str | None = None
     mark: Mark | None = None
+    settle: Settle | None = None
 
     @property
     def baskets(self) -> list[RequestInfoEvent]:
@@ -78,13 +99,19 @@ class Report:
         return f"{steps[-1].step}: {steps[-1].detail}" if steps else "waiting for an answer"
 
 
-Outcome = Tell | Post | Report | None
+Outcome = Tell | Post | Report | Retired | None
 
 # During a deploy or a rollback old and new code run side by side: a checkpoint the newer one
 # wrote is fine, and waits for it (never "tampered", never "start again").
 NEWER = (
     "This basket was saved by a newer version of weekly-shop; it will resume once that version "
     "is deployed again."
+)
+
+
+RETIRED = (
+    "This basket was saved by a version of weekly-shop that has since been retired, so it can't "
+    "be answered any more: *Start again* writes the same week's basket afresh."
 )
 
 

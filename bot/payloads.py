@@ -24,7 +24,7 @@ from workflow.store import validate_id
 from .blocks import CHANGE_BLOCK, CHANGE_INPUT, MAX_CHANGE_LENGTH, Ref, read_modal_metadata
 from .outbox import Where
 
-Kind = Literal["approve", "reject", "change"]
+Kind = Literal["approve", "reject", "change", "again"]  # "again": Start again on a retired one
 GONE = "This basket is no longer waiting for an answer."
 
 

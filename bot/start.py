@@ -1,4 +1,4 @@
-"""Where a ``/shop`` command or the weekly schedule becomes a new session.
+"""Where a ``/shop`` command, the weekly schedule or a Start again becomes a new session.
 
 The session ID is derived from what Slack (the command's trigger ID) or EventBridge (the event ID)
 sent, so a redelivered lazy invocation or a retried event finds the session already started:
@@ -9,19 +9,30 @@ delivery died before the basket reached Slack, or does nothing if it did.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from dataclasses import dataclass
 
-from workflow.errors import CheckpointConflict, CheckpointFromNewerVersion, SessionBusy
+from workflow.errors import (
+    CheckpointConflict,
+    CheckpointError,
+    CheckpointFromNewerVersion,
+    InvalidIdentifier,
+    SessionBusy,
+    StoreError,
+    WorkflowVersionRemoved,
+)
 from workflow.events import WorkflowEvent
 from workflow.runner import Run, RunStatus
 from workflow.session import SessionCheckpoints
 from workflow.shop.basket import ShopRequest
+from workflow.shop.graph import shop_request
 from workflow.versions import WorkflowVersions
 
 from .outbox import Where
-from .outcome import NEWER, Outcome, Post, Report, describe_failure
-from .payloads import Shop
+from .outcome import NEWER, Outcome, Post, Report, Settle, Tell, describe_failure
+from .payloads import GONE, Click, Shop, session_id_for
+from .rules import Rules
 from .turn import Redelivered, Sessions, take_turn
 
 log = logging.getLogger(__name__)
@@ -111,3 +122,61 @@ async def start_session(sessions: Sessions, where: Where, request: ShopRequest) 
         sessions.outbox.reply(where.reply_url, cannot_post_here(where.channel))
         return
     await take_turn(sessions, where, Start(request, where.session_id))
+
+
+# -- Start again: a basket whose graph version a deploy removed, as a new session ----------------
+
+ALREADY_AGAIN = "This week was already started again: its basket is in the channel."
+STILL_WAITING = "This basket can still be answered: use its own buttons."
+NO_REQUEST = "I couldn't find what this basket was asked for. Start again with /shop."
+UNREADABLE = "I couldn't read this basket's saved request, so nothing started. Try again."
+
+
+@dataclass(frozen=True)
+class StartAgain(Start):
+    """Basket 1 of a retired basket's request, in a session of its own; the Start again
+    message loses its button once the basket is posted."""
+
+    by: str = ""
+    message_ts: str = ""
+
+    def _report(self, events: list[WorkflowEvent]) -> Report:
+        settle = Settle(self.message_ts, f"<@{self.by}> started this week again.")
+        return dataclasses.replace(super()._report(events), settle=settle)
+
+    def up_to_date(self, done: Redelivered) -> Outcome:
+        return Tell(self.by, ALREADY_AGAIN)
+
+
+async def retired_request(sessions: Sessions, tenant: str, session_id: str) -> ShopRequest | str:
+    """The request of a session saved on a graph version the code removed, or what to tell the
+    person instead. Only reads: the retired session is never written again."""
+    try:
+        run = await Run.resume(sessions.workflow(), sessions.checkpoints(tenant, session_id))
+    except WorkflowVersionRemoved as removed:
+        return shop_request(removed.snapshot) or NO_REQUEST
+    except CheckpointFromNewerVersion:
+        return NEWER
+    except (CheckpointError, InvalidIdentifier):
+        return GONE
+    except StoreError:
+        return UNREADABLE
+    return GONE if run is None or not run.pending_requests else STILL_WAITING
+
+
+async def start_again(sessions: Sessions, rules: Rules, click: Click) -> None:
+    """A Start again click: the retired session's request, started afresh.
+
+    The new session's ID is derived from the retired one's, so a second click (by anyone) or a
+    retried delivery finds it started, and the week gets one new basket; the retired session
+    cannot be resumed, so it can order nothing.
+    """
+    refusal = rules.may_answer(click.user) or (None if click.ref.session_id else GONE)
+    request = refusal or await retired_request(sessions, click.tenant, click.ref.session_id)
+    if isinstance(request, str):
+        sessions.outbox.tell(click.channel, click.user, request)
+        return
+    session_id = session_id_for("again", click.tenant, click.ref.session_id)
+    where = Where(click.tenant, session_id, click.channel)
+    step = StartAgain(request, session_id, by=click.user, message_ts=click.message_ts)
+    await take_turn(sessions, where, step)

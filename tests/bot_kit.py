@@ -43,19 +43,23 @@ __all__ = [
 class TestWorld(World):
     __test__ = False  # not a test class, whatever its name
 
-    def run_lazies(self, fresh_process: bool = False) -> list[dict[str, Any]]:
+    def run_lazies(self, fresh_process: bool = False, deploy: str = "") -> list[dict[str, Any]]:
         """Deliver every captured lazy invocation as a new invocation (in a new interpreter
-        with ``fresh_process``); their responses."""
+        with ``fresh_process``, running the next deploy ``deploy`` if given); their responses."""
         if not fresh_process:
             return super().run_lazies()
-        return [self.in_fresh_process(i.payload) for i in self.lam.take()]
+        return [self.in_fresh_process(i.payload, deploy=deploy) for i in self.lam.take()]
 
     def env_all(self) -> dict[str, str]:
         return {**os.environ, **self.env}
 
-    def in_fresh_process(self, event: dict[str, Any], crash_at: str = "") -> dict[str, Any]:
-        """One invocation in a new interpreter; with ``crash_at``, one that dies there."""
+    def in_fresh_process(
+        self, event: dict[str, Any], crash_at: str = "", deploy: str = ""
+    ) -> dict[str, Any]:
+        """One invocation in a new interpreter; with ``crash_at``, one that dies there; with
+        ``deploy``, one running that deploy of ``tests.shop_next_deploy``."""
         extra = ["--crash-at", crash_at] if crash_at else []
+        extra += ["--deploy", deploy] if deploy else []
         done = subprocess.run(
             [sys.executable, "-m", "tests.lambda_invoke", *extra],
             input=json.dumps(event),

@@ -8,6 +8,8 @@ one point of a resume, to prove that the next invocation recovers:
     between-saves       after the first of a resume's checkpoints, before the second
     checkpoint-written  after the run wrote its checkpoints, before anything is posted to Slack
     posted              after posting to Slack, before the lock is released
+
+``--deploy NAME`` runs it as the next deploy would (``tests.shop_next_deploy``): a changed graph.
 """
 
 from __future__ import annotations
@@ -104,8 +106,13 @@ def arm(point: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--crash-at")
+    parser.add_argument("--deploy")
     args = parser.parse_args()
     event = json.load(sys.stdin)
+    if args.deploy:
+        from tests.shop_next_deploy import install
+
+        install(args.deploy)
     if args.crash_at:
         arm(args.crash_at)
     print(json.dumps(invoke_once(event)))

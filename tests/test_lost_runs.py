@@ -12,14 +12,17 @@ from typing import Any
 
 import pytest
 
-from bot.lost import RESHOP
+from bot.blocks import START_AGAIN
+from bot.lost import AGAIN_LOST, RESHOP
 from bot.sandbox.slack_requests import (
     lambda_context,
     lost_run_record,
     sqs_event,
     with_bad_signature,
 )
+from tests import shop_next_deploy
 from tests.bot_kit import CHANNEL, World, objects, start_basket
+from workflow.shop import graph
 
 
 def deliver(world: World, event: dict[str, Any]) -> dict[str, Any]:
@@ -72,6 +75,22 @@ def test_a_lost_change_is_said_in_the_baskets_thread(world: World) -> None:
     deliver(world, sqs_event(lost_run_record(lost.payload)))
     said = [m["text"] for m in world.slack.thread(CHANNEL, basket["ts"])]
     assert said == ["<@U0BOB> Your change didn't go through — press Change… again."]
+
+
+def test_a_lost_start_again_is_said_in_the_retired_baskets_thread(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    basket = start_basket(world)
+    monkeypatch.setattr(graph, "shop_versions", shop_next_deploy.removed)
+    world.click(basket, "approve_basket")
+    world.run_lazies()
+    (offer,) = world.slack.thread(CHANNEL, basket["ts"])
+    world.click(offer, START_AGAIN, user="U0CAROL")
+    (lost,) = world.lam.take()
+    deliver(world, sqs_event(lost_run_record(lost.payload)))
+    said = [m["text"] for m in world.slack.thread(CHANNEL, basket["ts"])][1:]
+    assert said == [f"<@U0CAROL> {AGAIN_LOST}"]
+    assert world.buttons(world.slack.thread(CHANNEL, basket["ts"])[0])  # still there to press
 
 
 def test_a_record_not_signed_by_slack_says_nothing(world: World, s3: Any, bucket: str) -> None:

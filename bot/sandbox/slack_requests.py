@@ -188,8 +188,10 @@ def block_action(
     message: dict[str, Any] | None = None,
     is_ephemeral: bool = False,
     base64_encoded: bool = True,
+    thread_ts: str | None = None,
 ) -> dict[str, Any]:
-    """A button click on message ``message_ts`` (pass ``message=`` to carry its real content)."""
+    """A button click on message ``message_ts`` (pass ``message=`` to carry its real content;
+    ``thread_ts`` for a message in a thread, which Slack names in the container too)."""
     now = f"{time.time():.6f}"
     payload: dict[str, Any] = {
         "type": "block_actions",
@@ -202,6 +204,7 @@ def block_action(
             "message_ts": message_ts,
             "channel_id": channel_id,
             "is_ephemeral": is_ephemeral,
+            **({"thread_ts": thread_ts} if thread_ts else {}),
         },
         "trigger_id": trigger_id or new_trigger_id(),
         "enterprise": None,

@@ -103,6 +103,9 @@ class World:
         kw.setdefault("trigger_id", self.slack.issue_trigger(user))
         shown = {k: v for k, v in message.items() if k in ("type", "ts", "text", "blocks")}
         kw.setdefault("message", {"type": "message", **shown})
+        if message.get("thread_ts") not in (None, message["ts"]):  # a reply in a thread
+            kw.setdefault("thread_ts", message["thread_ts"])
+            kw["message"].setdefault("thread_ts", message["thread_ts"])
         return self.send(
             block_action(
                 SECRET,

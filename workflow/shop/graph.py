@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..builder import RequestPort, Workflow, WorkflowBuilder
+from ..checkpoint import RunSnapshot
 from ..executor import Executor, WorkflowContext, handler
 from ..registry import TypeRegistry
 from ..runner import Run
+from ..state import scope_key
 from ..versions import WorkflowVersions
 from .basket import Basket, BasketDecision, ShopProgress, ShopRequest
 from .errors import ShopperStoppedEarly
@@ -32,9 +34,13 @@ APPROVE_BASKET = "approve-basket"
 PLACE_ORDER = "place-order"
 
 
-def shop_request(run: Run) -> ShopRequest | None:
-    """The request a weekly-shop run was started with (None when it was started from text)."""
-    request = run.read_state(REQUEST_KEY, SCOPE)
+def shop_request(run: Run | RunSnapshot) -> ShopRequest | None:
+    """The request a weekly-shop run (or a saved one) was started with (None when it was
+    started from text)."""
+    if isinstance(run, RunSnapshot):
+        request = run.state.get(scope_key("", SCOPE), {}).get(REQUEST_KEY)
+    else:
+        request = run.read_state(REQUEST_KEY, SCOPE)
     return request if isinstance(request, ShopRequest) else None
 
 

@@ -1,0 +1,104 @@
+"""The next deploy of the weekly shop, as the tests play it: a graph change, in three variants.
+
+Version 2 of the graph puts a ``check-basket`` executor between ``write-basket`` and the
+``approve-basket`` port (it drops an item listed twice). A deploy that ships it declares what
+happens to baskets still waiting on version 1 (README.md, "Changing the workflow"):
+
+    kept      version 1 stays beside version 2: waiting baskets finish on the graph they
+              started on; new ones start on version 2
+    carried   a carry moves waiting baskets to version 2 (the port has the same ID and types,
+              so the pending request moves as it is)
+    removed   version 1 is removed: its baskets get Start again
+
+``install(name)`` makes ``workflow.shop.graph.shop_versions`` that deploy's, in this process (a
+fresh interpreter runs it with ``python -m tests.lambda_invoke --deploy NAME``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from workflow.builder import RequestPort, Workflow, WorkflowBuilder
+from workflow.checkpoint import RunSnapshot
+from workflow.executor import Executor, WorkflowContext, handler
+from workflow.shop import graph
+from workflow.shop.basket import Basket, BasketDecision, ShopProgress
+from workflow.shop.shopper import Shopper
+from workflow.versions import WorkflowVersions
+
+CHECK_BASKET = "check-basket"
+REMOVED_BECAUSE = "v1 baskets skipped the duplicate check"
+
+
+class CheckBasket(Executor):
+    """Drops an item the shopper listed twice, before anyone is asked to approve."""
+
+    def __init__(self) -> None:
+        super().__init__(CHECK_BASKET)
+
+    @handler
+    async def check(self, basket: Basket, ctx: WorkflowContext) -> Basket:
+        seen: set[str] = set()
+        items = [i for i in basket.items if not (i.lower() in seen or seen.add(i.lower()))]
+        checked = Basket(items=items, round=basket.round)
+        ctx.queue_state_update(graph.BASKET_KEY, checked, scope=graph.SCOPE)
+        ctx.add_event(ShopProgress("basket checked", f"{len(basket.items) - len(items)} dropped"))
+        return checked
+
+
+def build_v2(shopper: Shopper, max_rounds: int) -> Workflow:
+    wants_another_basket, is_final = graph.answer_conditions(max_rounds)
+    write_basket, check_basket = graph.WriteBasket(shopper), CheckBasket()
+    approve_basket: RequestPort[Basket, BasketDecision] = RequestPort(
+        graph.APPROVE_BASKET, Basket, BasketDecision
+    )
+    place_order = graph.PlaceOrder()
+    return (
+        WorkflowBuilder(
+            start=write_basket, registry=graph.shop_registry(), name=graph.NAME, version=2
+        )
+        .add_edge(write_basket, check_basket)
+        .add_edge(check_basket, approve_basket)
+        .add_edge(approve_basket, write_basket, condition=wants_another_basket)
+        .add_edge(approve_basket, place_order, condition=is_final)
+        .with_output_from(place_order)
+        .build()
+    )
+
+
+def v1_to_v2(snapshot: RunSnapshot) -> RunSnapshot:
+    """A basket waiting at approve-basket waits at the same port in version 2."""
+    return snapshot
+
+
+def kept(shopper: Shopper, max_rounds: int = graph.DEFAULT_MAX_ROUNDS) -> WorkflowVersions:
+    versions = WorkflowVersions(graph.NAME)
+    versions.add(1, lambda: graph.build_shop_workflow(shopper, max_rounds))
+    versions.add(2, lambda: build_v2(shopper, max_rounds))
+    return versions
+
+
+def carried(shopper: Shopper, max_rounds: int = graph.DEFAULT_MAX_ROUNDS) -> WorkflowVersions:
+    versions = WorkflowVersions(graph.NAME)
+    versions.add(1, lambda: graph.build_shop_workflow(shopper, max_rounds))
+    versions.add(2, lambda: build_v2(shopper, max_rounds), carry=v1_to_v2)
+    return versions
+
+
+def removed(shopper: Shopper, max_rounds: int = graph.DEFAULT_MAX_ROUNDS) -> WorkflowVersions:
+    versions = WorkflowVersions(graph.NAME)
+    versions.add(2, lambda: build_v2(shopper, max_rounds))
+    versions.remove(1, reason=REMOVED_BECAUSE)
+    return versions
+
+
+DEPLOYS: dict[str, Callable[..., WorkflowVersions]] = {
+    "kept": kept,
+    "carried": carried,
+    "removed": removed,
+}
+
+
+def install(name: str) -> None:
+    """This process runs deploy ``name`` from now on."""
+    graph.shop_versions = DEPLOYS[name]  # type: ignore[assignment]
