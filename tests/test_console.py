@@ -22,14 +22,29 @@ def claude() -> Iterator[FakeAnthropic]:
     fake.stop()
 
 
+ROOT = Path(__file__).resolve().parent.parent
+# The console as the next deploy ships it (tests.shop_next_deploy): here, version 1 removed.
+DEPLOYED = (
+    "import sys; from tests.shop_next_deploy import install; install(sys.argv.pop(1)); "
+    "from workflow.shop.console import main; sys.exit(main(sys.argv[1:]))"
+)
+
+
 def console(
-    tmp_path: Path, answers: str | None, *args: str, env: dict[str, str] | None = None
+    tmp_path: Path,
+    answers: str | None,
+    *args: str,
+    env: dict[str, str] | None = None,
+    deploy: str = "",
 ) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AWS_", "XDG_"))}
     base.update({"XDG_STATE_HOME": str(tmp_path / "state"), "HOME": str(tmp_path / "home")})
     base.update(env or {})
+    program = ["-c", DEPLOYED, deploy] if deploy else ["-m", "workflow.shop.console"]
+    if deploy:
+        base["PYTHONPATH"] = str(ROOT)
     return subprocess.run(
-        [sys.executable, "-m", "workflow.shop.console", *args],
+        [sys.executable, *program, *args],
         input=answers or "",
         capture_output=True,
         text=True,
@@ -112,3 +127,36 @@ def test_the_store_can_be_s3(tmp_path: Path) -> None:
         assert second.returncode == 0, second.stderr
         assert second.stdout.rstrip().endswith("Ordered 14 items.")
         assert not list((tmp_path / "state" / "weekly-shop").glob("checkpoints"))
+
+
+def test_history_says_which_version_wrote_each_checkpoint(tmp_path: Path) -> None:
+    assert console(tmp_path, None, "--history").stdout.endswith("No basket is waiting.\n")
+    console(tmp_path, None, "pasta on Monday")
+    lines = console(tmp_path, None, "--history").stdout.splitlines()
+    assert lines[1] == "2 checkpoints in this week's session:"
+    assert all(line.endswith("weekly-shop v1 · format 2 · record v2") for line in lines[2:])
+
+
+def test_a_basket_of_a_retired_version_says_so_and_starts_the_same_week_on_request(
+    tmp_path: Path, claude: FakeAnthropic
+) -> None:
+    env = {"ANTHROPIC_BASE_URL": claude.url, "ANTHROPIC_API_KEY": "test-key-not-real"}
+    assert "Basket 1 of 3" in console(tmp_path, None, "pasta on Monday", env=env).stdout
+    history = console(tmp_path, None, "--history", env=env).stdout
+
+    kept = console(tmp_path, "n\n", env=env, deploy="removed")
+    assert kept.returncode == 0, kept.stderr
+    assert "saved by a version of weekly-shop that has since been retired" in kept.stdout
+    assert kept.stdout.rstrip().endswith(
+        "The retired basket is left as it is. Run again to start over."
+    )
+    assert console(tmp_path, None, "--history", env=env).stdout == history  # nothing changed
+
+    again = console(tmp_path, "y\ny\n", env=env, deploy="removed")
+    assert again.returncode == 0, again.stderr
+    out = again.stdout
+    assert out.index("Start the same week again?") < out.index("[basket checked]")  # version 2
+    assert out.index("Basket 1 of 3:") < out.index("Approve this basket?")
+    assert out.rstrip().endswith("Ordered 10 items.")
+    assert "pasta on Monday" in str(claude.requests[-1]["messages"])  # the same week's request
+    assert claude.message_calls == 2

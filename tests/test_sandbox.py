@@ -108,6 +108,7 @@ def test_the_whole_flow_over_the_page_api(sandbox: SandboxProcess) -> None:
     chain = session["checkpoints"]
     assert chain[0]["parent"] is None
     assert all(c["parent"] == p["id"] for p, c in zip(chain, chain[1:], strict=False))
+    assert {c["version"] for c in chain} == {"weekly-shop v1 · format 2 · record v2"}
 
 
 def test_it_listens_on_loopback_only(sandbox: SandboxProcess) -> None:

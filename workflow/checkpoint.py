@@ -21,6 +21,7 @@ models is a noticeable share of a cold start's lazy run.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -158,6 +159,31 @@ def decode_snapshot(text: str, registry: TypeRegistry) -> RunSnapshot:
         },
         outputs=[registry.decode(o) for o in doc["outputs"]],
     )
+
+
+_SHOWN_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+def written_with(text: str) -> str:
+    """Which workflow version and format wrote a checkpoint document, for a person to read
+    ("weekly-shop v1 · format 2"). It only peeks: nothing is decoded, it never raises, and
+    nothing it shows comes from the document but a safe name and numbers."""
+    try:
+        raw = json.loads(text)
+    except ValueError:
+        return "unreadable"
+    if not isinstance(raw, dict) or not _is(raw.get("format"), int):
+        return "unreadable"
+    fmt = f"format {raw['format']}"
+    identity = raw.get("workflow")
+    if raw["format"] == 1:
+        return f"before versions · {fmt}"
+    if not isinstance(identity, dict):
+        return f"unnamed · {fmt}"
+    name, version = identity.get("name"), identity.get("version")
+    if not (isinstance(name, str) and _SHOWN_NAME.fullmatch(name) and _is(version, int)):
+        return f"? · {fmt}"
+    return f"{name} v{version} · {fmt}"
 
 
 def _upgrade_1_to_2(raw: dict[str, Any]) -> dict[str, Any]:

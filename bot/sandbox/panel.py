@@ -1,7 +1,9 @@
 """The "Checkpoints" side panel: each session's checkpoints as the store holds them, and its lock.
 
 This is where a newcomer sees the mechanism: every superstep appends a checkpoint, a click takes
-the lock, and the pending request in the latest checkpoint is the basket on screen.
+the lock, and the pending request in the latest checkpoint is the basket on screen. Each
+checkpoint says what wrote it: the workflow's name and graph version, the document format and
+the record version (README.md, "Changing the workflow").
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from workflow.checkpoint import written_with
 from workflow.errors import WorkflowError
 from workflow.s3_store import S3CheckpointStore
 
@@ -64,6 +67,7 @@ def _session(
                 0,
             ),
             "pending": pending if latest and info.checkpoint_id == latest.checkpoint_id else [],
+            "version": _written_by(store, tenant, session, info.checkpoint_id),
         }
         for info in infos
     ]
@@ -75,3 +79,11 @@ def _session(
         else {"owner": lease.owner.split(":")[0], "expires_at": lease.expires_at},
         "updated": checkpoints[-1]["created_at"] if checkpoints else "",
     }
+
+
+def _written_by(store: S3CheckpointStore, tenant: str, session: str, checkpoint_id: str) -> str:
+    try:
+        record = store.read(tenant, session, checkpoint_id)
+    except WorkflowError:
+        return "unreadable"
+    return "" if record is None else f"{written_with(record.state)} · record v{record.mac}"

@@ -3,7 +3,9 @@
 The first run writes basket 1, prints it and exits ("Waiting for approval."). The next run resumes
 from the latest checkpoint, shows the same basket without a model call and asks about it. End of
 input leaves the basket waiting. When the workflow ends, the session is deleted, so the next run
-starts a new week.
+starts a new week. A basket saved by a version of the graph that has since been removed says so
+and, if asked, starts the same week again. ``--history`` lists the session's checkpoints and
+what wrote each (the workflow's version, the document format, the record version).
 """
 
 from __future__ import annotations
@@ -18,15 +20,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from ..errors import WorkflowError
+from ..checkpoint import written_with
+from ..errors import WorkflowError, WorkflowVersionRemoved
 from ..events import ExecutorFailedEvent, OutputEvent, RequestInfoEvent, WorkflowErrorEvent
 from ..folder_store import FolderCheckpointStore
 from ..runner import Run, RunStatus
 from ..session import SessionCheckpoints
 from ..signing import CheckpointSigner
 from ..store import CheckpointStore
-from .basket import Basket, BasketDecision, ShopProgress
-from .graph import DEFAULT_MAX_ROUNDS, build_shop_workflow
+from .basket import Basket, BasketDecision, ShopProgress, ShopRequest
+from .graph import DEFAULT_MAX_ROUNDS, shop_request, shop_versions
 from .records import SHOP_PREFIX, SHOP_RECORDS
 from .shopper import Shopper, default_shopper
 
@@ -38,6 +41,12 @@ EXAMPLE_WEEK = (
 )
 WAITING = "Waiting for approval. Run again to answer."
 QUESTION = "Approve this basket? (y, n or a change) "
+RETIRED = (
+    "This basket was saved by a version of weekly-shop that has since been retired, "
+    "so it can't be answered any more."
+)
+AGAIN = "Start the same week again? (y or n) "
+KEPT = "The retired basket is left as it is. Run again to start over."
 
 
 def state_dir() -> Path:
@@ -91,13 +100,32 @@ class Console:
         for item in basket.items:
             self.say(f"  {item}")
 
+    def ask(self, question: str) -> str:
+        """One line of input ("" at end of input), echoed when piped so the transcript reads."""
+        self.out.write(question)
+        self.out.flush()
+        line = self.inp.readline()
+        if not self.inp.isatty():
+            self.say(line.rstrip("\n"))
+        return line
+
     async def run(self, store: CheckpointStore, signer: CheckpointSigner, request: str) -> int:
-        workflow = build_shop_workflow(self.shopper, self.max_rounds)
+        versions = shop_versions(self.shopper, self.max_rounds)
         checkpoints = SessionCheckpoints(store, signer, TENANT, SESSION)
-        run = await Run.resume(workflow, checkpoints)
+        week = ShopRequest(text=request)
+        try:
+            run = await Run.resume(versions, checkpoints)
+        except WorkflowVersionRemoved as removed:
+            self.say(RETIRED)
+            if self.ask(AGAIN).strip().lower() not in ("y", "yes"):
+                self.say(KEPT)
+                return 0
+            week = shop_request(removed.snapshot) or week  # the same week, not today's default
+            await checkpoints.discard()
+            run = Run.start(versions, week, checkpoints)  # and the person is here to answer
         can_answer = run is not None
         if run is None:
-            run = Run.start(workflow, request, checkpoints)
+            run = Run.start(versions, week, checkpoints)
         waiting = await self.watch(run, can_answer)
         if run.status is RunStatus.FAILED:
             return 1
@@ -116,11 +144,7 @@ class Console:
                 self.show(event.data)
                 if not can_answer:
                     continue
-                self.out.write(QUESTION)
-                self.out.flush()
-                line = self.inp.readline()
-                if not self.inp.isatty():
-                    self.say(line.rstrip("\n"))  # echo piped answers so the transcript reads
+                line = self.ask(QUESTION)
                 if not line:
                     return True
                 run.respond(event.request_id, BasketDecision.from_answer(line, event.data.round))
@@ -132,12 +156,30 @@ class Console:
                 print(f"Workflow error: {event.error}", file=sys.stderr)
         return False
 
+    def history(self, store: CheckpointStore) -> int:
+        """The session's checkpoints, oldest first, and what wrote each."""
+        infos = store.list(TENANT, SESSION)
+        if not infos:
+            self.say("No basket is waiting.")
+            return 0
+        self.say(f"{len(infos)} checkpoints in this week's session:")
+        for info in infos:
+            record = store.read(TENANT, SESSION, info.checkpoint_id)
+            wrote = "gone" if record is None else written_with(record.state)
+            version = "" if record is None else f" · record v{record.mac}"
+            at = info.created_at.isoformat(sep=" ", timespec="seconds")
+            self.say(f"  {info.sequence:>3}  {at}  {info.checkpoint_id[:8]}  {wrote}{version}")
+        return 0
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="weekly-shop", description=__doc__.splitlines()[0])
     parser.add_argument("request", nargs="?", default=EXAMPLE_WEEK, help="the week's dinners")
     parser.add_argument("--store", help="a folder, or s3://bucket/prefix")
     parser.add_argument("--max-rounds", type=int, default=DEFAULT_MAX_ROUNDS)
+    parser.add_argument(
+        "--history", action="store_true", help="list the checkpoints and what wrote each"
+    )
     args = parser.parse_args(argv)
     shopper = default_shopper()
     console = Console(shopper, sys.stdout, sys.stdin, args.max_rounds)
@@ -145,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
         console.say(f"Using the {shopper.label}.")
     try:
         with open_store(args.store) as store:
+            if args.history:
+                return console.history(store)
             return asyncio.run(console.run(store, signing_key(), args.request))
     except WorkflowError as exc:
         print(f"weekly-shop: {exc}", file=sys.stderr)

@@ -126,10 +126,10 @@ function renderSessions() {
       : '<div class="lock">Lock free</div>';
     const rows = s.checkpoints.map((c, i) => `<tr class="${i === s.checkpoints.length - 1 ? "latest" : ""}">
       <td>${esc(c.id)}</td><td>${esc(c.parent || "—")}</td><td>${esc(c.run)}</td>
-      <td>${esc(c.created_at.slice(11, 19))}</td><td>${c.size} B</td>
+      <td>${esc(c.created_at.slice(11, 19))}</td><td>${c.size} B</td><td>${esc(c.version || "")}</td>
       <td>${esc((c.pending || []).join(", "))}</td></tr>`).join("");
     return `<div class="session"><div class="session-id">session ${esc(s.session)}</div>${lock}
-      <table><tr><th>checkpoint</th><th>parent</th><th>run</th><th>at</th><th>size</th><th>pending</th></tr>
+      <table><tr><th>checkpoint</th><th>parent</th><th>run</th><th>at</th><th>size</th><th>written by</th><th>pending</th></tr>
       ${rows}</table></div>`;
   }).join("");
 }
