@@ -21,6 +21,8 @@ from bot.blocks import Ref, basket_blocks
 from tests.bot_kit import CHANNEL, World, header, objects
 from tests.compat.write_corpus import KEY, REQUESTER
 from tests.fault_kit import lock_keys
+from workflow.checkpoint import written_with
+from workflow.shop.records import SHOP_RECORDS
 
 CORPUS = sorted((Path(__file__).parent / "compat").glob("*/*.json"))
 
@@ -39,7 +41,22 @@ PLANS: dict[str, list[tuple[str, str]]] = {
 def test_the_corpus_holds_every_case() -> None:
     names = {path.stem for path in CORPUS}
     assert names >= set(PLANS), "a corpus case was removed without a stated reason"
-    assert {path.parent.name for path in CORPUS} >= {"format1"}
+    assert {path.parent.name for path in CORPUS} >= set(FOLDERS)
+
+
+# Each folder, and what its records are: the document format, the record version, the graph.
+FOLDERS = {
+    "format1": "before versions · format 1 · record v1",
+    "format2-graph1": "weekly-shop v1 · format 2 · record v2",
+}
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=[f"{p.parent.name}/{p.stem}" for p in CORPUS])
+def test_each_corpus_record_is_what_its_folder_says(path: Path) -> None:
+    case = json.loads(path.read_text())
+    raw = base64.b64decode(case["bytes"])
+    record = SHOP_RECORDS.from_bytes(raw, "checkpoint", case["tenant"], case["session"])
+    assert f"{written_with(record.state)} · record v{record.mac}" == FOLDERS[path.parent.name]
 
 
 def put_back(world: World, s3: Any, bucket: str, case: dict[str, Any]) -> dict[str, Any]:
