@@ -129,6 +129,7 @@ async def start_session(sessions: Sessions, where: Where, request: ShopRequest) 
 ALREADY_AGAIN = "This week was already started again: its basket is in the channel."
 STILL_WAITING = "This basket can still be answered: use its own buttons."
 NO_REQUEST = "I couldn't find what this basket was asked for. Start again with /shop."
+BEING_STARTED = "Someone already pressed Start again: the new basket is on its way."
 UNREADABLE = "I couldn't read this basket's saved request, so nothing started. Try again."
 
 
@@ -139,6 +140,11 @@ class StartAgain(Start):
 
     by: str = ""
     message_ts: str = ""
+    delivery: str = ""  # the click's, so only a retry of this press takes its lock over
+
+    @property
+    def work(self) -> str:
+        return f"again:{self.delivery}" if self.delivery else ""
 
     def _report(self, events: list[WorkflowEvent]) -> Report:
         settle = Settle(self.message_ts, f"<@{self.by}> started this week again.")
@@ -147,13 +153,27 @@ class StartAgain(Start):
     def up_to_date(self, done: Redelivered) -> Outcome:
         return Tell(self.by, ALREADY_AGAIN)
 
+    def refused(self, error: Exception) -> Outcome:
+        if isinstance(error, SessionBusy | CheckpointConflict):
+            return Tell(self.by, BEING_STARTED)  # someone else's press is starting it
+        return super().refused(error)
 
-async def retired_request(sessions: Sessions, tenant: str, session_id: str) -> ShopRequest | str:
+
+async def retired_request(
+    sessions: Sessions, tenant: str, session_id: str, request_id: str
+) -> ShopRequest | str:
     """The request of a session saved on a graph version the code removed, or what to tell the
-    person instead. Only reads: the retired session is never written again."""
+    person instead. Only reads: the retired session is never written again.
+
+    The clicked basket must still be what the session waits on: a session that older code
+    answered after the Retired message was shown (a rollback in between) has moved on, and its
+    week is not started twice.
+    """
     try:
         run = await Run.resume(sessions.workflow(), sessions.checkpoints(tenant, session_id))
     except WorkflowVersionRemoved as removed:
+        if request_id not in removed.snapshot.requests:
+            return GONE
         return shop_request(removed.snapshot) or NO_REQUEST
     except CheckpointFromNewerVersion:
         return NEWER
@@ -172,11 +192,15 @@ async def start_again(sessions: Sessions, rules: Rules, click: Click) -> None:
     cannot be resumed, so it can order nothing.
     """
     refusal = rules.may_answer(click.user) or (None if click.ref.session_id else GONE)
-    request = refusal or await retired_request(sessions, click.tenant, click.ref.session_id)
+    request = refusal or await retired_request(
+        sessions, click.tenant, click.ref.session_id, click.ref.request_id
+    )
     if isinstance(request, str):
         sessions.outbox.tell(click.channel, click.user, request)
         return
     session_id = session_id_for("again", click.tenant, click.ref.session_id)
     where = Where(click.tenant, session_id, click.channel)
-    step = StartAgain(request, session_id, by=click.user, message_ts=click.message_ts)
+    step = StartAgain(
+        request, session_id, by=click.user, message_ts=click.message_ts, delivery=click.delivery
+    )
     await take_turn(sessions, where, step)

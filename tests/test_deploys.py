@@ -10,6 +10,7 @@ basket shows in its items and in its progress line.
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import boto3
@@ -18,7 +19,7 @@ import pytest
 from bot.blocks import START_AGAIN
 from bot.outcome import RETIRED
 from bot.sandbox.anthropic_api import DEFAULT_BASKET, Reply
-from bot.start import ALREADY_AGAIN, STILL_WAITING
+from bot.start import ALREADY_AGAIN, BEING_STARTED, STILL_WAITING
 from tests import shop_next_deploy
 from tests.bot_kit import CHANNEL, World, context_text, header
 from tests.fault_kit import TENANT, ephemeral_texts, session_of, thread_texts
@@ -147,6 +148,53 @@ def test_a_basket_whose_version_was_removed_starts_again_and_orders_once(served:
     assert not [k for k in keys(world) if k.endswith("/lock")]
     said_everywhere = [t for b in world.baskets() for t in thread_texts(world, b)]
     assert [t for t in said_everywhere if t.startswith("Ordered")] == ["Ordered 10 items."]
+
+
+def test_two_presses_of_start_again_at_once_start_one_basket(served: World) -> None:
+    """Both presses' lazy runs in fresh processes at the same time, the model slow: the lock
+    names each press (its trigger ID), so the second press cannot take the first one's live
+    lock over as if it were its retry; its presser is told the basket is on its way."""
+    world = served
+    basket = basket_on_v1(world)
+    world.click(basket, "approve_basket", user="U0BOB")
+    world.run_lazies(fresh_process=True, deploy="removed")
+    (said,) = world.slack.thread(CHANNEL, basket["ts"])
+    calls = world.claude.message_calls
+
+    world.claude.script(Reply(text=TWICE, delay=4.0))
+    world.click(said, START_AGAIN, user="U0CAROL")
+    world.click(said, START_AGAIN, user="U0DAVE")
+    lazies = world.lam.take()
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(lambda i: world.in_fresh_process(i.payload, deploy="removed"), lazies))
+
+    assert len(world.baskets()) == 2 and world.claude.message_calls == calls + 1
+    told = ephemeral_texts(world, "U0CAROL") + ephemeral_texts(world, "U0DAVE")
+    assert told in ([BEING_STARTED], [ALREADY_AGAIN])
+    assert not [k for k in keys(world) if k.endswith("/lock")]
+
+
+def test_a_retired_basket_answered_after_a_rollback_is_not_started_again(served: World) -> None:
+    """Retired under the deploy that removed version 1, then answered under the code before it
+    (a rollback, which still has version 1): the session moved on, so a later Start again
+    (the deploy back) says the basket is gone and starts nothing."""
+    world = served
+    basket = basket_on_v1(world)
+    value = world.buttons(basket)["approve_basket"]
+    world.click(basket, "approve_basket", user="U0BOB")
+    world.run_lazies(fresh_process=True, deploy="removed")
+    (said,) = world.slack.thread(CHANNEL, basket["ts"])
+
+    world.click(basket, "approve_basket", user="U0BOB", value=value)
+    world.run_lazies(fresh_process=True)  # the rollback
+    assert "Ordered 11 items." in thread_texts(world, basket)
+    calls = world.claude.message_calls
+
+    world.click(said, START_AGAIN, user="U0CAROL")
+    world.run_lazies(fresh_process=True, deploy="removed")
+
+    assert ephemeral_texts(world, "U0CAROL") == ["This basket is no longer waiting for an answer."]
+    assert len(world.baskets()) == 1 and world.claude.message_calls == calls
 
 
 def remove_v1(monkeypatch: pytest.MonkeyPatch) -> None:
