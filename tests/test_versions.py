@@ -8,7 +8,7 @@ format version (``workflow.checkpoint``), upgraded on read. Whatever is newer th
 refused with its own error, and waits for that code.
 
 The weekly shop's own graph change (an executor between ``write-basket`` and the port) runs in a
-fresh process against moto's S3 in ``test_shop_graph_change``.
+fresh process against moto's S3 in ``tests/test_deploys.py``.
 """
 
 from __future__ import annotations
@@ -178,6 +178,48 @@ async def test_a_carry_chain_needs_every_step_else_the_run_stays_on_its_version(
     assert run.workflow.identity == WorkflowId(NAME, 1)
 
 
+async def test_each_carry_in_a_chain_sees_the_version_the_one_before_it_carried_to() -> None:
+    store = InMemoryCheckpointStore()
+    request = await waiting_on_v1(store)
+    seen: list[str] = []
+
+    def noting(snapshot: Any) -> Any:
+        seen.append(f"{snapshot.workflow} {'executor polish:Polish' in snapshot.graph}")
+        return snapshot
+
+    versions = only_v1()
+    versions.add(2, graph_v2, carry=noting)
+    versions.add(3, lambda: _renumbered(graph_v2(), 3), carry=noting)
+
+    run = await answer(versions, store, request.request_id)
+
+    assert seen == ["toy v1 False", "toy v2 True"]
+    assert run.workflow.identity == WorkflowId(NAME, 3)
+
+
+def graph_renamed_port() -> Workflow:
+    """v2 whose port has a new ID: a run waiting at v1's "port" has nowhere to be answered."""
+    ask, port, done = Ask("ask"), RequestPort("confirm", Question, Answer), Done("done")
+    builder = WorkflowBuilder(
+        start=ask, registry=TypeRegistry(Question, Answer), name=NAME, version=2
+    )
+    return builder.add_edge(ask, port).add_edge(port, done).with_output_from(done).build()
+
+
+async def test_a_carry_that_leaves_a_request_on_a_port_the_new_graph_lacks_is_refused() -> None:
+    store = InMemoryCheckpointStore()
+    await waiting_on_v1(store)
+    before = latest_doc(store)
+    versions = only_v1()
+    versions.add(2, graph_renamed_port, carry=lambda s: s)  # forgot to move the request
+
+    with pytest.raises(
+        IncompatibleCheckpoint, match="toy v2, the run still needs request port 'port'"
+    ):
+        await Run.resume(versions, session(store))
+    assert latest_doc(store) == before
+
+
 def _renumbered(workflow: Workflow, version: int) -> Workflow:
     return dataclasses.replace(workflow, identity=WorkflowId(NAME, version))
 
@@ -193,22 +235,41 @@ def test_declaring_versions_wrongly_fails_when_the_app_is_built() -> None:
         versions.current()
 
 
-async def test_a_format_1_checkpoint_is_placed_on_the_version_whose_graph_it_has() -> None:
+def format_1_text(store: InMemoryCheckpointStore) -> str:
+    """The latest checkpoint as format 1 wrote it: no workflow field, tags without versions."""
+    doc = latest_doc(store)
+    format_1 = {k: v for k, v in doc.items() if k != "workflow"} | {"format": 1}
+    format_1["requests"][0]["data"]["t"] = "Question"
+    return json.dumps(format_1)
+
+
+async def test_a_format_1_checkpoint_is_placed_on_version_1() -> None:
+    """Format 1 predates graph versions: only version 1 wrote it."""
     store = InMemoryCheckpointStore()
     await waiting_on_v1(store)
-    text = store.latest("T1", "s1").state
-    doc = json.loads(text)
-    format_1 = {k: v for k, v in doc.items() if k != "workflow"} | {"format": 1}
-    format_1["requests"][0]["data"]["t"] = "Question"  # format 1 tags had no version
 
     versions = only_v1()
     versions.add(2, graph_v2)
-    snapshot = decode_snapshot(json.dumps(format_1), versions.current().registry)
+    snapshot = decode_snapshot(format_1_text(store), versions.current().registry)
     workflow, placed = versions.resolve(snapshot)
 
     assert snapshot.workflow is None
     assert workflow.identity == WorkflowId(NAME, 1)
     assert json.loads(encode_snapshot(placed, workflow.registry))["format"] == 2  # written back
+
+
+async def test_a_format_1_checkpoint_of_a_removed_v1_is_refused_even_if_v2_looks_the_same() -> None:
+    """A later graph with the same shape does not adopt version 1's runs: they were removed."""
+    store = InMemoryCheckpointStore()
+    await waiting_on_v1(store)
+    versions = WorkflowVersions(NAME)
+    versions.add(2, lambda: _renumbered(graph_v1(), 2))
+    versions.remove(1, reason="v1 is retired")
+    assert versions.current().signature == graph_v1().signature
+
+    snapshot = decode_snapshot(format_1_text(store), versions.current().registry)
+    with pytest.raises(WorkflowVersionRemoved, match="v1 is retired"):
+        versions.resolve(snapshot)
 
 
 @pytest.mark.parametrize(

@@ -18,8 +18,10 @@ that changes the graph adds a version beside the old ones instead of replacing i
   :class:`CheckpointFromNewerVersion`; an older one neither kept nor removed is a mistake in the
   code, refused loudly (the compatibility corpus's tests catch it before a deploy does).
 
-A checkpoint written before graphs had versions (format 1) names none: it is placed on the kept
-version whose graph signature it carries. Checkpoints are decoded with the current graph's type
+A checkpoint written before graphs had versions (format 1) names none: it was written by version
+1, and is placed there (then kept, carried or refused like any other version 1 run; resuming on
+version 1's graph still checks its signature). A carried snapshot is checked against the graph
+it lands on: its pending requests' ports and its queued messages' executors must be there. Checkpoints are decoded with the current graph's type
 registry, before the version is known: it must keep every type a kept version's runs can hold
 (a changed model is registered at its new schema version with upgrades, ``workflow.registry``).
 A removed version's number is never reused.
@@ -32,8 +34,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .builder import Workflow
-from .checkpoint import RunSnapshot, WorkflowId, graph_difference
-from .errors import CheckpointFromNewerVersion, IncompatibleCheckpoint, WorkflowVersionRemoved
+from .checkpoint import RunSnapshot, WorkflowId
+from .errors import (
+    CheckpointFromNewerVersion,
+    GraphError,
+    IncompatibleCheckpoint,
+    WorkflowVersionRemoved,
+)
 
 Carry = Callable[[RunSnapshot], RunSnapshot]
 
@@ -101,27 +108,50 @@ class WorkflowVersions:
             raise IncompatibleCheckpoint(
                 f"{identity} is neither kept nor removed: declare what happens to its runs"
             )
-        carries = [self._kept[n].carry if n in self._kept else None for n in self._after(version)]
-        if carries and all(carries):
-            for carry in carries:
-                snapshot = carry(snapshot) if carry else snapshot
+        later = list(self._after(version))
+        if later and all(n in self._kept and self._kept[n].carry for n in later):
+            for number in later:
+                carry = self._kept[number].carry
+                assert carry is not None
+                step = self.get(number)
+                snapshot = dataclasses.replace(
+                    carry(snapshot), graph=step.signature, workflow=step.identity
+                )
             target = self.current()
-            return target, dataclasses.replace(
-                snapshot, graph=target.signature, workflow=target.identity
-            )
+            _check_carried(snapshot, target)
+            return target, snapshot
         return self.get(version), snapshot
 
     def _after(self, version: int) -> range:
         return range(version + 1, self.current_version + 1)
 
     def _placed(self, snapshot: RunSnapshot) -> WorkflowId:
-        """A format 1 checkpoint's version: the kept one whose graph it was taken from."""
-        for number in sorted(self._kept):
-            graph = self.get(number)
-            if not graph_difference(snapshot.graph, graph.signature):
-                return WorkflowId(self.name, number)
-        if self._removed:  # the graph is no longer here at all: treat it as its oldest removed
-            oldest = min(self._removed)
-            return WorkflowId(self.name, oldest)
-        diff = graph_difference(snapshot.graph, self.current().signature)
-        raise IncompatibleCheckpoint(f"checkpoint from a graph no version has: {diff}")
+        """A format 1 checkpoint's version: 1, the only one there was before versions were
+        recorded. Not guessed from its graph signature: a later version whose graph happens to
+        look the same must not adopt the runs of a removed version 1."""
+        return WorkflowId(self.name, 1)
+
+
+def _check_carried(snapshot: RunSnapshot, target: Workflow) -> None:
+    """A carried snapshot must fit its new graph: what it waits on, and what it has queued,
+    must be there (a carry that forgot a renamed port would otherwise strand the run)."""
+    missing = sorted(
+        {
+            f"request port {r.port_id!r}"
+            for r in snapshot.requests.values()
+            if not _is_port(target, r.port_id)
+        }
+        | {f"executor {node!r}" for node, _ in snapshot.queue if node not in target.nodes}
+    )
+    if missing:
+        raise IncompatibleCheckpoint(
+            f"carried to {target.identity}, the run still needs {', '.join(missing)}"
+        )
+
+
+def _is_port(graph: Workflow, port_id: str) -> bool:
+    try:
+        graph.port(port_id)
+    except GraphError:
+        return False
+    return True
