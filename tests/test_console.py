@@ -136,6 +136,13 @@ def test_history_says_which_version_wrote_each_checkpoint(tmp_path: Path) -> Non
     assert lines[1] == "2 checkpoints in this week's session:"
     assert all(line.endswith("weekly-shop v1 · format 2 · record v2") for line in lines[2:])
 
+    first = sorted((tmp_path / "state").rglob("*.ckpt"))[0]
+    first.write_bytes(b"\x00 not a record")  # one damaged record does not hide the others
+    damaged = console(tmp_path, None, "--history")
+    assert damaged.returncode == 0, damaged.stderr
+    rows = damaged.stdout.splitlines()[2:]
+    assert rows[0].endswith("unreadable") and rows[1].endswith("· record v2")
+
 
 def test_a_basket_of_a_retired_version_says_so_and_starts_the_same_week_on_request(
     tmp_path: Path, claude: FakeAnthropic

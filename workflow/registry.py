@@ -118,7 +118,7 @@ class TypeRegistry:
                 raise IncompatibleCheckpoint(f"no upgrade from {tag}@{n} to {tag}@{n + 1}")
             try:
                 value = upgrade(value)
-            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            except Exception as exc:  # an upgrade is the app's code, run on bytes read back
                 raise CheckpointCorrupt(f"{tag}@{n} could not be upgraded: {exc!r}") from exc
         return value
 

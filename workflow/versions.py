@@ -21,10 +21,11 @@ that changes the graph adds a version beside the old ones instead of replacing i
 A checkpoint written before graphs had versions (format 1) names none: it was written by version
 1, and is placed there (then kept, carried or refused like any other version 1 run; resuming on
 version 1's graph still checks its signature). A carried snapshot is checked against the graph
-it lands on: its pending requests' ports and its queued messages' executors must be there. Checkpoints are decoded with the current graph's type
-registry, before the version is known: it must keep every type a kept version's runs can hold
-(a changed model is registered at its new schema version with upgrades, ``workflow.registry``).
-A removed version's number is never reused.
+it lands on: its pending requests' ports and its queued messages' executors must be there.
+
+Checkpoints are decoded with the current graph's type registry, before the version is known: it
+must keep every type a kept version's runs can hold (a changed model is registered at its new
+schema version with upgrades, ``workflow.registry``). A removed version's number is never reused.
 """
 
 from __future__ import annotations

@@ -122,6 +122,7 @@ class Console:
                 return 0
             week = shop_request(removed.snapshot) or week  # the same week, not today's default
             await checkpoints.discard()
+            checkpoints = SessionCheckpoints(store, signer, TENANT, SESSION)  # a new lineage
             run = Run.start(versions, week, checkpoints)  # and the person is here to answer
         can_answer = run is not None
         if run is None:
@@ -164,9 +165,13 @@ class Console:
             return 0
         self.say(f"{len(infos)} checkpoints in this week's session:")
         for info in infos:
-            record = store.read(TENANT, SESSION, info.checkpoint_id)
-            wrote = "gone" if record is None else written_with(record.state)
-            version = "" if record is None else f" · record v{record.mac}"
+            try:
+                record = store.read(TENANT, SESSION, info.checkpoint_id)
+            except WorkflowError:  # one bad record does not hide the others
+                wrote, version = "unreadable", ""
+            else:
+                wrote = "gone" if record is None else written_with(record.state)
+                version = "" if record is None else f" · record v{record.mac}"
             at = info.created_at.isoformat(sep=" ", timespec="seconds")
             self.say(f"  {info.sequence:>3}  {at}  {info.checkpoint_id[:8]}  {wrote}{version}")
         return 0
