@@ -26,7 +26,7 @@ from workflow.runner import Run
 from workflow.s3_keys import S3Keys
 from workflow.session import SessionCheckpoints
 from workflow.shop.basket import BasketDecision, ShopRequest
-from workflow.shop.graph import build_shop_workflow
+from workflow.shop.graph import shop_versions
 from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
 from workflow.shop.shopper import ShopperReply
 from workflow.signing import CheckpointSigner
@@ -54,7 +54,7 @@ class Shopper:
 
 async def session(name: str, changes: int, fail_revision: bool = False) -> dict[str, Any]:
     store, shopper = InMemoryCheckpointStore(), Shopper()
-    workflow = build_shop_workflow(shopper, 3)
+    workflow = shop_versions(shopper, 3)  # as the bot resumes: every version this code keeps
     signer = CheckpointSigner(KEY)
     sid = f"compat-{name}"
     run = Run.start(
