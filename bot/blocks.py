@@ -170,11 +170,15 @@ def context(*lines: str) -> Block:
 def basket_blocks(
     *, round: int, max_rounds: int, items: list[str], requested_by: str, progress: str, ref: Ref
 ) -> list[Block]:
-    """A basket waiting for an answer: header, items, who asked, Approve / Reject / Change…"""
+    """A basket waiting for an answer: header, items, who asked, Approve / Reject / Change…;
+    the last basket says so and offers no change."""
     asked = f"Asked by <@{requested_by}>" if requested_by else "Weekly shop"
     value = ref.to_value()
+    last = round >= max_rounds
+    title = f"Basket {round} of {max_rounds}" + (" — last one: approve or reject" if last else "")
+    change = [] if last else [_button("Change…", CHANGE, value)]
     return [
-        {"type": "header", "text": _plain(f"Basket {round} of {max_rounds}", 150)},
+        {"type": "header", "text": _plain(title, 150)},
         *item_sections(items),
         context(f"{asked} · {escape(progress)}"),
         {
@@ -192,7 +196,7 @@ def basket_blocks(
                         "style": "danger",
                     },
                 },
-                _button("Change…", CHANGE, value),
+                *change,
             ],
         },
     ]

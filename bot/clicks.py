@@ -98,7 +98,7 @@ class Answer:
         except RequestAlreadyAnswered:
             return Redelivered(run.answered[click.ref.request_id])
         requester = _requester(run)
-        refusal = self.rules.may_give(click.kind, click.user, requester)
+        refusal = self.rules.may_give(click.kind, click.user, requester, request.data.round)
         if refusal:
             return Tell(click.user, refusal)
         answered = await answer_pending(

@@ -132,7 +132,8 @@ class Runtime:
 
     @functools.cached_property
     def rules(self) -> Rules:
-        return Rules(self.settings.approver_ids, self.settings.no_self_approval)
+        s = self.settings
+        return Rules(s.approver_ids, s.no_self_approval, s.max_rounds)
 
     @functools.cached_property
     def lost_runs(self) -> LostRuns:

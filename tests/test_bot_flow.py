@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from bot.rules import LAST_BASKET
 from tests.bot_kit import (
     CHANNEL,
     World,
@@ -16,6 +17,7 @@ from tests.bot_kit import (
     section_text,
     start_basket,
 )
+from tests.fault_kit import ephemeral_texts
 
 
 def test_shop_posts_basket_one_with_three_buttons(world: World) -> None:
@@ -74,14 +76,40 @@ def test_change_then_approve_basket_two(world: World) -> None:
     assert [m["text"] for m in world.slack.thread(CHANNEL, second["ts"])] == ["Ordered 7 items."]
 
 
-def test_three_changes_end_without_an_order(world: World) -> None:
+def test_the_last_basket_says_it_is_the_last_and_offers_no_change(world: World) -> None:
     basket = start_basket(world)
-    for text in ("less meat", "more fish", "cheaper please"):
+    for text in ("less meat", "more fish"):
         change(world, world.baskets()[-1], text)
     baskets = world.baskets()
-    assert [header(b) for b in baskets] == ["Basket 1 of 3", "Basket 2 of 3", "Basket 3 of 3"]
-    assert basket["ts"] == baskets[0]["ts"]
-    thread = world.slack.thread(CHANNEL, baskets[-1]["ts"])
-    assert [m["text"] for m in thread] == [
-        "No order placed: still a change after basket 3: cheaper please"
+    assert [header(b) for b in baskets] == [
+        "Basket 1 of 3",
+        "Basket 2 of 3",
+        "Basket 3 of 3 — last one: approve or reject",
     ]
+    assert basket["ts"] == baskets[0]["ts"]
+    assert list(world.buttons(baskets[-1])) == ["approve_basket", "reject_basket"]
+    assert world.slack.violations == []
+
+
+def test_a_change_of_the_last_basket_from_a_stale_modal_is_refused_and_changes_nothing(
+    world: World, s3: Any, bucket: str
+) -> None:
+    """A modal opened from a Change… button the last basket no longer has (a message posted by
+    the code before this one): its submission is refused with the reason, the basket still
+    waits, and approving it then orders."""
+    start_basket(world)
+    for text in ("less meat", "more fish"):
+        change(world, world.baskets()[-1], text)
+    last = world.baskets()[-1]
+    before, calls = objects(s3, bucket), world.claude.message_calls
+
+    world.click(last, "change_basket", value=world.buttons(last)["approve_basket"])
+    world.submit_change("cheaper please")
+    world.run_lazies()
+
+    assert ephemeral_texts(world, "U0BOB") == [LAST_BASKET]
+    assert objects(s3, bucket) == before and world.claude.message_calls == calls
+    assert world.slack.thread(CHANNEL, last["ts"]) == []
+    world.click(world.baskets()[-1], "approve_basket")
+    world.run_lazies()
+    assert [m["text"] for m in world.slack.thread(CHANNEL, last["ts"])] == ["Ordered 7 items."]

@@ -89,6 +89,17 @@ def test_end_of_input_leaves_the_basket_waiting_for_a_third_run(tmp_path: Path) 
     assert "Basket 1 of 3" in fourth.stdout and "[basket written]" in fourth.stdout
 
 
+def test_the_last_basket_says_so_and_takes_no_change(tmp_path: Path) -> None:
+    console(tmp_path, None)
+    done = console(tmp_path, "less meat\nmore fish\ncheaper please\ny\n")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "Basket 3 of 3 — last one: approve or reject:" in out
+    assert "This is the last basket, so it can't be changed: answer y or n." in out
+    assert out.count("Approve this basket? (y or n: it is the last one)") == 2
+    assert out.rstrip().splitlines()[-1].startswith("Ordered ")
+
+
 def test_without_a_key_the_offline_shopper_is_used_and_says_so(tmp_path: Path) -> None:
     result = console(tmp_path, None, "pasta on Monday")
     assert result.returncode == 0, result.stderr

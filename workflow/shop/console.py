@@ -41,6 +41,7 @@ EXAMPLE_WEEK = (
 )
 WAITING = "Waiting for approval. Run again to answer."
 QUESTION = "Approve this basket? (y, n or a change) "
+LAST_QUESTION = "Approve this basket? (y or n: it is the last one) "
 RETIRED = (
     "This basket was saved by a version of weekly-shop that has since been retired, "
     "so it can't be answered any more."
@@ -96,7 +97,8 @@ class Console:
         print(text, file=self.out, flush=True)
 
     def show(self, basket: Basket) -> None:
-        self.say(f"Basket {basket.round} of {self.max_rounds}:")
+        last = " — last one: approve or reject" if basket.round >= self.max_rounds else ""
+        self.say(f"Basket {basket.round} of {self.max_rounds}{last}:")
         for item in basket.items:
             self.say(f"  {item}")
 
@@ -136,6 +138,15 @@ class Console:
         await checkpoints.discard()
         return 0
 
+    def answer(self, basket: Basket) -> str:
+        """The person's answer; the last basket takes only y or n (a change would end the week
+        without an order)."""
+        if basket.round < self.max_rounds:
+            return self.ask(QUESTION)
+        while (line := self.ask(LAST_QUESTION)) and line.strip() not in ("y", "Y", "n", "N"):
+            self.say("This is the last basket, so it can't be changed: answer y or n.")
+        return line
+
     async def watch(self, run: Run, can_answer: bool) -> bool:
         """Stream the run; True when it stopped because nobody answered (end of input)."""
         async for event in run.watch():
@@ -145,7 +156,7 @@ class Console:
                 self.show(event.data)
                 if not can_answer:
                     continue
-                line = self.ask(QUESTION)
+                line = self.answer(event.data)
                 if not line:
                     return True
                 run.respond(event.request_id, BasketDecision.from_answer(line, event.data.round))
