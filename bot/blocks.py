@@ -30,6 +30,7 @@ CHANGE_BLOCK = "change"
 CHANGE_INPUT = "change_text"
 START_AGAIN = "start_again"
 MAX_CHANGE_LENGTH = 500
+MAX_SHOWN_REQUEST = 300  # of the request's text on a basket; the whole of it is in the prompt
 
 SECTION_LIMIT = 3000
 # Item text shown in one message, all sections together: well under the ~11,000 characters at
@@ -167,12 +168,32 @@ def context(*lines: str) -> Block:
     return {"type": "context", "elements": [{"type": "mrkdwn", "text": ln} for ln in lines]}
 
 
+def asked_for(requested_by: str, request: str, progress: str) -> Block:
+    """ "For @alice: tacos on Friday, … · basket written": what was asked, by whom, so that
+    people who could not see the slash command's text know what they approve. The request is
+    the person's words: plain_text, so it shows as typed and cannot ping or format."""
+    who = f"For <@{requested_by}>:" if requested_by else "For the weekly shop:"
+    block = context(who)
+    if request:
+        shown = request if len(request) <= MAX_SHOWN_REQUEST else request[: MAX_SHOWN_REQUEST - 1]
+        shown = shown + ("…" if shown != request else "")
+        block["elements"].append({"type": "plain_text", "text": shown, "emoji": False})
+    block["elements"].append({"type": "mrkdwn", "text": f"· {escape(progress)}"})
+    return block
+
+
 def basket_blocks(
-    *, round: int, max_rounds: int, items: list[str], requested_by: str, progress: str, ref: Ref
+    *,
+    round: int,
+    max_rounds: int,
+    items: list[str],
+    requested_by: str,
+    request: str = "",
+    progress: str,
+    ref: Ref,
 ) -> list[Block]:
-    """A basket waiting for an answer: header, items, who asked, Approve / Reject / Change…;
-    the last basket says so and offers no change."""
-    asked = f"Asked by <@{requested_by}>" if requested_by else "Weekly shop"
+    """A basket waiting for an answer: header, items, what was asked and by whom, Approve /
+    Reject / Change…; the last basket says so and offers no change."""
     value = ref.to_value()
     last = round >= max_rounds
     title = f"Basket {round} of {max_rounds}" + (" — last one: approve or reject" if last else "")
@@ -180,7 +201,7 @@ def basket_blocks(
     return [
         {"type": "header", "text": _plain(title, 150)},
         *item_sections(items),
-        context(f"{asked} · {escape(progress)}"),
+        asked_for(requested_by, request, progress),
         {
             "type": "actions",
             "block_id": "basket_actions",

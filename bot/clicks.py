@@ -97,7 +97,8 @@ class Answer:
             request = run.pending_request(click.ref.request_id)
         except RequestAlreadyAnswered:
             return Redelivered(run.answered[click.ref.request_id])
-        requester = _requester(run)
+        asked = shop_request(run)
+        requester = asked.requested_by if asked is not None else ""
         refusal = self.rules.may_give(click.kind, click.user, requester, request.data.round)
         if refusal:
             return Tell(click.user, refusal)
@@ -107,7 +108,7 @@ class Answer:
         if answered.run.status is RunStatus.FAILED:
             return self.failed(answered.run.error)
         mark = _mark(click.message_ts, request.data, VERDICTS[click.kind], click.user, click.change)
-        return self._report(answered.events, outputs_of(answered.events), requester, mark)
+        return self._report(answered.events, outputs_of(answered.events), run, mark)
 
     def _decide(self, request: PendingRequest) -> BasketDecision:
         change = self.click.change if self.click.kind == "change" else None
@@ -116,11 +117,15 @@ class Answer:
         )
 
     def _report(
-        self, events: list[WorkflowEvent], outputs: list[str], requester: str, mark: Mark | None
+        self, events: list[WorkflowEvent], outputs: list[str], run: Run, mark: Mark | None
     ) -> Report:
         unposted = Post(UNPOSTED, self.click.message_ts)
         thread = self.click.message_ts
-        return Report(events, unposted, requester, outputs, thread_ts=thread, mark=mark)
+        asked = shop_request(run)
+        requester, text = (asked.requested_by, asked.text) if asked is not None else ("", "")
+        return Report(
+            events, unposted, requester, outputs, thread_ts=thread, mark=mark, request=text
+        )
 
     def up_to_date(self, done: Redelivered) -> Outcome:
         by = done.answered.by if done.answered else ""
@@ -134,7 +139,7 @@ class Answer:
         if done.answered is not None:
             verdict, note = verdict_of(done.answered.response)
             mark = _mark(self.click.message_ts, done.answered.data, verdict, done.answered.by, note)
-        return self._report(events, outputs, _requester(run), mark)
+        return self._report(events, outputs, run, mark)
 
     def failed(self, error: BaseException | None) -> Outcome:
         reason = describe_failure(error)
@@ -162,11 +167,6 @@ class Answer:
         basket = pending.data if pending is not None else None
         basket = basket if isinstance(basket, Basket) else None
         return Retired(self.click.message_ts, self.click.ref.to_value(), basket)
-
-
-def _requester(run: Run) -> str:
-    request = shop_request(run)
-    return request.requested_by if request is not None else ""
 
 
 def _mark(ts: str, basket: object, verdict: str, by: str, note: str) -> Mark | None:

@@ -189,6 +189,7 @@ class Outbox:
                     max_rounds=self.max_rounds,
                     items=basket.items,
                     requested_by=report.requested_by,
+                    request=report.request,
                     progress=report.progress,
                     ref=Ref(where.session_id, event.request_id),
                 ),

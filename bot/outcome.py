@@ -81,6 +81,7 @@ class Report:
     thread_ts: str | None = None
     mark: Mark | None = None
     settle: Settle | None = None
+    request: str = ""  # what was asked (shown on each new basket beside who asked)
 
     @property
     def baskets(self) -> list[RequestInfoEvent]:

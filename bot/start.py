@@ -72,7 +72,8 @@ class Start:
 
     def _report(self, events: list[WorkflowEvent]) -> Report:
         unposted = Post(f"{self._who()}Your basket is written but I couldn't post it. {AGAIN}")
-        return Report(events, unposted, requested_by=self.request.requested_by)
+        asked = self.request
+        return Report(events, unposted, requested_by=asked.requested_by, request=asked.text)
 
     def up_to_date(self, done: Redelivered) -> Outcome:
         log.info("session already started; redelivery ignored")

@@ -24,7 +24,7 @@ def test_shop_posts_basket_one_with_three_buttons(world: World) -> None:
     basket = start_basket(world)
     assert header(basket) == "Basket 1 of 3"
     assert "• 500 g chicken breast" in section_text(basket)
-    assert "Asked by <@U0ALICE>" in context_text(basket)
+    assert "For <@U0ALICE>: dinners this week" in context_text(basket)
     assert "basket written: 10 items" in context_text(basket)
     buttons = world.buttons(basket)
     assert list(buttons) == ["approve_basket", "reject_basket", "change_basket"]
@@ -34,6 +34,44 @@ def test_shop_posts_basket_one_with_three_buttons(world: World) -> None:
     assert [a.get("style") for a in actions] == ["primary", "danger", None]
     assert actions[1]["confirm"]["confirm"]["text"] == "Reject"
     assert world.slack.violations == []
+
+
+def test_each_basket_shows_what_was_asked_as_typed_and_by_whom(world: World) -> None:
+    """Nobody but its author sees a slash command's text, so the basket says what was asked.
+    The request is shown as plain_text (Slack renders no mentions or formatting in it), cut at
+    300 characters with an ellipsis."""
+    asked = "tacos on Friday <!channel> *bold* <@U0CAROL> " + "and more " * 50
+    world.shop(text=asked)
+    world.run_lazies()
+    (basket,) = world.baskets()
+    change(world, basket, "no fish")
+
+    for shown in (basket, world.baskets()[-1]):  # basket 1 as posted, and basket 2
+        who, request, progress = next(b for b in shown["blocks"] if b["type"] == "context")[
+            "elements"
+        ]
+        assert who == {"type": "mrkdwn", "text": "For <@U0ALICE>:"}
+        assert request["type"] == "plain_text" and request["emoji"] is False
+        assert request["text"] == asked[:299] + "…"
+        assert progress["type"] == "mrkdwn" and "<!channel>" not in progress["text"]
+    assert world.slack.violations == []
+
+
+def test_a_revision_is_asked_with_the_weeks_request_and_every_change_so_far(world: World) -> None:
+    """Each revision's prompt, as the Messages API receives it, holds the week's request and
+    all the changes asked so far, oldest first, not only the last basket and the last change."""
+    world.shop(text="tacos on Friday, risotto on Sunday")
+    world.run_lazies()
+    change(world, world.baskets()[-1], "we're away Friday")
+    change(world, world.baskets()[-1], "we still have rice")
+
+    first, second, third = (r["messages"][-1]["content"] for r in world.claude.requests)
+    assert first == "tacos on Friday, risotto on Sunday"
+    assert "The week's request was:\ntacos on Friday, risotto on Sunday" in second
+    assert "before" not in second  # basket 1's change is the only one
+    assert "The week's request was:\ntacos on Friday, risotto on Sunday" in third
+    assert "oldest first (they still hold):\n- we're away Friday\n\n" in third
+    assert "The household asks for this change:\nwe still have rice" in third
 
 
 def test_approve_updates_the_basket_and_orders(world: World, s3: Any, bucket: str) -> None:

@@ -91,6 +91,7 @@ def test_a_scheduled_event_starts_the_weekly_shop(served: World) -> None:
     (basket,) = [m for m in served.slack.messages("C0WEEKLY") if header(m)]
     assert header(basket) == "Basket 1 of 3"
     assert served.claude.requests[0]["messages"][0]["content"] == "the usual week"
+    assert "For the weekly shop: the usual week" in context_text(basket)
     # EventBridge delivers at least once: the same scheduled run again, under a new event ID.
     again = served.send({**event, "id": str(uuid.uuid4())})
     assert again["session"] == result["session"]

@@ -131,7 +131,7 @@ def test_a_basket_whose_version_was_removed_starts_again_and_orders_once(served:
     again = world.baskets()[-1]
     assert again["ts"] != basket["ts"] and header(again) == "Basket 1 of 3"
     assert "basket checked: 1 dropped" in context_text(again)  # the new graph wrote it
-    assert "Asked by <@U0ALICE>" in context_text(again)  # the same week's request
+    assert "For <@U0ALICE>:" in context_text(again)  # the same week's request
     assert "dinners this week" in str(world.claude.requests[-1]["messages"])
     (settled,) = world.slack.thread(CHANNEL, basket["ts"])
     assert world.buttons(settled) == {} and "<@U0CAROL> started this week again" in settled["text"]

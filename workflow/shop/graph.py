@@ -29,6 +29,13 @@ SCOPE = "shop"
 BASKET_KEY = "basket"
 REQUEST_KEY = "request"
 
+
+def change_key(round: int) -> str:
+    """The change asked of basket ``round``: plain text in state, one key a round, so that code
+    from before these keys (which ignores them) can still read a checkpoint that has them."""
+    return f"change-{round}"
+
+
 WRITE_BASKET = "write-basket"
 APPROVE_BASKET = "approve-basket"
 PLACE_ORDER = "place-order"
@@ -67,12 +74,16 @@ class WriteBasket(Executor):
         if not isinstance(current, Basket):
             raise LookupError("no basket in state")
         request = ctx.read_state(REQUEST_KEY, scope=SCOPE)
+        earlier = [ctx.read_state(change_key(n), scope=SCOPE) for n in range(1, current.round)]
         brief = Brief(
             request.text if isinstance(request, ShopRequest) else "",
             last_basket=current.items,
             change=decision.change or "",
+            earlier=[c for c in earlier if isinstance(c, str)],  # none before these keys
         )
-        return await self._run_shopper(brief, current.round + 1, ctx)
+        basket = await self._run_shopper(brief, current.round + 1, ctx)
+        ctx.queue_state_update(change_key(current.round), brief.change, scope=SCOPE)
+        return basket
 
     async def _run_shopper(self, brief: Brief, round: int, ctx: WorkflowContext) -> Basket:
         reply = await self.shopper.write(brief)

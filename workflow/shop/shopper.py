@@ -31,22 +31,30 @@ REVISION_OPENING = "Your last basket:"
 @dataclass(frozen=True)
 class Brief:
     """What the shopper is asked for: basket 1 of ``request``, or (with ``change``) the whole of
-    ``last_basket`` again with that change made."""
+    ``last_basket`` again with that change made, the week's request and the ``earlier``
+    changes (oldest first) still in view, so "we're away Friday" said at basket 1 holds at 3."""
 
     request: str
     last_basket: Sequence[str] = ()
     change: str | None = None
+    earlier: Sequence[str] = ()
 
     def prompt(self) -> str:
         """The user turn Claude is sent."""
         if self.change is None:
             return self.request
         items = "\n".join(self.last_basket)
-        return (
-            f"{REVISION_OPENING}\n{items}\n\n"
-            f"The household asks for this change:\n{self.change}\n\n"
-            "Return the whole basket."
-        )
+        parts = [f"{REVISION_OPENING}\n{items}"]
+        if self.request:
+            parts.append(f"The week's request was:\n{self.request}")
+        if self.earlier:
+            parts.append(
+                "Changes the household asked for before, oldest first (they still hold):\n"
+                + "\n".join(f"- {c}" for c in self.earlier)
+            )
+        parts.append(f"The household asks for this change:\n{self.change}")
+        parts.append("Return the whole basket.")
+        return "\n\n".join(parts)
 
 
 @dataclass(frozen=True)
