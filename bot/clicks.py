@@ -65,6 +65,8 @@ STORE_DOWN = "I couldn't reach the basket store, so nothing changed. Try again i
 def verdict_of(decision: object) -> tuple[str, str]:
     """("Approved" / "Rejected" / "Change asked", the change) for a recorded decision."""
     if isinstance(decision, BasketDecision):
+        if decision.expired_at is not None:
+            return "Expired", ""
         if decision.approved:
             return "Approved", ""
         if decision.change is not None:
@@ -128,6 +130,9 @@ class Answer:
         )
 
     def up_to_date(self, done: Redelivered) -> Outcome:
+        decision = done.answered.response if done.answered else None
+        if isinstance(decision, BasketDecision) and decision.expired_at is not None:
+            return Tell(self.click.user, expired_text(decision.expired_at))
         by = done.answered.by if done.answered else ""
         return Tell(
             self.click.user, f"This basket was already answered{f' by <@{by}>' if by else ''}."
@@ -167,6 +172,12 @@ class Answer:
         basket = pending.data if pending is not None else None
         basket = basket if isinstance(basket, Basket) else None
         return Retired(self.click.message_ts, self.click.ref.to_value(), basket)
+
+
+def expired_text(at: int) -> str:
+    """What a click on an expired basket is told: that it expired, and when."""
+    when = f"<!date^{at}^{{date_short_pretty}} at {{time}}|{at}>"
+    return f"This basket expired {when} because nobody answered it: nothing was ordered."
 
 
 def _mark(ts: str, basket: object, verdict: str, by: str, note: str) -> Mark | None:

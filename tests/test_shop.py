@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -15,7 +16,7 @@ from workflow.memory_store import InMemoryCheckpointStore
 from workflow.runner import Run, RunStatus
 from workflow.shop.basket import Basket, BasketDecision, ShopProgress
 from workflow.shop.errors import ShopperStoppedEarly
-from workflow.shop.graph import build_shop_workflow
+from workflow.shop.graph import build_shop_workflow, shop_registry
 from workflow.shop.shopper import SYSTEM_PROMPT, ClaudeShopper
 
 
@@ -138,6 +139,30 @@ async def test_reject(claude: FakeAnthropic) -> None:
     events = await answer(run, "n")
     assert [e.data for e in events if isinstance(e, OutputEvent)] == ["No order placed: rejected"]
     assert [e.step for e in events if isinstance(e, ShopProgress)] == ["order skipped"]
+
+
+async def test_an_expired_basket_is_answered_by_the_bot_and_orders_nothing(
+    claude: FakeAnthropic,
+) -> None:
+    store = InMemoryCheckpointStore()
+    run, _ = await start(store)
+    ((request_id, request),) = run.pending_requests.items()
+    expired = BasketDecision.expired(request.data.round, 1_800_000_000)
+    run.respond(request_id, expired, answered_by="weekly-shop")
+    events = await drain(run)
+    assert [e.data for e in events if isinstance(e, OutputEvent)] == [
+        "No order placed: nobody answered in time"
+    ]
+    answered = run.answered[request_id]
+    assert answered.by == "weekly-shop" and answered.response.expired_at == 1_800_000_000
+    saved = json.loads(store.latest("T1", "s1").state)
+    assert '"t": "BasketDecision@2"' in json.dumps(saved)
+
+
+def test_a_decision_saved_before_expiry_existed_reads_as_not_expired() -> None:
+    old = {"t": "BasketDecision@1", "v": {"approved": True, "change": None, "round": 2}}
+    decision = shop_registry().decode(old)
+    assert decision == BasketDecision(approved=True, round=2) and decision.expired_at is None
 
 
 async def test_a_change_on_basket_three_ends_without_an_order(claude: FakeAnthropic) -> None:

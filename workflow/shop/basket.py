@@ -69,13 +69,23 @@ class ShopRequest(BaseModel):
 
 
 class BasketDecision(BaseModel):
-    """The person's answer about basket ``round``: approve, reject, or a change (text)."""
+    """The answer about basket ``round``: approve, reject, or a change (text), from a person;
+    or, from the bot once nobody answered in time, expired at ``expired_at`` (epoch seconds).
+
+    Schema version 2 added ``expired_at`` (``DECISION_VERSION``; version 1 values read as not
+    expired).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     approved: bool
     change: str | None = None
     round: int = Field(ge=1)
+    expired_at: int | None = Field(default=None, ge=0)
+
+    @classmethod
+    def expired(cls, round: int, at: float) -> BasketDecision:
+        return cls(approved=False, round=round, expired_at=int(at))
 
     @classmethod
     def from_answer(cls, answer: str | None, round: int) -> BasketDecision:

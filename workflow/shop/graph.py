@@ -115,17 +115,25 @@ class PlaceOrder(Executor):
             ctx.add_event(ShopProgress("order placed", f"{len(basket.items)} items"))
             ctx.yield_output(f"Ordered {len(basket.items)} items.")
             return
-        reason = (
-            "rejected"
-            if decision.change is None
-            else f"still a change after basket {decision.round}: {decision.change}"
-        )
+        if decision.expired_at is not None:
+            reason = "nobody answered in time"
+        elif decision.change is None:
+            reason = "rejected"
+        else:
+            reason = f"still a change after basket {decision.round}: {decision.change}"
         ctx.add_event(ShopProgress("order skipped", reason))
         ctx.yield_output(f"No order placed: {reason}")
 
 
+DECISION_VERSION = 2  # BasketDecision: 2 added expired_at
+
+
 def shop_registry() -> TypeRegistry:
-    return TypeRegistry(Basket, BasketDecision, ShopRequest)
+    registry = TypeRegistry(Basket, ShopRequest)
+    registry.register(
+        BasketDecision, version=DECISION_VERSION, upgrades={1: lambda v: {**v, "expired_at": None}}
+    )
+    return registry
 
 
 def shop_versions(shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS) -> WorkflowVersions:
