@@ -258,6 +258,16 @@ def answered_blocks(
     ]
 
 
+def expired_blocks(*, round: int, max_rounds: int, items: list[str], at: int) -> list[Block]:
+    """A basket nobody answered in time: its buttons replaced by "Expired — nothing ordered"."""
+    when = f"<!date^{at}^{{date_short_pretty}} at {{time}}|{at}>"
+    return [
+        {"type": "header", "text": _plain(f"Basket {round} of {max_rounds}", 150)},
+        *item_sections(items),
+        context(f"Expired — nothing ordered · {when}"),
+    ]
+
+
 def retired_blocks(*, round: int, max_rounds: int, items: list[str]) -> list[Block]:
     """A basket whose graph version a deploy removed: its buttons replaced by why they went."""
     return [

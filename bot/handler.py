@@ -3,7 +3,8 @@
 It only translates. API Gateway HTTP API (payload 2.0) events and Bolt's lazy self-invocations go
 to Bolt's ``SlackRequestHandler`` (guarded: a body Bolt cannot parse gets 400); an EventBridge
 scheduled event starts the weekly shop in ``SHOP_CHANNEL`` as if ``/shop SHOP_REQUEST`` had been
-typed there, one session per rule and scheduled time however often it is delivered; an SQS batch
+typed there, one session per rule and scheduled time however often it is delivered; a basket's
+timer (an EventBridge Scheduler payload, signed) goes to ``bot.reminders``; an SQS batch
 from the lost-lazy-runs queue goes to ``bot.lost``. Settings,
 clients and the Bolt app are built once per cold start; a missing setting fails then, naming the
 variable.
@@ -35,6 +36,7 @@ from .outbox import Where
 from .payloads import session_id_for
 from .runtime import Runtime
 from .settings import Settings
+from .timers import is_timer
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +115,32 @@ def _settle() -> None:
         gc.enable()
 
 
+def fire_timer(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
+    """A basket's reminder or expiry, as Scheduler delivers it. A payload that does not verify
+    is dropped (logged, not retried); a busy session raises, so Lambda retries the timer."""
+    import asyncio
+
+    from .reminders import fire
+    from .timers import BadTimer, Timer, from_payload
+
+    timers = rt.timers
+    if timers is None:
+        log.error("a timer arrived, but TIMER_GROUP, TIMER_TARGET_ARN or TIMER_ROLE_ARN is unset")
+        return {"fired": False}
+    try:
+        timer = from_payload(event, timers.key)
+    except BadTimer as exc:
+        log.warning("timer refused: %s", exc)
+        return {"fired": False}
+
+    def first_reminder(t: Timer) -> bool:
+        return rt.receipts.first_reminder(t.tenant, t.session, t.request, t.n)
+
+    with log_context(tenant=timer.tenant, session=timer.session):
+        asyncio.run(fire(rt.sessions, timers, rt.rules, timer, first_reminder))
+    return {"fired": True, "kind": timer.kind}
+
+
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     try:
         return _handle(event, context)
@@ -125,6 +153,8 @@ def _handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
         rt, slack = cold_start()
         if is_scheduled(event):
             return scheduled_start(rt, event)
+        if is_timer(event):
+            return fire_timer(rt, event)
         if is_sqs(event):  # the lost-lazy-runs queue: what Lambda gave up on
             return rt.lost_runs.handle(event, str(getattr(context, "function_name", "")))
         response: dict[str, Any] = slack.handle(event, context)  # type: ignore[no-untyped-call]

@@ -14,6 +14,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -27,11 +28,15 @@ from .blocks import (
     answered_blocks,
     basket_blocks,
     escape,
+    expired_blocks,
     retired_blocks,
     settled_blocks,
     start_again_blocks,
 )
 from .outcome import RETIRED, Mark, Outcome, Post, Report, Retired, Settle, Tell
+
+if TYPE_CHECKING:  # imported by the lazy runs that post baskets, not by an ack
+    from .timers import Timers
 
 log = logging.getLogger(__name__)
 
@@ -63,11 +68,16 @@ class Where:
 
 class Outbox:
     def __init__(
-        self, web: WebClient, max_rounds: int, clock: Callable[[], float] = time.time
+        self,
+        web: WebClient,
+        max_rounds: int,
+        clock: Callable[[], float] = time.time,
+        timers: Timers | None = None,
     ) -> None:
         self.web = web
         self.max_rounds = max_rounds
         self.clock = clock
+        self.timers = timers  # a posted basket's reminders and expiry (``bot.timers``)
 
     def post(self, channel: str, mrkdwn: str, thread_ts: str | None = None) -> bool:
         """A message everyone sees; ``mrkdwn`` is ours (escape other people's words first)."""
@@ -130,6 +140,8 @@ class Outbox:
 
     def _show(self, where: Where, report: Report) -> bool:
         thread = report.thread_ts
+        if report.mark is not None:  # a basket was answered: its timer goes, before a new one
+            self._disarm(where)
         posted = all([self.post(where.channel, escape(text), thread) for text in report.outputs])
         if posted:
             posted = all([self._post_basket(where, report, event) for event in report.baskets])
@@ -178,10 +190,41 @@ class Outbox:
         if not self.post(where.channel, post.text, post.thread_ts) and where.reply_url:
             self.reply(where.reply_url, post.text)
 
+    def _disarm(self, where: Where) -> None:
+        if self.timers is None:
+            return
+        from .timers import TimerError
+
+        try:
+            self.timers.disarm(where.tenant, where.session_id)
+        except TimerError as exc:  # it fires for a basket no longer waiting, and does nothing
+            log.error("could not delete the basket's timer: %s", exc)
+
+    def _arm(self, where: Where, request_id: str, ts: str) -> None:
+        if self.timers is None:
+            return
+        from .timers import TimerError, first_timer
+
+        timer = first_timer(
+            self.timers.plan,
+            where.tenant,
+            where.session_id,
+            request_id,
+            where.channel,
+            ts,
+            posted_at=int(self.clock()),
+        )
+        if timer is None:
+            return
+        try:
+            self.timers.arm(timer)
+        except TimerError as exc:  # the basket works; it will not be reminded of or expire
+            log.error("could not arm the basket's timer: %s", exc)
+
     def _post_basket(self, where: Where, report: Report, event: RequestInfoEvent) -> bool:
         basket = event.data
         try:
-            self.web.chat_postMessage(
+            posted = self.web.chat_postMessage(
                 channel=where.channel,
                 text=f"Basket {basket.round} of {self.max_rounds}: {len(basket.items)} items",
                 blocks=basket_blocks(
@@ -197,12 +240,24 @@ class Outbox:
         except SLACK_FAILURES as exc:
             log.error("posting basket failed: %s", slack_error(exc))
             return False
+        self._arm(where, event.request_id, str(posted["ts"]))
         return True
 
     def _mark_answered(self, channel: str, mark: Mark) -> bool:
-        """Replace the basket's buttons with who answered, when, and the change they asked for."""
+        """Replace the basket's buttons with who answered, when, and the change they asked for
+        (or that it expired, and when)."""
         said = f": {escape(mark.note)}" if mark.note else ""
         basket = mark.basket
+        at = int(self.clock()) if mark.at is None else mark.at
+        if mark.verdict == "Expired":
+            return self._update(
+                channel,
+                mark.ts,
+                f"Basket {basket.round} of {self.max_rounds}: expired, nothing ordered",
+                expired_blocks(
+                    round=basket.round, max_rounds=self.max_rounds, items=basket.items, at=at
+                ),
+            )
         return self._update(
             channel,
             mark.ts,
@@ -213,7 +268,7 @@ class Outbox:
                 items=basket.items,
                 verdict=mark.verdict,
                 user=mark.by,
-                at=int(self.clock()),
+                at=at,
                 note=mark.note,
             ),
         )

@@ -48,6 +48,7 @@ class Mark:
     verdict: str
     by: str
     note: str = ""
+    at: int | None = None  # when (default: now); an expiry's is when it was due
 
 
 @dataclass(frozen=True)

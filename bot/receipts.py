@@ -7,7 +7,7 @@ already done compares the receipt with the latest checkpoint: the same, and it i
 different, and it shows what the latest checkpoint holds, then writes the receipt
 (``bot.turn.catch_up``).
 
-    Receipts           the seam: shown() and mark_shown(); both raise StoreError
+    Receipts           the seam: shown() and mark_shown(), first_reminder(); all raise StoreError
     InMemoryReceipts   its twin, for tests
     S3Receipts         ``<prefix><tenant>/s/<session>/shown``, beside the session's checkpoints
 
@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from workflow.s3_client import get_object, store_error
+from workflow.s3_client import get_object, is_precondition_failed, store_error
 from workflow.s3_keys import S3Keys
 from workflow.store import validate_id
 
@@ -38,11 +38,16 @@ class Receipts(Protocol):
         """Record that the channel now shows ``checkpoint_id``."""
         ...
 
+    def first_reminder(self, tenant_id: str, session_id: str, request_id: str, n: int) -> bool:
+        """Record reminder ``n`` of ``request_id`` as sent: True the first time only."""
+        ...
+
 
 class InMemoryReceipts:
     def __init__(self) -> None:
         self._mutex = threading.Lock()
         self._shown: dict[tuple[str, str], str] = {}
+        self._reminded: set[tuple[str, str, str, int]] = set()
 
     def shown(self, tenant_id: str, session_id: str) -> str | None:
         key = (validate_id(tenant_id, "tenant ID"), validate_id(session_id, "session ID"))
@@ -53,6 +58,13 @@ class InMemoryReceipts:
         key = (validate_id(tenant_id, "tenant ID"), validate_id(session_id, "session ID"))
         with self._mutex:
             self._shown[key] = validate_id(checkpoint_id, "checkpoint ID")
+
+    def first_reminder(self, tenant_id: str, session_id: str, request_id: str, n: int) -> bool:
+        key = (tenant_id, session_id, validate_id(request_id, "request ID"), n)
+        with self._mutex:
+            first = key not in self._reminded
+            self._reminded.add(key)
+            return first
 
 
 class S3Receipts:
@@ -80,3 +92,23 @@ class S3Receipts:
             )
         except (ClientError, BotoCoreError) as exc:
             raise store_error("put receipt", exc) from exc
+
+    def first_reminder(self, tenant_id: str, session_id: str, request_id: str, n: int) -> bool:
+        """A marker object per reminder, created with ``If-None-Match: *``: of any number of
+        deliveries of one reminder, exactly one creates it (S3 answers the others 412)."""
+        name = f"reminded_{validate_id(request_id, 'request ID')}_{int(n)}"
+        try:
+            self.s3.put_object(
+                Bucket=self.bucket,
+                Key=self.keys.beside(tenant_id, session_id, name),
+                Body=b"",
+                IfNoneMatch="*",
+                ServerSideEncryption="AES256",
+            )
+        except ClientError as exc:
+            if is_precondition_failed(exc):
+                return False
+            raise store_error("put reminder marker", exc) from exc
+        except BotoCoreError as exc:
+            raise store_error("put reminder marker", exc) from exc
+        return True

@@ -36,7 +36,25 @@ if TYPE_CHECKING:
 
     from .lost import LostRuns
     from .receipts import Receipts
+    from .timers import Timers
     from .turn import Sessions
+
+
+class _LazyClient:
+    """A boto3 client made on its first call (a cold start that never needs it never pays)."""
+
+    def __init__(self, service: str) -> None:
+        self.service = service
+        self._client: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._client is None:
+            import boto3
+            from botocore.config import Config
+
+            retries = Config(retries={"mode": "standard", "max_attempts": 5})
+            self._client = boto3.client(self.service, config=retries)
+        return getattr(self._client, name)
 
 
 def make_web_client(settings: Settings) -> WebClient:
@@ -121,9 +139,31 @@ class Runtime:
         return S3Receipts(s.checkpoint_bucket, s.checkpoint_prefix, self._s3())
 
     @functools.cached_property
+    def timers(self) -> Timers | None:
+        """A waiting basket's reminders and expiry on EventBridge Scheduler (``bot.timers``),
+        when TIMER_GROUP, TIMER_TARGET_ARN and TIMER_ROLE_ARN say where; its client is made on
+        first use."""
+        s = self.settings
+        if not s.has_timers:
+            return None
+        from .timers import Plan, Timers
+
+        secret = s.slack_signing_secret.get_secret_value().encode()
+        return Timers(
+            _LazyClient("scheduler"),
+            group=s.timer_group,
+            target_arn=s.timer_target_arn,
+            role_arn=s.timer_role_arn,
+            key=hmac.new(secret, b"weekly-shop timer v1", hashlib.sha256).digest(),
+            plan=Plan(s.remind_after, s.max_reminders, s.expire_after),
+            clock=self.clock,
+        )
+
+    @functools.cached_property
     def outbox(self) -> Outbox:
-        """What the bot posts where, through the WebClient with slack_sdk's retries."""
-        return Outbox(self.web, self.settings.max_rounds, self.clock)
+        """What the bot posts where, through the WebClient with slack_sdk's retries; it arms
+        and disarms each basket's timers."""
+        return Outbox(self.web, self.settings.max_rounds, self.clock, self.timers)
 
     @functools.cached_property
     def ack_outbox(self) -> Outbox:

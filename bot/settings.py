@@ -37,6 +37,12 @@ ENV_NAMES = {
     "slack_api_url": "SLACK_API_URL",
     "shop_channel": "SHOP_CHANNEL",
     "shop_request": "SHOP_REQUEST",
+    "remind_after": "REMIND_AFTER",
+    "max_reminders": "MAX_REMINDERS",
+    "expire_after": "EXPIRE_AFTER",
+    "timer_group": "TIMER_GROUP",
+    "timer_target_arn": "TIMER_TARGET_ARN",
+    "timer_role_arn": "TIMER_ROLE_ARN",
 }
 
 
@@ -88,6 +94,26 @@ def _number(kind: Callable[[str], Any], low: float, high: float, low_open: bool 
     return convert
 
 
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _duration(low: int, high: int) -> Callable[[str], int]:
+    """Seconds from "90s", "45m", "6h", "3d" or a bare number of seconds."""
+
+    def convert(value: str) -> int:
+        text = value.strip().lower()
+        unit = _UNITS.get(text[-1:], 0)
+        try:
+            seconds = int(text[:-1] if unit else text) * (unit or 1)
+        except ValueError:
+            raise ValueError('must be a duration such as "6h", "45m" or "3d"') from None
+        if seconds != 0 and not low <= seconds <= high:
+            raise ValueError(f"must be 0 (off) or from {low} s to {high // 86400} days")
+        return seconds
+
+    return convert
+
+
 def _flag(value: str) -> bool:
     if value.strip().lower() in ("1", "true", "yes", "on"):
         return True
@@ -122,6 +148,13 @@ CONVERT: dict[str, Callable[[str], Any]] = {
     "slack_api_url": _url,
     "shop_channel": _text(),
     "shop_request": _text(),
+    "remind_after": _duration(60, 7 * 86400),
+    "max_reminders": _number(int, 0, 10),
+    # Under the bucket's 30-day lifecycle rule, which would delete a waiting basket first.
+    "expire_after": _duration(60, 21 * 86400),
+    "timer_group": _text(1, 64),
+    "timer_target_arn": _text(20, 2048),
+    "timer_role_arn": _text(20, 2048),
 }
 REQUIRED = ("slack_bot_token", "slack_signing_secret", "checkpoint_bucket")
 
@@ -146,6 +179,18 @@ class Settings:
     slack_api_url: str = DEFAULT_SLACK_API_URL
     shop_channel: str = ""
     shop_request: str = ""
+    # A waiting basket's reminders and expiry (``bot.timers``), in seconds; 0 turns one off.
+    remind_after: int = 6 * 3600
+    max_reminders: int = 2
+    expire_after: int = 72 * 3600
+    # Where its EventBridge Scheduler schedules go; without all three, no timers are armed.
+    timer_group: str = ""
+    timer_target_arn: str = ""
+    timer_role_arn: str = ""
+
+    @property
+    def has_timers(self) -> bool:
+        return bool(self.timer_group and self.timer_target_arn and self.timer_role_arn)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

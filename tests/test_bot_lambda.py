@@ -43,7 +43,14 @@ def test_every_lazy_step_runs_in_a_fresh_process(served: World) -> None:
             assert {"level", "message", "lambda_request_id"} <= set(record)
 
 
-LAZY_ONLY = ["anthropic", "pydantic", "workflow.runner", "workflow.shop.basket", "bot.turn"]
+LAZY_ONLY = [
+    "anthropic",
+    "pydantic",
+    "workflow.runner",
+    "workflow.shop.basket",
+    "bot.turn",
+    "bot.reminders",
+]
 
 
 @pytest.mark.parametrize("action", ["/shop", "approve_basket", "change_basket"])

@@ -1,0 +1,216 @@
+"""A waiting basket's reminders and expiry, on EventBridge Scheduler (moto), through the handler.
+
+moto implements the Scheduler API but never fires a schedule: each test reads the schedule the
+bot created and delivers its ``Input`` to the handler itself, as Scheduler would at its time.
+Scheduler delivers at least once (docs: "EventBridge Scheduler ... at-least-once delivery"), and a
+Lambda target is invoked asynchronously, so Lambda's own retries follow a function error.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import boto3
+import pytest
+
+from bot.reminders import BOT, TryLater
+from bot.sandbox.world import context_text
+from tests.bot_kit import World, change, objects, start_basket
+from tests.fault_kit import TENANT, ephemeral_texts, session_of, thread_texts
+from workflow.s3_lock import S3SessionLock
+from workflow.s3_store import S3CheckpointStore
+from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
+
+GROUP = "weekly-shop-timers"
+TARGET = "arn:aws:lambda:us-east-1:123456789012:function:weekly-shop-bot"
+ROLE = "arn:aws:iam::123456789012:role/weekly-shop-scheduler"
+HOUR = 3600
+
+
+@pytest.fixture
+def timed(world: World) -> World:
+    """The world with timers: a schedule group in moto, and the bot told where it is."""
+    boto3.client("scheduler", region_name="us-east-1").create_schedule_group(Name=GROUP)
+    world.boot(TIMER_GROUP=GROUP, TIMER_TARGET_ARN=TARGET, TIMER_ROLE_ARN=ROLE)
+    return world
+
+
+def schedules() -> list[dict[str, Any]]:
+    """Every schedule in the group, as Scheduler holds it."""
+    client = boto3.client("scheduler", region_name="us-east-1")
+    listed = client.list_schedules(GroupName=GROUP)["Schedules"]
+    return [client.get_schedule(Name=s["Name"], GroupName=GROUP) for s in listed]
+
+
+def the_timer() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The one armed schedule, and its payload's timer fields."""
+    (schedule,) = schedules()
+    payload = json.loads(schedule["Target"]["Input"])
+    return payload, json.loads(payload["weekly_shop_timer"])
+
+
+def at(epoch: int) -> str:
+    return f"at({datetime.fromtimestamp(epoch, UTC).strftime('%Y-%m-%dT%H:%M:%S')})"
+
+
+def posted_at() -> int:
+    """When the bot posted the basket (its clock; the fake Slack's ts are not real times)."""
+    return int(json.loads(the_timer()[0]["weekly_shop_timer"])["posted_at"])
+
+
+def fire(world: World, payload: dict[str, Any]) -> dict[str, Any]:
+    """Scheduler's invocation: the schedule's Input, verbatim, as the event."""
+    return world.send(payload)
+
+
+def latest_answer(world: World, bucket: str, session: str) -> dict[str, Any]:
+    store = S3CheckpointStore(bucket, SHOP_PREFIX, s3_client=world.s3, codec=SHOP_RECORDS)
+    record = store.latest(TENANT, session)
+    assert record is not None
+    answered = json.loads(record.state)["answered"]
+    return dict(list(answered.values())[-1])
+
+
+def test_a_posted_basket_arms_one_schedule_and_answering_it_deletes_it(timed: World) -> None:
+    """One-time schedule: at(...) in UTC, flexible window off, deleted after it fires; the
+    target is this function, through the scheduler's own role."""
+    basket = start_basket(timed)
+    (schedule,) = schedules()
+    _, timer = the_timer()
+    posted = posted_at()
+
+    assert schedule["ScheduleExpression"] == at(posted + 6 * HOUR)
+    assert schedule["FlexibleTimeWindow"] == {"Mode": "OFF"}
+    assert schedule["ActionAfterCompletion"] == "DELETE"
+    assert schedule["Target"]["Arn"] == TARGET and schedule["Target"]["RoleArn"] == ROLE
+    assert (timer["kind"], timer["n"], timer["thread_ts"]) == ("remind", 1, basket["ts"])
+    assert timer["session"] == session_of(timed, basket)
+
+    timed.click(basket, "approve_basket")
+    timed.run_lazies()
+    assert thread_texts(timed, basket) == ["Ordered 10 items."]
+    assert schedules() == []
+
+
+def test_two_reminders_then_the_expiry_which_orders_nothing(timed: World, bucket: str) -> None:
+    basket = start_basket(timed)
+    posted = posted_at()
+    value, session = timed.buttons(basket)["approve_basket"], session_of(timed, basket)
+
+    first, timer = the_timer()
+    assert fire(timed, first) == {"fired": True, "kind": "remind"}
+    (reminder,) = thread_texts(timed, basket)
+    assert reminder.startswith("<@U0ALICE> Basket 1 of 3 is still waiting for an answer.")
+    assert f"<!date^{posted + 72 * HOUR}^" in reminder  # when it expires
+    second, timer = the_timer()
+    assert (timer["kind"], timer["n"]) == ("remind", 2)
+    assert schedules()[0]["ScheduleExpression"] == at(posted + 12 * HOUR)
+
+    fire(timed, second)
+    assert len(thread_texts(timed, basket)) == 2
+    expiry, timer = the_timer()
+    assert (timer["kind"], timer["at"]) == ("expire", posted + 72 * HOUR)
+
+    assert fire(timed, expiry) == {"fired": True, "kind": "expire"}
+    (expired,) = timed.baskets()
+    assert timed.buttons(expired) == {}
+    assert "Expired — nothing ordered" in context_text(expired)
+    assert thread_texts(timed, basket)[-1] == "No order placed: nobody answered in time"
+    assert schedules() == []
+    answered = latest_answer(timed, bucket, session)
+    assert answered["by"] == BOT and answered["response"]["v"]["expired_at"] == posted + 72 * HOUR
+
+    timed.click(basket, "approve_basket", value=value)  # from a screen not yet updated
+    timed.run_lazies()
+    (told,) = ephemeral_texts(timed, "U0BOB")
+    assert told.startswith("This basket expired <!date^") and "nothing was ordered" in told
+    assert thread_texts(timed, basket)[-1] == "No order placed: nobody answered in time"
+
+
+def test_a_timer_delivered_twice_acts_once(timed: World) -> None:
+    basket = start_basket(timed)
+    reminder, _ = the_timer()
+    fire(timed, reminder)
+    fire(timed, reminder)  # at least once: the same payload again
+    assert len(thread_texts(timed, basket)) == 1
+
+    fire(timed, the_timer()[0])  # reminder 2
+    expiry, _ = the_timer()
+    fire(timed, expiry)
+    fire(timed, expiry)
+    said = thread_texts(timed, basket)
+    assert said.count("No order placed: nobody answered in time") == 1 and len(said) == 3
+
+
+def test_a_timer_after_the_basket_was_answered_does_nothing(timed: World, bucket: str) -> None:
+    basket = start_basket(timed)
+    reminder, _ = the_timer()
+    timed.click(basket, "approve_basket")
+    timed.run_lazies()
+    before = objects(timed.s3, bucket)
+
+    assert fire(timed, reminder) == {"fired": True, "kind": "remind"}
+
+    assert thread_texts(timed, basket) == ["Ordered 10 items."]
+    assert objects(timed.s3, bucket) == before and schedules() == []
+
+
+def test_a_change_moves_the_timer_to_the_new_basket(timed: World) -> None:
+    basket = start_basket(timed)
+    old, _ = the_timer()
+    change(timed, basket, "no fish")
+    second = timed.baskets()[-1]
+    _, timer = the_timer()
+    assert timer["thread_ts"] == second["ts"] and timer["n"] == 1
+
+    fire(timed, old)  # basket 1's reminder, delivered late: basket 1 is answered
+    assert thread_texts(timed, basket) == [] and thread_texts(timed, second) == []
+
+
+def test_reminders_mention_the_approvers_when_there_are_some(timed: World) -> None:
+    timed.boot(APPROVER_IDS="U0CAROL,U0BOB")
+    basket = start_basket(timed)
+    fire(timed, the_timer()[0])
+    (reminder,) = thread_texts(timed, basket)
+    assert reminder.startswith("<@U0BOB> <@U0CAROL> Basket 1 of 3 is still waiting")
+
+
+@pytest.mark.parametrize(
+    "forge",
+    [
+        lambda p: {**p, "mac": "0" * 64},
+        lambda p: {**p, "weekly_shop_timer": p["weekly_shop_timer"].replace("remind", "expire")},
+        lambda p: {"weekly_shop_timer": "{}", "mac": p["mac"]},
+        lambda p: {**p, "extra": 1},
+    ],
+)
+def test_a_forged_timer_changes_nothing(timed: World, bucket: str, forge: Any) -> None:
+    basket = start_basket(timed)
+    payload, _ = the_timer()
+    before = objects(timed.s3, bucket)
+
+    assert fire(timed, forge(payload)) == {"fired": False}
+
+    assert thread_texts(timed, basket) == [] and objects(timed.s3, bucket) == before
+    assert len(schedules()) == 1
+
+
+def test_a_timer_that_finds_the_session_busy_fails_so_lambda_retries_it(
+    timed: World, bucket: str
+) -> None:
+    """Someone is answering the basket right now: the reminder raises (Lambda's async retry
+    delivers it again later), leaves the other holder's lock, and works on its retry."""
+    basket = start_basket(timed)
+    reminder, timer = the_timer()
+    lock = S3SessionLock(bucket, SHOP_PREFIX, timed.s3)
+    lease = lock.acquire(TENANT, timer["session"], owner="U0BOB", ttl_seconds=30)
+
+    with pytest.raises(TryLater, match="busy"):
+        fire(timed, reminder)
+    assert thread_texts(timed, basket) == []
+
+    lock.release(lease)
+    fire(timed, reminder)
+    assert len(thread_texts(timed, basket)) == 1
