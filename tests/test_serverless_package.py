@@ -30,6 +30,10 @@ ROOT = Path(__file__).resolve().parent.parent
 STAGE = "test"
 REGION = "eu-west-1"
 FUNCTION = f"weekly-shop-{STAGE}-slack"
+FUNCTION_ARN = (
+    f"arn:${{AWS::Partition}}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:function:{FUNCTION}"
+)
+TIMER_GROUP = f"weekly-shop-{STAGE}-baskets"
 PREFIX = "weekly-shop/"
 SCHEDULE = "cron(0 9 ? * SAT *)"
 SECRET_PARAMETERS = {
@@ -243,6 +247,11 @@ def test_environment_defaults(packaged: Packaged) -> None:
     assert variables["NO_SELF_APPROVAL"] == "false"
     assert variables["SHOP_CHANNEL"] == ""
     assert variables["SHOP_REQUEST"] == ""
+    assert (variables["REMIND_AFTER"], variables["MAX_REMINDERS"]) == ("6h", "2")
+    assert variables["EXPIRE_AFTER"] == "72h"
+    assert variables["TIMER_GROUP"] == {"Ref": "BasketTimerGroup"}
+    assert variables["TIMER_TARGET_ARN"] == {"Fn::Sub": FUNCTION_ARN}
+    assert variables["TIMER_ROLE_ARN"] == {"Fn::GetAtt": ["BasketTimerRole", "Arn"]}
 
 
 def test_environment_overrides(scheduled: Packaged) -> None:
@@ -288,7 +297,7 @@ def test_no_wildcard_resources_or_actions(packaged: Packaged) -> None:
         for action in _as_list(statement["Action"]):
             assert not action.endswith(":*") and action != "*", statement
     granted = {a for s in packaged.statements for a in _as_list(s["Action"])}
-    assert {a for a in granted if a.startswith(("s3:", "lambda:", "sqs:"))} == {
+    assert granted == {
         "s3:GetObject",
         "s3:PutObject",
         "s3:DeleteObject",
@@ -298,7 +307,49 @@ def test_no_wildcard_resources_or_actions(packaged: Packaged) -> None:
         "sqs:ReceiveMessage",  # ...which the function consumes (bot/lost.py)
         "sqs:DeleteMessage",
         "sqs:GetQueueAttributes",
+        "scheduler:CreateSchedule",  # a basket's timer (bot/timers.py)
+        "scheduler:DeleteSchedule",
+        "iam:PassRole",  # ...invoking the function through BasketTimerRole
+        "logs:CreateLogStream",  # the framework's own, for the function's log group
+        "logs:CreateLogGroup",
+        "logs:TagResource",
+        "logs:PutLogEvents",
     }
+
+
+def test_timers_are_made_and_deleted_in_their_group_only(packaged: Packaged) -> None:
+    """Least privilege for a basket's timer: CreateSchedule and DeleteSchedule on schedules of
+    the one group (no ListSchedules: nothing lists every basket), and iam:PassRole on the
+    timer role only, only to Scheduler (CreateSchedule needs PassRole on the target's role)."""
+    [schedules] = [s for s in packaged.statements if "scheduler:CreateSchedule" in s["Action"]]
+    assert sorted(_as_list(schedules["Action"])) == [
+        "scheduler:CreateSchedule",
+        "scheduler:DeleteSchedule",
+    ]
+    group_arn = (
+        f"arn:${{AWS::Partition}}:scheduler:${{AWS::Region}}:${{AWS::AccountId}}:"
+        f"schedule/{TIMER_GROUP}/*"
+    )
+    assert _as_list(schedules["Resource"]) == [{"Fn::Sub": group_arn}]
+    [passing] = [s for s in packaged.statements if "iam:PassRole" in _as_list(s["Action"])]
+    assert _as_list(passing["Action"]) == ["iam:PassRole"]
+    assert _as_list(passing["Resource"]) == [{"Fn::GetAtt": ["BasketTimerRole", "Arn"]}]
+    assert passing["Condition"] == {
+        "StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}
+    }
+    group = packaged.one("AWS::Scheduler::ScheduleGroup")
+    assert group["Name"] == TIMER_GROUP
+
+
+def test_the_timer_role_lets_only_scheduler_invoke_only_this_function(packaged: Packaged) -> None:
+    role = packaged.template["Resources"]["BasketTimerRole"]["Properties"]
+    [trust] = role["AssumeRolePolicyDocument"]["Statement"]
+    assert trust["Principal"] == {"Service": "scheduler.amazonaws.com"}
+    assert trust["Condition"] == {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}}
+    [policy] = role["Policies"]
+    [statement] = policy["PolicyDocument"]["Statement"]
+    assert statement["Action"] == "lambda:InvokeFunction"
+    assert _as_list(statement["Resource"]) == [{"Fn::Sub": FUNCTION_ARN}]
 
 
 # --- asynchronous invocations (lazy listeners) -------------------------------------------------
