@@ -111,6 +111,31 @@ def test_the_whole_flow_over_the_page_api(sandbox: SandboxProcess) -> None:
     assert {c["version"] for c in chain} == {"weekly-shop v1 · format 2 · record v2"}
 
 
+def test_fast_forward_fires_a_baskets_reminders_then_its_expiry(sandbox: SandboxProcess) -> None:
+    """The panel lists each waiting basket's next timer (moto's Scheduler) and fires the first
+    due at once: a newcomer sees a reminder and an expiry in a minute, not in three days."""
+    call(sandbox, "/ui/command", {"user": "U0DAVE", "text": "/shop soup on Sunday"})
+
+    def mine() -> dict[str, Any] | None:
+        for m in state(sandbox, "U0DAVE")["messages"]:
+            if "soup on Sunday" in json.dumps(m.get("blocks", [])):
+                return dict(m)
+        return None
+
+    basket = wait_for(mine)
+    assert any(t["thread_ts"] == basket["ts"] for t in state(sandbox, "U0DAVE")["timers"])
+    said: list[str] = []
+    for _ in range(12):  # other tests' baskets may be due first
+        call(sandbox, "/ui/fast-forward", {"user": "U0DAVE"})
+        (shown,) = [m for m in state(sandbox, "U0DAVE")["messages"] if m["ts"] == basket["ts"]]
+        said = [r["text"] for r in shown["replies"]]
+        if "No order placed: nobody answered in time" in said:
+            break
+    assert len(said) == 3 and all("still waiting for an answer" in t for t in said[:2])
+    assert said[-1] == "No order placed: nobody answered in time"  # two reminders, the expiry
+    assert not [t for t in state(sandbox, "U0DAVE")["timers"] if t["thread_ts"] == basket["ts"]]
+
+
 def test_it_listens_on_loopback_only(sandbox: SandboxProcess) -> None:
     inodes = set()
     for fd in Path(f"/proc/{sandbox.process.pid}/fd").iterdir():

@@ -63,7 +63,7 @@ def snapshot(sandbox: Sandbox, user: str, channel: str | None = None) -> dict[st
 async def ui_state(request: web.Request) -> web.Response:
     from bot.handler import cold_start
 
-    from .panel import sessions
+    from .panel import sessions, timers
 
     sandbox: Sandbox = request.app["sandbox"]
     user = _person(request.query.get("user", ""))
@@ -72,6 +72,7 @@ async def ui_state(request: web.Request) -> web.Response:
     panel = await asyncio.get_running_loop().run_in_executor(
         sandbox.pool, sessions, rt, sandbox.slack.team_id
     )
+    armed = await asyncio.get_running_loop().run_in_executor(sandbox.pool, timers, rt)
     state = snapshot(sandbox, user, channel)
     state.update(
         channel=channel,
@@ -80,6 +81,7 @@ async def ui_state(request: web.Request) -> web.Response:
         busy=sandbox.busy,
         banner=sandbox.banner,
         sessions=panel,
+        timers=armed,
         max_rounds=rt.settings.max_rounds,
     )
     return web.json_response(state)
@@ -193,6 +195,12 @@ async def ui_view(request: web.Request) -> web.Response:
     return web.json_response({"ok": status == 200, "status": status})
 
 
+async def ui_fast_forward(request: web.Request) -> web.Response:
+    """The panel's "Fire the next timer": a reminder or an expiry without waiting hours."""
+    sandbox: Sandbox = request.app["sandbox"]
+    return web.json_response({"ok": True, "fired": await sandbox.fast_forward()})
+
+
 async def ui_close(request: web.Request) -> web.Response:
     sandbox: Sandbox = request.app["sandbox"]
     sandbox.slack.close_view(_person(str((await request.json()).get("user", ""))))
@@ -245,4 +253,5 @@ def build_app(sandbox: Sandbox) -> web.Application:
     app.router.add_post("/ui/action", ui_action)
     app.router.add_post("/ui/view", ui_view)
     app.router.add_post("/ui/close", ui_close)
+    app.router.add_post("/ui/fast-forward", ui_fast_forward)
     return app

@@ -1,7 +1,8 @@
 """The "Checkpoints" side panel: each session's checkpoints as the store holds them, and its lock.
 
 This is where a newcomer sees the mechanism: every superstep appends a checkpoint, a click takes
-the lock, and the pending request in the latest checkpoint is the basket on screen. Each
+the lock, and the pending request in the latest checkpoint is the basket on screen; each waiting
+basket's next timer (a reminder or its expiry) is listed, and can be fired at once. Each
 checkpoint says what wrote it: the workflow's name and graph version, the document format and
 the record version (README.md, "Changing the workflow").
 """
@@ -87,3 +88,18 @@ def _written_by(store: S3CheckpointStore, tenant: str, session: str, checkpoint_
     except WorkflowError:
         return "unreadable"
     return "" if record is None else f"{written_with(record.state)} · record v{record.mac}"
+
+
+def timers(rt: Runtime) -> list[dict[str, Any]]:
+    """The basket timers armed on (moto's) EventBridge Scheduler, the next due first."""
+    armed = rt.timers
+    if armed is None:
+        return []
+    try:
+        pending = armed.pending()
+    except (ClientError, BotoCoreError):
+        return []
+    return [
+        {"session": t.session, "kind": t.kind, "n": t.n, "at": t.at, "thread_ts": t.thread_ts}
+        for t in pending
+    ]

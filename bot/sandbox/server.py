@@ -36,6 +36,7 @@ CHANNEL = "C0WEEKLYSHOP"
 GARDEN = "C0GARDEN"
 BOT_USER = "U0SHOPBOT"
 FUNCTION_NAME = "weekly-shop-sandbox-slack"
+TIMER_GROUP = "weekly-shop-sandbox-baskets"
 
 
 class Sandbox:
@@ -110,6 +111,30 @@ class Sandbox:
 
         self._loop.call_soon_threadsafe(schedule)
 
+    async def fast_forward(self) -> str:
+        """Fire the basket timer due first, now, as Scheduler would at its time (moto never
+        fires one): its schedule goes (ActionAfterCompletion: DELETE), its payload is invoked.
+        Returns what it was ("remind 1", "expire"), or "" when no timer is armed."""
+        from bot.handler import cold_start
+        from bot.timers import schedule_name, to_payload
+
+        rt, _ = cold_start()
+        timers = rt.timers
+        if timers is None:
+            return ""
+        pending = await self._loop.run_in_executor(self.pool, timers.pending)
+        if not pending:
+            return ""
+        timer = pending[0]
+        await self._loop.run_in_executor(
+            self.pool,
+            lambda: timers.client.delete_schedule(
+                Name=schedule_name(timer.tenant, timer.session), GroupName=timers.group
+            ),
+        )
+        await self.invoke(to_payload(timer, timers.key), lazy=True)
+        return f"{timer.kind} {timer.n}" if timer.kind == "remind" else timer.kind
+
 
 def configure_bot(sandbox: Sandbox, s3_url: str) -> str:
     """Point the real bot at the local stand-ins; the banner says which shopper it uses. The
@@ -124,7 +149,11 @@ def configure_bot(sandbox: Sandbox, s3_url: str) -> str:
         CHECKPOINT_BUCKET=BUCKET,
         SLACK_API_URL=sandbox.slack.url,
         AWS_ENDPOINT_URL_S3=s3_url,
+        AWS_ENDPOINT_URL_SCHEDULER=s3_url,  # the same moto server plays EventBridge Scheduler
         AWS_ENDPOINT_URL_LAMBDA=sandbox.lam.url,
+        TIMER_GROUP=TIMER_GROUP,
+        TIMER_TARGET_ARN=f"arn:aws:lambda:us-east-1:123456789012:function:{FUNCTION_NAME}",
+        TIMER_ROLE_ARN="arn:aws:iam::123456789012:role/weekly-shop-sandbox-timers",
         AWS_ACCESS_KEY_ID=sandbox.access_key_id,
         AWS_SECRET_ACCESS_KEY="sandbox",
         AWS_DEFAULT_REGION="us-east-1",
@@ -169,6 +198,11 @@ async def serve(port: int, ready: asyncio.Event | None = None) -> int:
         await asyncio.get_running_loop().run_in_executor(
             None, lambda: rt._s3().create_bucket(Bucket=BUCKET)
         )
+        timers = rt.timers
+        if timers is not None:
+            await asyncio.get_running_loop().run_in_executor(
+                None, lambda: timers.client.create_schedule_group(Name=TIMER_GROUP)
+            )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

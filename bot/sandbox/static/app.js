@@ -134,6 +134,22 @@ function renderSessions() {
   }).join("");
 }
 
+function renderTimers() {
+  const timers = state.timers || [];
+  $("#fast-forward").disabled = !timers.length;
+  $("#timers").innerHTML = timers.length
+    ? `<table><tr><th>session</th><th>timer</th><th>due</th></tr>${timers.map((t) => `<tr>
+        <td>${esc(t.session)}</td><td>${esc(t.kind === "remind" ? `reminder ${t.n}` : "expiry")}</td>
+        <td>${esc(new Date(t.at * 1000).toLocaleString())}</td></tr>`).join("")}</table>`
+    : '<p class="panel-hint">No timers: no basket is waiting.</p>';
+}
+
+$("#fast-forward").addEventListener("click", async () => {
+  $("#fast-forward").disabled = true;
+  await post("/ui/fast-forward", {});
+  refresh();
+});
+
 function renderModal() {
   const view = state.modal;
   const overlay = $("#overlay");
@@ -238,6 +254,7 @@ async function refresh() {
   }
   select.value = user;
   renderSessions();
+  renderTimers();
   renderModal();
 }
 
