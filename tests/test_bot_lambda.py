@@ -123,3 +123,36 @@ def test_missing_settings_fail_naming_the_variable() -> None:
     assert settings.checkpoint_prefix == "weekly-shop/" and settings.max_rounds == 3
     assert settings.lock_ttl_seconds == 60 and settings.slack_api_url == "https://slack.com/api/"
     assert "xoxb-1" not in repr(settings)
+
+
+BASE = {"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_SIGNING_SECRET": "s", "CHECKPOINT_BUCKET": "bkt"}
+
+
+@pytest.mark.parametrize(
+    ("raw", "seconds"),
+    [("6h", 6 * 3600), ("45m", 2700), ("3d", 3 * 86400), ("90s", 90), ("7200", 7200), ("0", 0)],
+)
+def test_a_baskets_timers_take_durations(raw: str, seconds: int) -> None:
+    settings = Settings.from_env({**BASE, "REMIND_AFTER": raw})
+    assert settings.remind_after == seconds
+
+
+def test_timer_settings_default_to_six_hours_two_reminders_and_three_days() -> None:
+    settings = Settings.from_env(BASE)
+    assert (settings.remind_after, settings.max_reminders) == (6 * 3600, 2)
+    assert settings.expire_after == 72 * 3600
+    assert not settings.has_timers  # no schedule group, target or role: no timers armed
+
+
+@pytest.mark.parametrize(
+    ("name", "raw"),
+    [
+        ("REMIND_AFTER", "soon"),
+        ("REMIND_AFTER", "10s"),  # under the one-minute minimum
+        ("EXPIRE_AFTER", "30d"),  # the bucket's 30-day lifecycle would delete the basket first
+        ("MAX_REMINDERS", "11"),
+    ],
+)
+def test_a_bad_timer_setting_fails_naming_it(name: str, raw: str) -> None:
+    with pytest.raises(SettingsError, match=f"{name} is invalid"):
+        Settings.from_env({**BASE, name: raw})
