@@ -2,9 +2,10 @@
 
     .venv/bin/python -m bench
 
-Slack level (bench.slack: the bot handler in this process and in fresh processes) and engine
-level (bench.resume), all against one moto S3 server and the fake Slack, Lambda and Anthropic
-APIs on 127.0.0.1; each figure beside a baseline measured in the same run.
+Slack level (bench.slack: the bot handler in this process and in fresh processes), engine
+level (bench.resume) and a basket's timers (bench.timers: S3 and Scheduler requests), against
+moto (S3, Scheduler) and the fake Slack, Lambda and Anthropic APIs on 127.0.0.1; each figure
+beside a baseline measured in the same run.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import asyncio
 import os
 import time
 
-from bench import coldstart, resume, slack
+from bench import coldstart, resume, slack, timers
 from bench.common import loopback
 from bench.table import render
 
@@ -26,8 +27,10 @@ def main() -> None:
         cold_rows, cold_notes = coldstart.measure(lb)
         lb.check_s3.create_bucket(Bucket="bench-engine")
         engine_rows = asyncio.run(resume.measure(lb.check_s3, "bench-engine"))
+    with loopback("bench-timers", **timers.TIMER_ENV) as lb:
+        timer_rows = timers.measure(lb)
     print()
-    print(render(cold_rows + slack_rows[:-1] + engine_rows + slack_rows[-1:]))
+    print(render(cold_rows + slack_rows[:-1] + engine_rows + timer_rows + slack_rows[-1:]))
     print("\n".join(cold_notes))
     slack.print_profile(found)
     print(f"\n({time.perf_counter() - started:.0f} s)")

@@ -117,15 +117,16 @@ def atomic_moto_server(bucket: str) -> Iterator[dict[str, str]]:
 
 
 class RequestCounter:
-    """S3 API calls made through one client, by operation (botocore's ``before-call.s3``).
+    """API calls made through one client, by operation (botocore's ``before-call.<service>``;
+    S3 unless ``service`` says otherwise).
 
     ``before-call`` fires once per API call, not per HTTP retry, so a retried request counts once.
     """
 
-    def __init__(self, s3: Any) -> None:
+    def __init__(self, client: Any, service: str = "s3") -> None:
         self.calls: Counter[str] = Counter()
         self._lock = threading.Lock()
-        s3.meta.events.register("before-call.s3", self._count)
+        client.meta.events.register(f"before-call.{service}", self._count)
 
     def _count(self, model: Any, **_: Any) -> None:
         with self._lock:

@@ -75,3 +75,21 @@ def test_concurrent_sessions_all_end_ordered_with_unbroken_chains(
         assert_chain_intact(s3, bucket, session, TENANT)
     assert lock_keys(s3, bucket) == []
     assert result.ok, failures(result)
+
+
+def test_the_timer_bench_counts_what_a_reminder_an_expiry_and_an_approve_cost(
+    world: World, bucket: str
+) -> None:
+    """bench/timers.py on the test world (moto's S3 and Scheduler in this process)."""
+    import boto3
+
+    from bench import timers
+
+    world.boot(**timers.TIMER_ENV)
+    rows = timers.measure(
+        Loopback.around(world, bucket), boto3.client("scheduler", region_name="us-east-1")
+    )
+    reminder, expiry, approve = rows
+    assert "CreateSchedule 1, DeleteSchedule 1" in reminder.baseline
+    assert "Scheduler: DeleteSchedule 1" in expiry.baseline
+    assert approve.ok and int(approve.ours) <= 8
