@@ -214,3 +214,31 @@ def test_a_timer_that_finds_the_session_busy_fails_so_lambda_retries_it(
     lock.release(lease)
     fire(timed, reminder)
     assert len(thread_texts(timed, basket)) == 1
+
+
+def test_each_timer_runs_in_a_fresh_process_as_scheduler_invokes_the_function(
+    served: World,
+) -> None:
+    """New process, new process: basket 1 is written, reminded and expired by three fresh
+    interpreters, each reading only S3 and the schedule's payload."""
+    world = served
+    endpoint = world.env["AWS_ENDPOINT_URL"]
+    client = boto3.client("scheduler", endpoint_url=endpoint, region_name="us-east-1")
+    client.create_schedule_group(Name=GROUP)
+    world.boot(TIMER_GROUP=GROUP, TIMER_TARGET_ARN=TARGET, TIMER_ROLE_ARN=ROLE)
+    world.shop()
+    world.run_lazies(fresh_process=True)
+    (basket,) = world.baskets()
+
+    def armed() -> dict[str, Any]:
+        (listed,) = client.list_schedules(GroupName=GROUP)["Schedules"]
+        got = client.get_schedule(Name=listed["Name"], GroupName=GROUP)
+        return dict(json.loads(got["Target"]["Input"]))
+
+    for _ in range(2):
+        assert world.in_fresh_process(armed())["response"] == {"fired": True, "kind": "remind"}
+    assert world.in_fresh_process(armed())["response"] == {"fired": True, "kind": "expire"}
+
+    said = thread_texts(world, basket)
+    assert len(said) == 3 and said[-1] == "No order placed: nobody answered in time"
+    assert client.list_schedules(GroupName=GROUP)["Schedules"] == []
