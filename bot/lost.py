@@ -26,6 +26,12 @@ where it belongs, once (a marker object per failed request ID, created with If-N
     a change        "<@…> Your change didn't go through — press Change… again." (in the thread)
     the schedule    "The weekly basket couldn't be written this time. Try /shop." (the channel)
 
+A basket's timer (``bot.timers``: a reminder or the expiry, lost because its session stayed busy
+or S3 or Scheduler failed through every retry) is not a message: it is armed again, to fire
+``TIMER_RETRY_SECONDS`` from now, if its payload verifies: a reminder in place of whatever timer
+its session has now (its run again arms the next), an expiry unless a timer is armed. If the
+basket was answered meanwhile, the timer fires and does nothing.
+
 Each is counted in the ``LostLazyRuns`` CloudWatch metric (embedded metric format, one JSON log
 line), on which serverless.yml sets an alarm.
 """
@@ -39,7 +45,7 @@ import json
 import logging
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -52,12 +58,14 @@ from workflow.store import validate_id
 from .blocks import APPROVE, REJECT, START_AGAIN, read_modal_metadata
 from .outbox import Outbox
 from .payloads import request_text
+from .timers import BadTimer, TimerError, Timers, from_payload, is_timer
 
 log = logging.getLogger(__name__)
 
 METRIC_NAMESPACE = "weekly-shop"
 METRIC = "LostLazyRuns"
 RESHOP = "I couldn't finish writing your basket — try /shop again."
+TIMER_RETRY_SECONDS = 300
 AGAIN_LOST = "The new basket wasn't started — press Start again to try once more."
 SCHEDULE_LOST = "The weekly basket couldn't be written this time. Try /shop."
 VERBS = {APPROVE: ("approval", "Approve"), REJECT: ("rejection", "Reject")}
@@ -87,7 +95,9 @@ class LostRuns:
         prefix: str,
         schedule_channel: str = "",
         schedule_tenant: Any = None,
+        timers: Timers | None = None,
     ) -> None:
+        self.timers = timers
         self.outbox = outbox
         self.verifier = SignatureVerifier(signing_secret)
         self.metadata_key = metadata_key
@@ -118,6 +128,8 @@ class LostRuns:
         except (ValueError, KeyError, TypeError):
             log.warning("an SQS record that is not a Lambda invocation record was dropped")
             return True
+        if isinstance(original, dict) and is_timer(original):
+            return self._rearm(original, condition, function_name)
         said = self._what_to_say(original) if isinstance(original, dict) else None
         if said is None:
             log.warning("a lost run that is not ours (or not signed) was dropped")
@@ -130,6 +142,29 @@ class LostRuns:
         if not self._say(said):
             self.s3.delete_object(Bucket=self.bucket, Key=key)  # so that the retry says it
             return False
+        emit_metric(function_name, condition)
+        return True
+
+    def _rearm(self, original: dict[str, Any], condition: str, function_name: str) -> bool:
+        """A lost timer, armed again a few minutes from now; False (SQS retries) if Scheduler
+        refuses. Lambda may have run part of it: the timer's turn is safe to run again."""
+        if self.timers is None:
+            log.error("a basket timer was lost and no timers are configured: dropped")
+            return True
+        try:
+            timer = from_payload(original, self.timers.key)
+        except BadTimer as exc:
+            log.warning("a lost timer that is not ours was dropped: %s", exc)
+            return True
+        again = replace(timer, at=int(self.timers.clock()) + TIMER_RETRY_SECONDS)
+        try:
+            if timer.kind == "remind":  # its session's timer was this one, or its next
+                self.timers.disarm(timer.tenant, timer.session)
+            self.timers.arm(again)
+        except TimerError as exc:
+            log.error("a lost timer could not be armed again yet: %s", exc)
+            return False
+        log.error("a basket timer was lost (%s); armed again", condition)
         emit_metric(function_name, condition)
         return True
 

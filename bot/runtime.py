@@ -190,6 +190,7 @@ class Runtime:
             prefix=s.checkpoint_prefix,
             schedule_channel=s.shop_channel,
             schedule_tenant=lambda: self.web.auth_test()["team_id"],
+            timers=self.timers,
         )
 
     @functools.cached_property

@@ -9,6 +9,7 @@ Lambda target is invoked asynchronously, so Lambda's own retries follow a functi
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -242,3 +243,31 @@ def test_each_timer_runs_in_a_fresh_process_as_scheduler_invokes_the_function(
     said = thread_texts(world, basket)
     assert len(said) == 3 and said[-1] == "No order placed: nobody answered in time"
     assert client.list_schedules(GroupName=GROUP)["Schedules"] == []
+
+
+def test_a_timer_lambda_gave_up_on_is_armed_again_not_lost(timed: World) -> None:
+    """Busy through every retry (or S3 down): Lambda's on-failure destination puts the timer in
+    the lost-runs queue, and the function arms it again five minutes out; it then works."""
+    from bot.sandbox.slack_requests import lost_run_record, sqs_event
+
+    basket = start_basket(timed)
+    payload, timer = the_timer()
+    lost = sqs_event(lost_run_record(payload, condition="RetriesExhausted"))
+
+    assert timed.send(lost) == {"batchItemFailures": []}
+
+    again, rearmed = the_timer()
+    assert (rearmed["kind"], rearmed["n"]) == ("remind", 1)
+    assert rearmed["at"] >= time.time() + 240 and rearmed["posted_at"] == timer["posted_at"]
+    fire(timed, again)
+    assert len(thread_texts(timed, basket)) == 1
+
+
+def test_a_lost_timer_that_is_not_ours_is_dropped(timed: World) -> None:
+    from bot.sandbox.slack_requests import lost_run_record, sqs_event
+
+    start_basket(timed)
+    payload, _ = the_timer()
+    forged = {**payload, "mac": "0" * 64}
+    assert timed.send(sqs_event(lost_run_record(forged))) == {"batchItemFailures": []}
+    assert the_timer()[0] == payload  # the basket's own timer, untouched
