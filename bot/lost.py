@@ -52,7 +52,8 @@ from urllib.parse import parse_qsl
 from botocore.exceptions import BotoCoreError, ClientError
 from slack_sdk.signature import SignatureVerifier
 
-from workflow.s3_client import is_precondition_failed
+from workflow.errors import StoreError
+from workflow.s3_client import create_marker
 from workflow.store import validate_id
 
 from .blocks import APPROVE, REJECT, START_AGAIN, read_modal_metadata
@@ -111,7 +112,7 @@ class LostRuns:
         for record in event["Records"]:
             try:
                 done = self._one(record, function_name)
-            except (ClientError, BotoCoreError, OSError) as exc:
+            except (ClientError, BotoCoreError, OSError, StoreError) as exc:
                 log.error("a lost run could not be reported yet: %s", type(exc).__name__)
                 done = False
             if not done:
@@ -226,19 +227,7 @@ class LostRuns:
         least once), else None: ``<prefix><tenant>/lost/<request ID>``, If-None-Match."""
         tenant, request_id = validate_id(tenant, "tenant ID"), validate_id(request_id, "request ID")
         key = f"{self.prefix}{tenant}/lost/{request_id}"
-        try:
-            self.s3.put_object(
-                Bucket=self.bucket,
-                Key=key,
-                Body=b"",
-                IfNoneMatch="*",
-                ServerSideEncryption="AES256",
-            )
-        except ClientError as exc:
-            if is_precondition_failed(exc):
-                return None
-            raise
-        return key
+        return key if create_marker(self.s3, self.bucket, key, "lost-run marker") else None
 
 
 def _dict(value: object) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from workflow.s3_client import get_object, is_precondition_failed, store_error
+from workflow.s3_client import create_marker, get_object, store_error
 from workflow.s3_keys import S3Keys
 from workflow.store import validate_id
 
@@ -97,18 +97,5 @@ class S3Receipts:
         """A marker object per reminder, created with ``If-None-Match: *``: of any number of
         deliveries of one reminder, exactly one creates it (S3 answers the others 412)."""
         name = f"reminded_{validate_id(request_id, 'request ID')}_{int(n)}"
-        try:
-            self.s3.put_object(
-                Bucket=self.bucket,
-                Key=self.keys.beside(tenant_id, session_id, name),
-                Body=b"",
-                IfNoneMatch="*",
-                ServerSideEncryption="AES256",
-            )
-        except ClientError as exc:
-            if is_precondition_failed(exc):
-                return False
-            raise store_error("put reminder marker", exc) from exc
-        except BotoCoreError as exc:
-            raise store_error("put reminder marker", exc) from exc
-        return True
+        key = self.keys.beside(tenant_id, session_id, name)
+        return create_marker(self.s3, self.bucket, key, "reminder marker")
