@@ -1,0 +1,171 @@
+"""The weekly shop's checkpoint values are plain classes (``workflow.values``), no longer pydantic
+models: each writes the very JSON the model it replaced wrote, and reads back exactly what that
+model read in strict mode (JSON's own types, no coercion), which is never more than it read."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from workflow.errors import CheckpointCorrupt
+from workflow.shop.basket import MAX_ITEMS, Basket, BasketDecision, ShopRequest
+from workflow.shop.graph import shop_registry
+
+
+class OldBasket(BaseModel):  # workflow.shop.basket as it was
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    items: list[str] = Field(max_length=MAX_ITEMS)
+    round: int = Field(ge=1)
+
+
+class OldShopRequest(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    text: str = Field(min_length=1, max_length=3000)
+    requested_by: str = Field(default="", max_length=64)
+
+
+class OldBasketDecision(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    approved: bool
+    change: str | None = None
+    round: int = Field(ge=1)
+    expired_at: int | None = Field(default=None, ge=0)
+
+
+PAIRS: list[tuple[Any, type[BaseModel]]] = [
+    (Basket, OldBasket),
+    (ShopRequest, OldShopRequest),
+    (BasketDecision, OldBasketDecision),
+]
+
+texts = st.one_of(
+    st.text(max_size=70),
+    st.integers(0, 3).map(lambda n: "é" * (3000 - 1 + n)),
+    st.integers(0, 3).map(lambda n: "U" * (64 - 1 + n)),
+)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.sampled_from([1.0, 2.0, "1", "2", "true", "yes", b"x", 0.5]),
+    texts,
+)
+values = st.one_of(
+    scalars,
+    st.lists(st.one_of(st.text(max_size=8), scalars), max_size=4),
+    st.integers(MAX_ITEMS - 1, MAX_ITEMS + 1).map(lambda n: ["x"] * n),
+    st.dictionaries(st.text(max_size=4), scalars, max_size=2),
+)
+FIELDS = ["items", "round", "text", "requested_by", "approved", "change", "expired_at", "extra"]
+good_baskets = st.builds(
+    dict, items=st.lists(st.text(), max_size=MAX_ITEMS // 50), round=st.integers(min_value=1)
+)
+good_requests = st.builds(
+    dict,
+    text=st.text(min_size=1, max_size=3000),
+    requested_by=st.text(max_size=64),
+)
+good_decisions = st.builds(
+    dict,
+    approved=st.booleans(),
+    change=st.none() | st.text(),
+    round=st.integers(min_value=1),
+    expired_at=st.none() | st.integers(min_value=0),
+)
+
+
+def _read_back(good: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[Any]:
+    """Data read back: a good value, one with a field changed, added or dropped, or anything."""
+    changed = st.tuples(good, st.sampled_from(FIELDS), values).map(lambda c: {**c[0], c[1]: c[2]})
+    dropped = st.tuples(good, st.sampled_from(FIELDS)).map(
+        lambda c: {k: v for k, v in c[0].items() if k != c[1]}
+    )
+    anything = st.one_of(st.dictionaries(st.sampled_from(FIELDS), values), values)
+    return st.one_of(good, changed, dropped, anything)
+
+
+READ_BACK = {"Basket": good_baskets, "ShopRequest": good_requests, "BasketDecision": good_decisions}
+
+
+@pytest.mark.parametrize(("plain", "old"), PAIRS, ids=lambda c: c.__name__)
+@given(data=st.data())
+def test_a_value_is_read_back_exactly_as_the_strict_model_read_it(
+    plain: Any, old: type[BaseModel], data: st.DataObject
+) -> None:
+    raw = data.draw(_read_back(READ_BACK[plain.__name__]))
+    try:
+        expected: Any = old.model_validate(raw, strict=True).model_dump(mode="json")
+    except ValidationError:
+        expected = None
+    try:
+        got: Any = plain.from_json(raw).to_json()
+    except ValueError:
+        got = None
+    assert got == expected
+    if got is not None:
+        assert list(got) == list(expected)  # in the same order: the checkpoint's bytes
+        assert old.model_validate(raw).model_dump(mode="json") == got  # lax reads it the same
+
+
+@given(
+    case=st.one_of(
+        good_baskets.map(lambda d: (Basket, OldBasket, d)),
+        good_requests.map(lambda d: (ShopRequest, OldShopRequest, d)),
+        good_decisions.map(lambda d: (BasketDecision, OldBasketDecision, d)),
+    )
+)
+def test_a_value_is_written_byte_for_byte_as_the_model_wrote_it(case: Any) -> None:
+    plain, old, fields = case
+    value = plain(**fields)
+    registry = shop_registry()
+
+    def written(v: Any) -> str:
+        return json.dumps(registry.encode(v), separators=(",", ":"), ensure_ascii=False)
+
+    reference = json.dumps(
+        {"t": registry.versioned_tag(plain), "v": old(**fields).model_dump(mode="json")},
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    assert written(value) == reference
+    assert registry.decode(json.loads(reference)) == value
+
+
+def test_a_value_built_wrong_in_code_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="Basket.round must be >= 1"):
+        Basket(items=[], round=0)
+    with pytest.raises(ValueError, match="Basket.items must have at most 500 items"):
+        Basket(items=["x"] * 501, round=1)
+    with pytest.raises(ValueError, match="ShopRequest.text must have at least 1"):
+        ShopRequest(text="")
+    with pytest.raises(ValueError, match="BasketDecision.approved must be true or false"):
+        BasketDecision(approved=1, round=1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        Basket(["x"], 1)  # type: ignore[misc]  # keywords only, as the models were
+
+
+def test_values_are_frozen_and_do_not_share_the_callers_list() -> None:
+    items = ["milk"]
+    basket = Basket(items=items, round=1)
+    items.append("eggs")
+    assert basket.items == ["milk"]
+    with pytest.raises(AttributeError):
+        basket.round = 2  # type: ignore[misc]
+    assert {ShopRequest(text="x"), ShopRequest(text="x")} == {ShopRequest(text="x")}
+
+
+def test_a_value_that_does_not_validate_is_corrupt_naming_its_tag() -> None:
+    registry = shop_registry()
+    with pytest.raises(CheckpointCorrupt, match=r"'Basket@1' does not validate: Basket.round"):
+        registry.decode({"t": "Basket@1", "v": {"items": [], "round": "1"}})
+    with pytest.raises(CheckpointCorrupt, match=r"'BasketDecision@1' does not validate"):
+        registry.decode({"t": "BasketDecision@1", "v": {"approved": True, "round": 1, "x": 0}})
+    with pytest.raises(CheckpointCorrupt, match=r"'ShopRequest@1' does not validate"):
+        registry.decode({"t": "ShopRequest@1", "v": ["tacos"]})
