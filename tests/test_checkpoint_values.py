@@ -1,10 +1,13 @@
 """The weekly shop's checkpoint values are plain classes (``workflow.values``), no longer pydantic
 models: each writes the very JSON the model it replaced wrote, and reads back exactly what that
-model read in strict mode (JSON's own types, no coercion), which is never more than it read."""
+model read in strict mode (JSON's own types, no coercion), which is never more than it read. The
+same holds for a record's header line (``workflow.record_format``)."""
 
 from __future__ import annotations
 
 import json
+import zlib
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -12,7 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from workflow.errors import CheckpointCorrupt
+from workflow.errors import CheckpointCorrupt, CheckpointError
+from workflow.record_format import PLAIN, READS
 from workflow.shop.basket import MAX_ITEMS, Basket, BasketDecision, ShopRequest
 from workflow.shop.graph import shop_registry
 
@@ -169,3 +173,65 @@ def test_a_value_that_does_not_validate_is_corrupt_naming_its_tag() -> None:
         registry.decode({"t": "BasketDecision@1", "v": {"approved": True, "round": 1, "x": 0}})
     with pytest.raises(CheckpointCorrupt, match=r"'ShopRequest@1' does not validate"):
         registry.decode({"t": "ShopRequest@1", "v": ["tacos"]})
+
+
+# -- the record header (workflow.record_format), checked by hand ---------------------------------
+
+
+class OldHeader(BaseModel):  # workflow.record_format._Header as it was
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    v: int
+    id: str = Field(max_length=64)
+    cp: str = Field(max_length=64)
+    parent: str | None = Field(max_length=64)
+    run: str = Field(max_length=64)
+    at: int = Field(ge=0)
+    seq: int = Field(ge=0)
+    sig: str = Field(max_length=128)
+
+
+HEADER = {"v": 2, "id": "i", "cp": "c", "parent": None, "run": "r", "at": 0, "seq": 0, "sig": "s"}
+header_values = st.one_of(
+    values,
+    st.integers(-1, 3),
+    st.integers(0, 3).map(lambda n: "h" * (64 - 1 + n)),
+    st.integers(0, 3).map(lambda n: "s" * (128 - 1 + n)),
+    st.sampled_from([10**15, 10**30, 2.0]),
+)
+headers = st.one_of(
+    st.tuples(st.sampled_from([*HEADER, "extra"]), header_values).map(
+        lambda c: {**HEADER, c[0]: c[1]}
+    ),
+    st.sampled_from(list(HEADER)).map(lambda k: {f: v for f, v in HEADER.items() if f != k}),
+    st.dictionaries(st.sampled_from(list(HEADER)), header_values),
+    header_values,
+)
+
+
+@given(header=headers)
+def test_a_record_header_is_read_as_the_strict_model_read_it(header: Any) -> None:
+    line = json.dumps(header, default=repr)  # what a header line can hold: JSON
+    header = json.loads(line)
+    data = zlib.compress(line.encode() + b"\n{}")
+    try:
+        old = OldHeader.model_validate(header, strict=True)
+        expected: Any = (old.cp, old.parent, old.at, old.seq, old.sig, old.v)
+        datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=old.at)
+        if old.v not in READS:
+            expected = None
+    except (ValidationError, OverflowError):
+        expected = None
+    try:
+        record = PLAIN.from_bytes(data, "cp", "T", "s")
+        ms = (record.created_at - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)
+        got: Any = (
+            record.checkpoint_id,
+            record.parent_checkpoint_id,
+            ms,
+            record.sequence,
+            record.signature,
+            record.mac,
+        )
+    except CheckpointError:
+        got = None
+    assert got == expected

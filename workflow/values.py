@@ -54,8 +54,8 @@ def check_str(value: Any, where: str, *, min_length: int = 0, max_length: int | 
     return value
 
 
-def check_optional_str(value: Any, where: str) -> str | None:
-    return None if value is None else check_str(value, where)
+def check_optional_str(value: Any, where: str, *, max_length: int | None = None) -> str | None:
+    return None if value is None else check_str(value, where, max_length=max_length)
 
 
 def check_int(value: Any, where: str, *, ge: int | None = None) -> int:
