@@ -1,5 +1,6 @@
 """Checkpoint values as plain classes: the protocol the :class:`TypeRegistry` reads them through,
-and the checks their constructors and ``from_json`` make.
+and the checks their constructors and ``from_json`` make (a record's header line is checked with
+them too, ``workflow.record_format``).
 
 A class crosses a checkpoint when it provides ``to_json()`` (its fields as JSON-ready data, in
 declaration order: the order is in the checkpoint's bytes) and ``from_json(data)``, which builds
