@@ -256,7 +256,7 @@ PHASE_NAMES = [
     "import bot.handler (the ack path: Bolt's adapter, our bot modules)",
     "create the S3 client (botocore loads the S3 model)",
     "cold_start(): settings, Bolt app, clients",
-    "handle the approve (lazy imports of the click path: workflow, pydantic; 6 S3, 2 Slack)",
+    "handle the approve (lazy imports of the click path: the workflow; 6 S3, 2 Slack)",
 ]
 
 

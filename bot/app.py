@@ -6,9 +6,10 @@ once, so ``views.open`` belongs here), and a submitted change is validated and a
 then runs in a lazy listener, which on Lambda is a fresh asynchronous invocation of this function.
 :class:`ShopApp` refuses, with 400, signed payloads Bolt would crash on (see ``payloads``).
 
-Only the lazy listeners import the workflow (``start``, ``clicks``, and with them the engine,
-pydantic and asyncio): a cold start that only acks never loads them, and its import time is a
-large part of Slack's 3 seconds at a small Lambda's CPU share (``bench/coldstart.py``).
+Only the lazy listeners import the workflow (``start``, ``clicks``, and with them the engine and
+asyncio; writing a basket also the model SDK, and with it pydantic): a cold start that only acks
+never loads them, and its import time is a large part of Slack's 3 seconds at a small Lambda's CPU
+share (``bench/coldstart.py``).
 """
 
 from __future__ import annotations

@@ -22,8 +22,8 @@ from typing import Any
 # collector would walk them again and again (~0.1 s before the first response): it is off until
 # the first invocation is done, then those objects are frozen out of its way (``_settle``).
 gc.disable()
-# No pydantic plugins are used; without this, the first model scans every installed package's
-# entry points for them (~15 ms).
+# No pydantic plugins are used; without this, the first pydantic model (the model SDK's: the bot
+# and the workflow have none) scans every installed package's entry points for them (~15 ms).
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 # (so the imports below come after it: ruff E402 is off for this file)
 

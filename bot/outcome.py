@@ -23,7 +23,7 @@ from workflow.errors import ExecutorFailed, WorkflowError
 from workflow.events import OutputEvent, RequestInfoEvent, WorkflowEvent
 from workflow.shop.errors import ShopperError
 
-if TYPE_CHECKING:  # pydantic models: imported by the lazy runs that make Reports, not by an ack
+if TYPE_CHECKING:  # the workflow: imported by the lazy runs that make Reports, not by an ack
     from workflow.shop.basket import Basket
 
 

@@ -5,7 +5,9 @@ halfway through a click. Secrets are :class:`Secret`, so they never show in a re
 
 This is a plain dataclass, not a pydantic model, on purpose: it is read on every cold start,
 in the ack path, and importing pydantic there would cost a large part of Slack's 3 seconds at a
-small Lambda's CPU share (README, "Deploy"). Each field is converted and checked by hand below.
+small Lambda's CPU share (README, "Deploy"); no part of the bot or the workflow uses pydantic (the
+checkpoint values are plain classes too, ``workflow.values``). Each field is converted and checked
+by hand below.
 """
 
 from __future__ import annotations

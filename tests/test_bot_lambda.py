@@ -28,12 +28,14 @@ def test_every_lazy_step_runs_in_a_fresh_process(served: World) -> None:
     world.submit_change("no pizza")
     (revised,) = world.run_lazies(fresh_process=True)
     assert revised["response"]["statusCode"] == 200
+    assert revised["pydantic_imported"]  # the model SDK's: revising is the shopper's job too
     first, second = world.baskets()
     assert "Change asked by <@U0BOB>: no pizza" in context_text(first)
 
     world.click(second, "approve_basket")
     (approved,) = world.run_lazies(fresh_process=True)
     assert not approved["anthropic_imported"]  # an approve never loads the model SDK
+    assert not approved["pydantic_imported"]  # nor pydantic: checkpoint values are plain classes
     assert [m["text"] for m in world.slack.thread(CHANNEL, second["ts"])] == ["Ordered 7 items."]
     assert world.claude.message_calls == 2
     for result in world.fresh:
@@ -41,6 +43,24 @@ def test_every_lazy_step_runs_in_a_fresh_process(served: World) -> None:
             record = json.loads(line)  # JSON lines only
             assert TOKEN not in line and SECRET not in line and "test-key-not-real" not in line
             assert {"level", "message", "lambda_request_id"} <= set(record)
+
+
+@pytest.mark.parametrize("action", ["approve_basket", "reject_basket"])
+def test_an_answer_in_a_fresh_process_never_imports_pydantic(served: World, action: str) -> None:
+    """Approve and Reject resume the run from its checkpoint (the basket, the request, the
+    decision: plain classes, ``workflow.values``) and finish it with no model call: pydantic,
+    whose models would cost a large share of the click's cold start, is never imported."""
+    served.shop()
+    served.run_lazies()
+    (basket,) = served.baskets()
+    served.click(basket, action)
+    (answered,) = served.run_lazies(fresh_process=True)
+    assert answered["response"]["statusCode"] == 200
+    assert not answered["pydantic_imported"] and not answered["anthropic_imported"]
+    verdict = "Approved" if action == "approve_basket" else "Rejected"
+    assert f"{verdict} by <@U0BOB>" in context_text(served.baskets()[0])
+    (said,) = served.slack.thread(CHANNEL, basket["ts"])
+    assert said["text"].startswith("Ordered" if verdict == "Approved" else "No order placed")
 
 
 LAZY_ONLY = [

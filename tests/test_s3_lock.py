@@ -6,6 +6,7 @@ conftest): each S3 request atomic, as on real S3, while our code interleaves bet
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -15,11 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from workflow.errors import CheckpointConflict, LeaseLost, SessionBusy
 from workflow.lock import InMemorySessionLock, Lease, SessionLock, held
 from workflow.memory_store import InMemoryCheckpointStore
-from workflow.s3_lock import MAX_LEASE_SECONDS, S3SessionLock
+from workflow.s3_lock import MAX_LEASE_SECONDS, S3SessionLock, _LockBody
 from workflow.s3_store import S3CheckpointStore
 from workflow.session import SessionCheckpoints
 from workflow.signing import CheckpointSigner
@@ -372,3 +376,59 @@ async def test_when_the_old_holder_saves_first_the_new_holder_conflicts(
     lock.release(lease_b)
     with pytest.raises(LeaseLost):
         lock.release(lease_a)
+
+
+class OldLockBody(BaseModel):  # workflow.s3_lock._LockBody as a pydantic model, before
+    model_config = ConfigDict(extra="ignore")
+    owner: str
+    acquired_at: float
+    expires_at: float
+    attempt: str = ""
+
+
+times = st.one_of(
+    st.floats(),
+    st.floats(min_value=-1e-3, max_value=1e-3),
+    st.floats(min_value=1e9, max_value=2e10),
+    st.integers(-(10**20), 10**20),
+)
+
+
+@given(owner=st.text(), acquired_at=times, expires_at=times, attempt=st.text(max_size=20))
+def test_the_lock_object_is_written_byte_for_byte_as_before(
+    owner: str, acquired_at: float, expires_at: float, attempt: str
+) -> None:
+    """Code deployed beside this one reads the lock object: it is what the model wrote."""
+    old = OldLockBody(owner=owner, acquired_at=acquired_at, expires_at=expires_at, attempt=attempt)
+    new = _LockBody(owner=owner, acquired_at=acquired_at, expires_at=expires_at, attempt=attempt)
+    assert new.to_bytes() == old.model_dump_json().encode()
+
+
+lock_values = st.one_of(
+    st.none(), st.booleans(), times, st.text(max_size=5), st.sampled_from(["1.5", [1.0], 10**400])
+)
+lock_fields = st.sampled_from(["owner", "acquired_at", "expires_at", "attempt", "holder_version"])
+GOOD_LOCK = {"owner": "a#b", "acquired_at": 1.0, "expires_at": 2, "attempt": "x"}
+
+
+@given(
+    body=st.one_of(
+        st.tuples(lock_fields, lock_values).map(lambda c: {**GOOD_LOCK, c[0]: c[1]}),
+        lock_fields.map(lambda k: {f: v for f, v in GOOD_LOCK.items() if f != k}),
+        st.dictionaries(lock_fields, lock_values),
+        lock_values,
+    )
+)
+def test_a_lock_object_is_read_as_the_strict_model_read_it(body: Any) -> None:
+    """Extra fields ignored; anything else the model refused in strict mode (or a number as a
+    string, which it took in lax mode and no deployed code writes) is unreadable: expired."""
+    raw = json.dumps(body).encode()
+    try:
+        expected: Any = OldLockBody.model_validate(json.loads(raw), strict=True).model_dump()
+    except ValidationError:
+        expected = None
+    try:
+        got: Any = dataclasses.asdict(_LockBody.from_bytes(raw))
+    except ValueError:
+        got = None
+    assert json.dumps(got) == json.dumps(expected)  # NaN is not equal to itself; its JSON is

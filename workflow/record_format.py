@@ -19,8 +19,9 @@ data (JSON keys, type tags, its graph signature), so that text costs a few bytes
 ``{"format":``) is written with the codec's newest dictionary; the zlib header names it by its
 Adler-32 (``DICTID``), and a reader that does not know it refuses the record as
 :class:`IncompatibleCheckpoint`. Any other state, and any codec without dictionaries, is plain
-zlib. The state is never re-serialised, so its key order survives. Reading validates the header
-with pydantic; anything else is :class:`CheckpointCorrupt`.
+zlib. The state is never re-serialised, so its key order survives. Reading checks the header by
+hand (every field, exactly these, of JSON's own types); anything else is
+:class:`CheckpointCorrupt`.
 """
 
 from __future__ import annotations
@@ -28,11 +29,11 @@ from __future__ import annotations
 import json
 import zlib
 from datetime import UTC, datetime, timedelta
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import Any
 
 from .errors import CheckpointCorrupt, CheckpointFromNewerVersion, IncompatibleCheckpoint
 from .store import CheckpointRecord
+from .values import check_int, check_optional_str, check_str, fields_of
 
 RECORD_VERSION = 2  # the header line and what follows it, inside the zlib stream
 READS = (1, 2)  # every record version deployed code has written
@@ -46,17 +47,21 @@ _FDICT = 0x20
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-class _Header(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+_HEADER = ("v", "id", "cp", "parent", "run", "at", "seq", "sig")
 
-    v: int
-    id: str = Field(max_length=64)
-    cp: str = Field(max_length=64)
-    parent: str | None = Field(max_length=64)
-    run: str = Field(max_length=64)
-    at: int = Field(ge=0)
-    seq: int = Field(ge=0)
-    sig: str = Field(max_length=128)
+
+def _checked_header(data: Any) -> dict[str, Any]:
+    """The header line's fields: exactly :data:`_HEADER`, each of its type and within its
+    limits; ``ValueError`` otherwise."""
+    header: dict[str, Any] = fields_of(data, "the header", _HEADER, _HEADER)
+    check_int(header["v"], "v")
+    for key in ("id", "cp", "run"):
+        check_str(header[key], key, max_length=64)
+    check_optional_str(header["parent"], "parent", max_length=64)
+    check_int(header["at"], "at", ge=0)
+    check_int(header["seq"], "seq", ge=0)
+    check_str(header["sig"], "sig", max_length=128)
+    return header
 
 
 class RecordCodec:
@@ -132,22 +137,23 @@ class RecordCodec:
                     f"checkpoint {name} has record version {header_data.get('v')!r}, "
                     f"this code reads {RECORD_VERSION}"
                 )
-            header = _Header.model_validate(header_data)
+            header = _checked_header(header_data)
+            created_at = _EPOCH + timedelta(milliseconds=header["at"])
             text = state.decode("utf-8")
-        except (zlib.error, ValueError, ValidationError) as exc:
+        except (zlib.error, ValueError, OverflowError) as exc:  # OverflowError: "at" past 9999
             raise CheckpointCorrupt(f"checkpoint {name} cannot be read: {exc}") from exc
         return CheckpointRecord(
-            id=header.id,
-            checkpoint_id=header.cp,
-            parent_checkpoint_id=header.parent,
-            run_id=header.run,
+            id=header["id"],
+            checkpoint_id=header["cp"],
+            parent_checkpoint_id=header["parent"],
+            run_id=header["run"],
             session_id=session_id,
             tenant_id=tenant_id,
-            created_at=_EPOCH + timedelta(milliseconds=header.at),
-            sequence=header.seq,
+            created_at=created_at,
+            sequence=header["seq"],
             state=text,
-            signature=header.sig,
-            mac=header.v,
+            signature=header["sig"],
+            mac=header["v"],
         )
 
 

@@ -1,8 +1,13 @@
 """The explicit list of types that may cross a checkpoint, each with its schema version.
 
 A checkpoint stores messages, request data and state as ``{"t": tag, "v": value}``. Decoding looks
-the tag up here and validates the value with the registered pydantic model: nothing is imported by
-name, nothing is evaluated, and an unknown tag is an error that names it.
+the tag up here and validates the value with the registered class: nothing is imported by name,
+nothing is evaluated, and an unknown tag is an error that names it.
+
+A registered class is a plain class with ``to_json`` and ``from_json`` (``workflow.values``: what
+the weekly shop's values are, so that no click imports pydantic), or a pydantic model, written
+with ``model_dump(mode="json")`` and read with ``model_validate``; pydantic itself is never
+imported here.
 
 A model's tag carries its schema version, ``"Basket@2"``. Changing a model's fields is a normal
 change: register the new version with an upgrade from each older one (a function from the old
@@ -16,34 +21,52 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
 from .errors import CheckpointCorrupt, CheckpointFromNewerVersion, IncompatibleCheckpoint
 
 _BUILTINS: dict[str, type[Any]] = {"str": str, "int": int, "float": float, "bool": bool}
 Upgrade = Callable[[Any], Any]
+Encode = Callable[[Any], Any]
+Decode = Callable[[Any], Any]
+
+
+def _codec(model: type[Any]) -> tuple[Encode, Decode]:
+    """How values of ``model`` become JSON-ready data and back (``workflow.values``)."""
+    if callable(getattr(model, "to_json", None)) and callable(getattr(model, "from_json", None)):
+        return model.to_json, model.from_json
+    if callable(getattr(model, "model_dump", None)) and callable(
+        getattr(model, "model_validate", None)
+    ):  # a pydantic model
+        return (lambda value: value.model_dump(mode="json")), model.model_validate
+    raise TypeError(
+        f"{model.__qualname__} cannot cross a checkpoint: it has no to_json/from_json "
+        "and is not a pydantic model"
+    )
 
 
 class TypeRegistry:
     """Maps type tags to the types allowed in checkpoints.
 
-    ``str``, ``int``, ``float`` and ``bool`` are always allowed; pydantic models are added with
-    :meth:`register`. Encoding a value of an unregistered type raises ``TypeError`` (a programming
-    error, caught when the checkpoint is taken); decoding an unknown tag raises
-    :class:`CheckpointCorrupt` naming the tag.
+    ``str``, ``int``, ``float`` and ``bool`` are always allowed; other classes (plain classes
+    with ``to_json``/``from_json``, or pydantic models) are added with :meth:`register`.
+    Encoding a value of an unregistered type raises ``TypeError`` (a programming error, caught
+    when the checkpoint is taken); decoding an unknown tag raises :class:`CheckpointCorrupt`
+    naming the tag, and a value its class refuses (``ValueError`` or ``TypeError`` from
+    ``from_json``, a pydantic ``ValidationError``) is :class:`CheckpointCorrupt` naming it too.
     """
 
-    def __init__(self, *models: type[BaseModel]) -> None:
+    def __init__(self, *models: type[Any]) -> None:
         self._by_tag: dict[str, type[Any]] = dict(_BUILTINS)
         self._by_type: dict[type[Any], str] = {t: tag for tag, t in _BUILTINS.items()}
         self._versions: dict[str, int] = {}
         self._upgrades: dict[str, Mapping[int, Upgrade]] = {}
+        self._encoders: dict[type[Any], Encode] = {}
+        self._decoders: dict[str, Decode] = {}
         for model in models:
             self.register(model)
 
     def register(
         self,
-        model: type[BaseModel],
+        model: type[Any],
         tag: str | None = None,
         *,
         version: int = 1,
@@ -52,6 +75,7 @@ class TypeRegistry:
         """Allow ``model`` in checkpoints under ``tag`` (default: the class name), as schema
         ``version``; ``upgrades[n]`` turns a value of version n into version n + 1."""
         tag = tag or model.__name__
+        encode, decode = _codec(model)
         known = self._by_tag.get(tag)
         if known is not None and known is not model:
             raise ValueError(f"type tag {tag!r} is already used by {known.__qualname__}")
@@ -62,6 +86,8 @@ class TypeRegistry:
         self._by_type[model] = tag
         self._versions[tag] = version
         self._upgrades[tag] = dict(upgrades or {})
+        self._encoders[model] = encode
+        self._decoders[tag] = decode
 
     def knows(self, tp: type[Any]) -> bool:
         return tp in self._by_type
@@ -80,9 +106,8 @@ class TypeRegistry:
     def encode(self, value: Any) -> dict[str, Any]:
         """``{"t": tag, "v": json-ready value}`` for a value of a registered type."""
         tag = self.versioned_tag(type(value))
-        if isinstance(value, BaseModel):
-            return {"t": tag, "v": value.model_dump(mode="json")}
-        return {"t": tag, "v": value}
+        encode = self._encoders.get(type(value))
+        return {"t": tag, "v": value if encode is None else encode(value)}
 
     def decode(self, data: Any) -> Any:
         """The value ``data`` describes, upgraded to its current schema and validated."""
@@ -102,8 +127,8 @@ class TypeRegistry:
             return data["v"]
         value = self._upgraded(tag, 1 if version is None else version, data["v"])
         try:
-            return tp.model_validate(value)
-        except ValidationError as exc:
+            return self._decoders[tag](value)
+        except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
             raise CheckpointCorrupt(f"value tagged {data['t']!r} does not validate: {exc}") from exc
 
     def _upgraded(self, tag: str, version: int, value: Any) -> Any:

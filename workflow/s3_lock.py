@@ -19,18 +19,22 @@ invocation; see ``workflow.lock``), whose lock object names that work in its own
 
 Real S3 may answer 409 ConditionalRequestConflict to a racing conditional write; that loser is
 told SessionBusy too, which is what it is.
+
+The lock object's JSON is read and written by hand (it was a pydantic model's, and is still byte
+for byte what that model wrote: code deployed beside this one reads it).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import secrets
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
-from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .errors import LeaseLost, SessionBusy
 from .lock import Lease
@@ -51,15 +55,41 @@ MAX_LEASE_SECONDS = 900.0
 WORK_MARK = "#"  # owner "<work>#<holder>" when the holder names its work (workflow.lock)
 
 
-class _LockBody(BaseModel):
-    # A lock written by a newer version may carry more fields: it is honoured all the same.
-    model_config = ConfigDict(extra="ignore")
+@dataclass(slots=True)
+class _LockBody:
     owner: str
     acquired_at: float
     expires_at: float
     attempt: str = ""  # random per acquire call: tells our own applied PUT from anyone else's
     # No new fields: the code deployed before this one refuses a lock object with more (it was
     # extra="forbid"), and would take such a lock over as garbage. The work rides in ``owner``.
+
+    def __post_init__(self) -> None:
+        self.acquired_at = float(self.acquired_at)
+        self.expires_at = float(self.expires_at)
+
+    def to_bytes(self) -> bytes:
+        """``{"owner":…,"acquired_at":…,"expires_at":…,"attempt":…}``, compact, as written
+        before (by pydantic: non-ASCII as UTF-8, floats as :func:`_json_float`)."""
+        owner, attempt = (json.dumps(s, ensure_ascii=False) for s in (self.owner, self.attempt))
+        acquired_at, expires_at = _json_float(self.acquired_at), _json_float(self.expires_at)
+        return (
+            f'{{"owner":{owner},"acquired_at":{acquired_at},"expires_at":{expires_at},'
+            f'"attempt":{attempt}}}'
+        ).encode()
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> _LockBody:
+        """The lock object ``raw``; ``ValueError`` unless it is an object whose ``owner`` is a
+        string, times are numbers and ``attempt``, if there, a string. A lock written by a newer
+        version may carry more fields: they are ignored, and it is honoured all the same."""
+        data = json.loads(raw)
+        if not isinstance(data, dict):
+            raise ValueError("a lock object is a JSON object")
+        owner, attempt = data.get("owner"), data.get("attempt", "")
+        if not isinstance(owner, str) or not isinstance(attempt, str):
+            raise ValueError("a lock's owner and attempt are strings")
+        return cls(owner, _time(data.get("acquired_at")), _time(data.get("expires_at")), attempt)
 
     @property
     def work(self) -> str:
@@ -68,6 +98,30 @@ class _LockBody(BaseModel):
     @property
     def holder(self) -> str:
         return self.owner.split(WORK_MARK, 1)[-1]
+
+
+def _time(value: Any) -> float:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise ValueError("a lock's times are numbers")
+    try:
+        return float(value)
+    except OverflowError as exc:  # an integer beyond any float
+        raise ValueError("a lock's times are numbers") from exc
+
+
+def _json_float(x: float) -> str:
+    """``x`` in JSON as pydantic wrote it: Python's ``repr``, but ``1e-7`` for ``1e-07`` and
+    ``0.000015`` for ``1.5e-05``; ``null`` for infinities and NaN."""
+    if not math.isfinite(x):
+        return "null"
+    text = repr(x)
+    mantissa, e, exponent = text.partition("e")
+    if not e or exponent.startswith("+"):
+        return text
+    if exponent == "-05":
+        sign, digits = ("-", mantissa[1:]) if mantissa.startswith("-") else ("", mantissa)
+        return f"{sign}0.0000{digits.replace('.', '')}"
+    return f"{mantissa}e-{exponent[1:].lstrip('0')}"
 
 
 class S3SessionLock:
@@ -87,7 +141,7 @@ class S3SessionLock:
         response = self.s3.put_object(
             Bucket=self.bucket,
             Key=key,
-            Body=body.model_dump_json().encode(),
+            Body=body.to_bytes(),
             ContentType="application/json",
             ServerSideEncryption="AES256",
             **condition,
@@ -160,8 +214,8 @@ class S3SessionLock:
         if found is None:
             return None, ""
         try:
-            body = _LockBody.model_validate(json.loads(found.body))
-        except (ValueError, ValidationError):
+            body = _LockBody.from_bytes(found.body)
+        except ValueError:
             # An unreadable lock object is treated as expired, so it can be taken over.
             body = _LockBody(owner="?", acquired_at=0.0, expires_at=0.0)
         written = found.last_modified.timestamp() if found.last_modified else body.acquired_at

@@ -1,9 +1,9 @@
 """One Lambda invocation in this (fresh) process: ``python -m bot.sandbox.invoke < event``.
 
 Reads the event (JSON) on standard input, runs ``bot.handler.handler`` once with a Lambda context,
-and prints its response and whether the anthropic SDK was imported, as one JSON line. The
-environment (Slack, S3, Lambda and Anthropic endpoints, secrets) comes from the parent. A cold
-start is exactly this: a new interpreter, the module imports, one event.
+and prints its response and whether the anthropic SDK and pydantic were imported, as one JSON
+line. The environment (Slack, S3, Lambda and Anthropic endpoints, secrets) comes from the parent.
+A cold start is exactly this: a new interpreter, the module imports, one event.
 """
 
 from __future__ import annotations
@@ -22,7 +22,11 @@ from .slack_requests import lambda_context
 
 def invoke_once(event: dict[str, Any]) -> dict[str, Any]:
     response: dict[str, Any] = handler(event, lambda_context())
-    return {"response": response, "anthropic_imported": "anthropic" in sys.modules}
+    return {
+        "response": response,
+        "anthropic_imported": "anthropic" in sys.modules,
+        "pydantic_imported": "pydantic" in sys.modules,
+    }
 
 
 def main() -> None:

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from ..events import WorkflowEvent
+from ..values import (
+    check_bool,
+    check_int,
+    check_optional_int,
+    check_optional_str,
+    check_str,
+    check_str_list,
+    fields_of,
+)
 
 BULLETS = "-*•+"
 _BULLET = re.compile(r"^(?:[-*+]\s+|•\s*)")  # "- x", "* x", "+ x", "•x"; not "*bold*"
@@ -30,13 +38,30 @@ MAX_ITEMS = 500
 MAX_ITEM_LENGTH = 500
 
 
-class Basket(BaseModel):
+# The values below cross checkpoints: plain frozen classes with to_json/from_json
+# (``workflow.values``), checked as they are built, whether by code (``ValueError``) or from a
+# checkpoint read back. ``to_json`` lists the fields in declaration order, as the pydantic models
+# they replace wrote them: the bytes of a checkpoint are the same.
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Basket:
     """One basket: the items, one per line, and which basket of the session it is (from 1)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    items: list[str]  # at most MAX_ITEMS
+    round: int  # >= 1
 
-    items: list[str] = Field(max_length=MAX_ITEMS)
-    round: int = Field(ge=1)
+    def __post_init__(self) -> None:
+        items = check_str_list(self.items, "Basket.items", max_length=MAX_ITEMS)
+        object.__setattr__(self, "items", items)  # a copy: the caller's list is not shared
+        check_int(self.round, "Basket.round", ge=1)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"items": list(self.items), "round": self.round}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Basket:
+        return cls(**fields_of(data, "Basket", ("items", "round"), ("items", "round")))
 
     @classmethod
     def parse(cls, text: str, round: int) -> Basket:
@@ -59,16 +84,27 @@ class Basket(BaseModel):
         return cls(items=items[:MAX_ITEMS], round=round)
 
 
-class ShopRequest(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShopRequest:
     """A week's request and who made it (a Slack user ID, or "" in the terminal)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    text: str  # 1 to 3000 characters
+    requested_by: str = ""  # at most 64 characters
 
-    text: str = Field(min_length=1, max_length=3000)
-    requested_by: str = Field(default="", max_length=64)
+    def __post_init__(self) -> None:
+        check_str(self.text, "ShopRequest.text", min_length=1, max_length=3000)
+        check_str(self.requested_by, "ShopRequest.requested_by", max_length=64)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text, "requested_by": self.requested_by}
+
+    @classmethod
+    def from_json(cls, data: Any) -> ShopRequest:
+        return cls(**fields_of(data, "ShopRequest", ("text", "requested_by"), ("text",)))
 
 
-class BasketDecision(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BasketDecision:
     """The answer about basket ``round``: approve, reject, or a change (text), from a person;
     or, from the bot once nobody answered in time, expired at ``expired_at`` (epoch seconds).
 
@@ -76,12 +112,29 @@ class BasketDecision(BaseModel):
     expired).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
     approved: bool
     change: str | None = None
-    round: int = Field(ge=1)
-    expired_at: int | None = Field(default=None, ge=0)
+    round: int  # >= 1
+    expired_at: int | None = None  # >= 0
+
+    def __post_init__(self) -> None:
+        check_bool(self.approved, "BasketDecision.approved")
+        check_optional_str(self.change, "BasketDecision.change")
+        check_int(self.round, "BasketDecision.round", ge=1)
+        check_optional_int(self.expired_at, "BasketDecision.expired_at", ge=0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "approved": self.approved,
+            "change": self.change,
+            "round": self.round,
+            "expired_at": self.expired_at,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> BasketDecision:
+        fields = ("approved", "change", "round", "expired_at")
+        return cls(**fields_of(data, "BasketDecision", fields, ("approved", "round")))
 
     @classmethod
     def expired(cls, round: int, at: float) -> BasketDecision:

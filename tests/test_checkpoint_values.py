@@ -1,0 +1,237 @@
+"""The weekly shop's checkpoint values are plain classes (``workflow.values``), no longer pydantic
+models: each writes the very JSON the model it replaced wrote, and reads back exactly what that
+model read in strict mode (JSON's own types, no coercion), which is never more than it read. The
+same holds for a record's header line (``workflow.record_format``)."""
+
+from __future__ import annotations
+
+import json
+import zlib
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from workflow.errors import CheckpointCorrupt, CheckpointError
+from workflow.record_format import PLAIN, READS
+from workflow.shop.basket import MAX_ITEMS, Basket, BasketDecision, ShopRequest
+from workflow.shop.graph import shop_registry
+
+
+class OldBasket(BaseModel):  # workflow.shop.basket as it was
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    items: list[str] = Field(max_length=MAX_ITEMS)
+    round: int = Field(ge=1)
+
+
+class OldShopRequest(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    text: str = Field(min_length=1, max_length=3000)
+    requested_by: str = Field(default="", max_length=64)
+
+
+class OldBasketDecision(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    approved: bool
+    change: str | None = None
+    round: int = Field(ge=1)
+    expired_at: int | None = Field(default=None, ge=0)
+
+
+PAIRS: list[tuple[Any, type[BaseModel]]] = [
+    (Basket, OldBasket),
+    (ShopRequest, OldShopRequest),
+    (BasketDecision, OldBasketDecision),
+]
+
+texts = st.one_of(
+    st.text(max_size=70),
+    st.integers(0, 3).map(lambda n: "é" * (3000 - 1 + n)),
+    st.integers(0, 3).map(lambda n: "U" * (64 - 1 + n)),
+)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.sampled_from([1.0, 2.0, "1", "2", "true", "yes", b"x", 0.5]),
+    texts,
+)
+values = st.one_of(
+    scalars,
+    st.lists(st.one_of(st.text(max_size=8), scalars), max_size=4),
+    st.integers(MAX_ITEMS - 1, MAX_ITEMS + 1).map(lambda n: ["x"] * n),
+    st.dictionaries(st.text(max_size=4), scalars, max_size=2),
+)
+FIELDS = ["items", "round", "text", "requested_by", "approved", "change", "expired_at", "extra"]
+Fields = st.SearchStrategy[dict[str, Any]]
+good_baskets: Fields = st.fixed_dictionaries(
+    {"items": st.lists(st.text(), max_size=MAX_ITEMS // 50), "round": st.integers(min_value=1)}
+)
+good_requests: Fields = st.fixed_dictionaries(
+    {"text": st.text(min_size=1, max_size=3000), "requested_by": st.text(max_size=64)}
+)
+good_decisions: Fields = st.fixed_dictionaries(
+    {
+        "approved": st.booleans(),
+        "change": st.none() | st.text(),
+        "round": st.integers(min_value=1),
+        "expired_at": st.none() | st.integers(min_value=0),
+    }
+)
+
+
+def _read_back(good: Fields) -> st.SearchStrategy[Any]:
+    """Data read back: a good value, one with a field changed, added or dropped, or anything."""
+    changed = st.tuples(good, st.sampled_from(FIELDS), values).map(lambda c: {**c[0], c[1]: c[2]})
+    dropped = st.tuples(good, st.sampled_from(FIELDS)).map(
+        lambda c: {k: v for k, v in c[0].items() if k != c[1]}
+    )
+    anything = st.one_of(st.dictionaries(st.sampled_from(FIELDS), values), values)
+    return st.one_of(good, changed, dropped, anything)
+
+
+READ_BACK = {"Basket": good_baskets, "ShopRequest": good_requests, "BasketDecision": good_decisions}
+
+
+@pytest.mark.parametrize(("plain", "old"), PAIRS, ids=lambda c: c.__name__)
+@given(data=st.data())
+def test_a_value_is_read_back_exactly_as_the_strict_model_read_it(
+    plain: Any, old: type[BaseModel], data: st.DataObject
+) -> None:
+    raw = data.draw(_read_back(READ_BACK[plain.__name__]))
+    try:
+        expected: Any = old.model_validate(raw, strict=True).model_dump(mode="json")
+    except ValidationError:
+        expected = None
+    try:
+        got: Any = plain.from_json(raw).to_json()
+    except ValueError:
+        got = None
+    assert got == expected
+    if got is not None:
+        assert list(got) == list(expected)  # in the same order: the checkpoint's bytes
+        assert old.model_validate(raw).model_dump(mode="json") == got  # lax reads it the same
+
+
+@given(
+    case=st.one_of(
+        good_baskets.map(lambda d: (Basket, OldBasket, d)),
+        good_requests.map(lambda d: (ShopRequest, OldShopRequest, d)),
+        good_decisions.map(lambda d: (BasketDecision, OldBasketDecision, d)),
+    )
+)
+def test_a_value_is_written_byte_for_byte_as_the_model_wrote_it(case: Any) -> None:
+    plain, old, fields = case
+    value = plain(**fields)
+    registry = shop_registry()
+
+    def written(v: Any) -> str:
+        return json.dumps(registry.encode(v), separators=(",", ":"), ensure_ascii=False)
+
+    reference = json.dumps(
+        {"t": registry.versioned_tag(plain), "v": old(**fields).model_dump(mode="json")},
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    assert written(value) == reference
+    assert registry.decode(json.loads(reference)) == value
+
+
+def test_a_value_built_wrong_in_code_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="Basket.round must be >= 1"):
+        Basket(items=[], round=0)
+    with pytest.raises(ValueError, match="Basket.items must have at most 500 items"):
+        Basket(items=["x"] * 501, round=1)
+    with pytest.raises(ValueError, match="ShopRequest.text must have at least 1"):
+        ShopRequest(text="")
+    with pytest.raises(ValueError, match="BasketDecision.approved must be true or false"):
+        BasketDecision(approved=1, round=1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        Basket(["x"], 1)  # type: ignore[call-arg]  # keywords only, as the models were
+
+
+def test_values_are_frozen_and_do_not_share_the_callers_list() -> None:
+    items = ["milk"]
+    basket = Basket(items=items, round=1)
+    items.append("eggs")
+    assert basket.items == ["milk"]
+    with pytest.raises(AttributeError):
+        basket.round = 2  # type: ignore[misc]
+    assert {ShopRequest(text="x"), ShopRequest(text="x")} == {ShopRequest(text="x")}
+
+
+def test_a_value_that_does_not_validate_is_corrupt_naming_its_tag() -> None:
+    registry = shop_registry()
+    with pytest.raises(CheckpointCorrupt, match=r"'Basket@1' does not validate: Basket.round"):
+        registry.decode({"t": "Basket@1", "v": {"items": [], "round": "1"}})
+    with pytest.raises(CheckpointCorrupt, match=r"'BasketDecision@1' does not validate"):
+        registry.decode({"t": "BasketDecision@1", "v": {"approved": True, "round": 1, "x": 0}})
+    with pytest.raises(CheckpointCorrupt, match=r"'ShopRequest@1' does not validate"):
+        registry.decode({"t": "ShopRequest@1", "v": ["tacos"]})
+
+
+# -- the record header (workflow.record_format), checked by hand ---------------------------------
+
+
+class OldHeader(BaseModel):  # workflow.record_format._Header as it was
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    v: int
+    id: str = Field(max_length=64)
+    cp: str = Field(max_length=64)
+    parent: str | None = Field(max_length=64)
+    run: str = Field(max_length=64)
+    at: int = Field(ge=0)
+    seq: int = Field(ge=0)
+    sig: str = Field(max_length=128)
+
+
+HEADER = {"v": 2, "id": "i", "cp": "c", "parent": None, "run": "r", "at": 0, "seq": 0, "sig": "s"}
+header_values = st.one_of(
+    values,
+    st.integers(-1, 3),
+    st.integers(0, 3).map(lambda n: "h" * (64 - 1 + n)),
+    st.integers(0, 3).map(lambda n: "s" * (128 - 1 + n)),
+    st.sampled_from([10**15, 10**30, 2.0]),
+)
+headers = st.one_of(
+    st.tuples(st.sampled_from([*HEADER, "extra"]), header_values).map(
+        lambda c: {**HEADER, c[0]: c[1]}
+    ),
+    st.sampled_from(list(HEADER)).map(lambda k: {f: v for f, v in HEADER.items() if f != k}),
+    st.dictionaries(st.sampled_from(list(HEADER)), header_values),
+    header_values,
+)
+
+
+@given(header=headers)
+def test_a_record_header_is_read_as_the_strict_model_read_it(header: Any) -> None:
+    line = json.dumps(header, default=repr)  # what a header line can hold: JSON
+    header = json.loads(line)
+    data = zlib.compress(line.encode() + b"\n{}")
+    try:
+        old = OldHeader.model_validate(header, strict=True)
+        expected: Any = (old.cp, old.parent, old.at, old.seq, old.sig, old.v)
+        datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=old.at)
+        if old.v not in READS:
+            expected = None
+    except (ValidationError, OverflowError):
+        expected = None
+    try:
+        record = PLAIN.from_bytes(data, "cp", "T", "s")
+        ms = (record.created_at - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)
+        got: Any = (
+            record.checkpoint_id,
+            record.parent_checkpoint_id,
+            ms,
+            record.sequence,
+            record.signature,
+            record.mac,
+        )
+    except CheckpointError:
+        got = None
+    assert got == expected
