@@ -109,7 +109,14 @@ class Answer:
         )
         if answered.run.status is RunStatus.FAILED:
             return self.failed(answered.run.error)
-        mark = _mark(click.message_ts, request.data, VERDICTS[click.kind], click.user, click.change)
+        mark = _mark(
+            click.message_ts,
+            request.data,
+            VERDICTS[click.kind],
+            click.user,
+            click.change,
+            request_id=click.ref.request_id,
+        )
         return self._report(answered.events, outputs_of(answered.events), run, mark)
 
     def _decide(self, request: PendingRequest) -> BasketDecision:
@@ -142,8 +149,18 @@ class Answer:
         outputs = [] if run.pending_requests else [str(o) for o in run.outputs[-1:]]
         mark = None
         if done.answered is not None:
-            verdict, note = verdict_of(done.answered.response)
-            mark = _mark(self.click.message_ts, done.answered.data, verdict, done.answered.by, note)
+            answered = done.answered
+            verdict, note = verdict_of(answered.response)
+            expired = answered.response if isinstance(answered.response, BasketDecision) else None
+            mark = _mark(
+                self.click.message_ts,
+                answered.data,
+                verdict,
+                answered.by,
+                note,
+                at=expired.expired_at if expired is not None else None,
+                request_id=answered.request_id,
+            )
         return self._report(events, outputs, run, mark)
 
     def failed(self, error: BaseException | None) -> Outcome:
@@ -180,8 +197,19 @@ def expired_text(at: int) -> str:
     return f"This basket expired {when} because nobody answered it: nothing was ordered."
 
 
-def _mark(ts: str, basket: object, verdict: str, by: str, note: str) -> Mark | None:
-    return Mark(ts, basket, verdict, by, note) if isinstance(basket, Basket) else None
+def _mark(
+    ts: str,
+    basket: object,
+    verdict: str,
+    by: str,
+    note: str,
+    *,
+    at: int | None = None,
+    request_id: str = "",
+) -> Mark | None:
+    if not isinstance(basket, Basket):
+        return None
+    return Mark(ts, basket, verdict, by, note, at=at, request_id=request_id)
 
 
 async def answer_click(sessions: Sessions, rules: Rules, click: Click) -> None:

@@ -28,8 +28,8 @@ where it belongs, once (a marker object per failed request ID, created with If-N
 
 A basket's timer (``bot.timers``: a reminder or the expiry, lost because its session stayed busy
 or S3 or Scheduler failed through every retry) is not a message: it is armed again, to fire
-``TIMER_RETRY_SECONDS`` from now, if its payload verifies: a reminder in place of whatever timer
-its session has now (its run again arms the next), an expiry unless a timer is armed. If the
+``TIMER_RETRY_SECONDS`` from now, under its own name, if its payload verifies (its schedule is
+gone: Scheduler deletes a one-time schedule once it fired), at most ``MAX_ATTEMPTS`` times. If the
 basket was answered meanwhile, the timer fires and does nothing.
 
 Each is counted in the ``LostLazyRuns`` CloudWatch metric (embedded metric format, one JSON log
@@ -59,7 +59,7 @@ from workflow.store import validate_id
 from .blocks import APPROVE, REJECT, START_AGAIN, read_modal_metadata
 from .outbox import Outbox
 from .payloads import request_text
-from .timers import BadTimer, TimerError, Timers, from_payload, is_timer
+from .timers import MAX_ATTEMPTS, BadTimer, TimerError, Timers, from_payload, is_timer
 
 log = logging.getLogger(__name__)
 
@@ -157,11 +157,13 @@ class LostRuns:
         except BadTimer as exc:
             log.warning("a lost timer that is not ours was dropped: %s", exc)
             return True
-        again = replace(timer, at=int(self.timers.clock()) + TIMER_RETRY_SECONDS)
+        if timer.attempt >= MAX_ATTEMPTS:
+            log.error("a basket timer was lost %d times; given up", timer.attempt + 1)
+            emit_metric(function_name, condition)
+            return True
+        again = replace(timer, attempt=timer.attempt + 1)  # still due when it was due
         try:
-            if timer.kind == "remind":  # its session's timer was this one, or its next
-                self.timers.disarm(timer.tenant, timer.session)
-            self.timers.arm(again)
+            self.timers.arm(again, fire_at=int(self.timers.clock()) + TIMER_RETRY_SECONDS)
         except TimerError as exc:
             log.error("a lost timer could not be armed again yet: %s", exc)
             return False

@@ -140,8 +140,8 @@ class Outbox:
 
     def _show(self, where: Where, report: Report) -> bool:
         thread = report.thread_ts
-        if report.mark is not None:  # a basket was answered: its timer goes, before a new one
-            self._disarm(where)
+        if report.mark is not None and report.mark.request_id:  # a basket was answered
+            self._disarm(where, report.mark.request_id)
         posted = all([self.post(where.channel, escape(text), thread) for text in report.outputs])
         if posted:
             posted = all([self._post_basket(where, report, event) for event in report.baskets])
@@ -190,13 +190,13 @@ class Outbox:
         if not self.post(where.channel, post.text, post.thread_ts) and where.reply_url:
             self.reply(where.reply_url, post.text)
 
-    def _disarm(self, where: Where) -> None:
+    def _disarm(self, where: Where, request_id: str) -> None:
         if self.timers is None:
             return
         from .timers import TimerError
 
         try:
-            self.timers.disarm(where.tenant, where.session_id)
+            self.timers.disarm(where.tenant, where.session_id, request_id)
         except TimerError as exc:  # it fires for a basket no longer waiting, and does nothing
             log.error("could not delete the basket's timer: %s", exc)
 

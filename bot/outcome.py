@@ -49,6 +49,7 @@ class Mark:
     by: str
     note: str = ""
     at: int | None = None  # when (default: now); an expiry's is when it was due
+    request_id: str = ""  # the request it answered: its basket's timers are deleted
 
 
 @dataclass(frozen=True)

@@ -89,7 +89,6 @@ class Fire:
         timer = self.timer
         following = timer.following(self.timers.plan)
         if following is not None:  # first, so a failure here is retried before anything is said
-            await asyncio.to_thread(self.timers.disarm, timer.tenant, timer.session)
             await asyncio.to_thread(self.timers.arm, following)
         first = await asyncio.to_thread(self.first_reminder, timer)
         if not first:
@@ -121,8 +120,8 @@ class Fire:
             lambda request: BasketDecision.expired(request.data.round, timer.at),
             answered_by=BOT,
         )
-        if answered.run.status is RunStatus.FAILED:
-            return self.failed(answered.run.error)
+        if answered.run.status is RunStatus.FAILED:  # nothing saved: Lambda tries it again
+            raise TryLater(f"{self.work}: the expiry failed: {answered.run.error!r}")
         request = answered.run.answered[timer.request]
         return self._report(answered.events, outputs_of(answered.events), run, request.data)
 
@@ -133,7 +132,7 @@ class Fire:
         asked = shop_request(run)
         requester = asked.requested_by if asked is not None else ""
         mark = (
-            Mark(timer.thread_ts, basket, EXPIRED, BOT, at=timer.at)
+            Mark(timer.thread_ts, basket, EXPIRED, BOT, at=timer.at, request_id=timer.request)
             if isinstance(basket, Basket)
             else None
         )
@@ -149,13 +148,15 @@ class Fire:
         return self._report(events, outputs, run, basket)
 
     def failed(self, error: BaseException | None) -> Outcome:
-        log.error("the expiry failed: %r", error)
-        return None  # the buttons still work; Lambda's retry (the error is logged) may finish it
+        """Finishing a lost expiry's saved run failed: Lambda tries the timer again."""
+        raise TryLater(f"{self.work}: finishing the saved run failed: {error!r}")
 
     def refused(self, error: Exception) -> Outcome:
         """Busy, or S3 or Scheduler failing: raised, so Lambda retries the timer (and, once its
         retries are spent, sends it to the lost-runs queue). Anything else (a checkpoint that
         fails its checks, a retired version) would fail again: logged, and dropped."""
+        if isinstance(error, TryLater):
+            raise error
         if isinstance(error, SessionBusy | CheckpointConflict):
             raise TryLater(f"{self.work}: the session is busy") from error
         if isinstance(error, StoreError | TimerError):

@@ -148,7 +148,10 @@ class Runtime:
             return None
         from .timers import Plan, Timers
 
-        secret = s.slack_signing_secret.get_secret_value().encode()
+        # From the checkpoint key where there is one: a timer armed days ago must still verify
+        # after the Slack signing secret is rotated.
+        root = s.checkpoint_signing_key or s.slack_signing_secret
+        secret = root.get_secret_value().encode()
         return Timers(
             _LazyClient("scheduler"),
             group=s.timer_group,

@@ -1,11 +1,13 @@
 """A waiting basket's timers: its reminders and its expiry, as EventBridge Scheduler schedules.
 
-A session has at most one live timer, a one-time schedule (``at(...)``, flexible window off,
-``ActionAfterCompletion: DELETE``) named from its tenant and session, in one schedule group,
-whose target is this function with a small signed payload (:class:`Timer`). Posting a basket arms
-its first timer; answering it disarms the session's timer; a reminder, when it fires, arms the
-next one (the next reminder, or the expiry). So a basket costs one schedule at a time, an answer
-one ``DeleteSchedule``, and nothing ever lists every session on a timer.
+A waiting basket has one live timer, a one-time schedule (``at(...)``, flexible window off,
+``ActionAfterCompletion: DELETE``) in one schedule group, whose target is this function with a
+small signed payload (:class:`Timer`). Posting a basket arms its first timer; a reminder, when it
+fires, arms the next (the next reminder, or the expiry); answering the basket deletes its timer.
+A basket's timers take turns between two names derived from its request (``slot`` 0 and 1), so
+a firing schedule's name, which Scheduler deletes some time after it fired, is never reused, and
+an answer deletes both without looking anything up (two ``DeleteSchedule``). Nothing ever lists
+every session on a timer.
 
     REMIND_AFTER   (6 h)   after the basket was posted, and again every REMIND_AFTER,
     MAX_REMINDERS  (2)     at most this many times, a reply in its thread mentions who can answer;
@@ -35,6 +37,7 @@ log = logging.getLogger(__name__)
 TIMER_KEY = "weekly_shop_timer"  # the payload's one field besides its MAC
 Kind = Literal["remind", "expire"]
 MIN_LEAD_SECONDS = 60  # a schedule is never set in the past: Scheduler wants a time to come
+MAX_ATTEMPTS = 3  # a timer Lambda gave up on is armed again this many times at most (bot.lost)
 
 
 class BadTimer(ValueError):
@@ -65,7 +68,9 @@ class Plan:
 @dataclass(frozen=True)
 class Timer:
     """One firing: which basket (tenant, session, request; its channel and message), what kind,
-    the reminder's number (0 for the expiry), when it was due, and when the basket was posted."""
+    the reminder's number (0 for the expiry), when it was due, when the basket was posted, which
+    of the basket's two schedule names it has, and how often it was armed again after Lambda
+    gave up on it."""
 
     tenant: str
     session: str
@@ -76,14 +81,17 @@ class Timer:
     n: int
     at: int
     posted_at: int
+    slot: int = 0
+    attempt: int = 0
 
     def following(self, plan: Plan) -> Timer | None:
-        """The timer to arm once this reminder has fired."""
+        """The timer to arm once this reminder has fired, under the basket's other name."""
         upcoming = plan.next(self.posted_at, self.n) if self.kind == "remind" else None
         if upcoming is None:
             return None
         kind, n, at = upcoming
-        return Timer(**{**asdict(self), "kind": kind, "n": n, "at": at})
+        changed = {"kind": kind, "n": n, "at": at, "slot": 1 - self.slot, "attempt": 0}
+        return Timer(**{**asdict(self), **changed})
 
 
 def first_timer(
@@ -127,16 +135,16 @@ def from_payload(event: dict[str, Any], key: bytes) -> Timer:
             validate_id(value, what)
     except (TypeError, ValueError) as exc:
         raise BadTimer(f"malformed timer: {exc}") from None
-    if timer.kind not in ("remind", "expire"):
-        raise BadTimer(f"unknown timer kind {timer.kind!r}")
+    if timer.kind not in ("remind", "expire") or timer.slot not in (0, 1):
+        raise BadTimer(f"unknown timer kind {timer.kind!r} or slot {timer.slot!r}")
     return timer
 
 
-def schedule_name(tenant: str, session: str) -> str:
-    """The session's one schedule: a name from its tenant and session (64 characters at most,
-    of ``[0-9A-Za-z_.-]``), so that answering can delete it without looking it up."""
-    digest = hashlib.sha256(f"{tenant}/{session}".encode()).hexdigest()[:40]
-    return f"basket-{digest}"
+def schedule_name(tenant: str, session: str, request: str, slot: int) -> str:
+    """One of a basket's two schedule names (64 characters at most, of ``[0-9A-Za-z_.-]``),
+    from its tenant, session and request, so that answering can delete them without a lookup."""
+    digest = hashlib.sha256(f"{tenant}/{session}/{request}".encode()).hexdigest()[:40]
+    return f"basket-{digest}-{slot}"
 
 
 def at_expression(at: int) -> str:
@@ -149,7 +157,7 @@ class TimerError(Exception):
 
 
 class Timers:
-    """The Scheduler side: arm a session's timer, disarm it. ``client`` is a boto3
+    """The Scheduler side: arm a basket's timer, disarm its timers. ``client`` is a boto3
     ``scheduler`` client; ``target_arn`` this function; ``role_arn`` the role Scheduler assumes
     to invoke it (the only role the function may pass)."""
 
@@ -172,13 +180,13 @@ class Timers:
         self.plan = plan
         self.clock = clock
 
-    def arm(self, timer: Timer) -> None:
-        """Create the session's schedule for ``timer``; one that exists already (a redelivery
-        of the same post) is left as it is. Raises TimerError."""
-        at = max(timer.at, int(self.clock()) + MIN_LEAD_SECONDS)
+    def arm(self, timer: Timer, fire_at: int | None = None) -> None:
+        """Create ``timer``'s schedule, to fire when it is due (or at ``fire_at``); one that
+        exists already (a redelivery of the same step) is left as it is. Raises TimerError."""
+        at = max(timer.at if fire_at is None else fire_at, int(self.clock()) + MIN_LEAD_SECONDS)
         try:
             self.client.create_schedule(
-                Name=schedule_name(timer.tenant, timer.session),
+                Name=schedule_name(timer.tenant, timer.session, timer.request, timer.slot),
                 GroupName=self.group,
                 ScheduleExpression=at_expression(at),
                 FlexibleTimeWindow={"Mode": "OFF"},
@@ -197,10 +205,16 @@ class Timers:
         except BotoCoreError as exc:
             raise TimerError(f"create schedule: {exc}") from exc
 
-    def disarm(self, tenant: str, session: str) -> None:
-        """Delete the session's schedule, if it has one. Raises TimerError."""
+    def disarm(self, tenant: str, session: str, request: str) -> None:
+        """Delete the basket's schedules (both names), wherever its timers had got to. Raises
+        TimerError."""
+        for slot in (0, 1):
+            self.delete(schedule_name(tenant, session, request, slot))
+
+    def delete(self, name: str) -> None:
+        """Delete one schedule, if it is there. Raises TimerError."""
         try:
-            self.client.delete_schedule(Name=schedule_name(tenant, session), GroupName=self.group)
+            self.client.delete_schedule(Name=name, GroupName=self.group)
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
                 return

@@ -8,6 +8,7 @@ Lambda target is invoked asynchronously, so Lambda's own retries follow a functi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from datetime import UTC, datetime
@@ -18,6 +19,7 @@ import pytest
 
 from bot.reminders import BOT, TryLater
 from bot.sandbox.world import context_text
+from bot.timers import schedule_name
 from tests.bot_kit import World, change, objects, start_basket
 from tests.fault_kit import TENANT, ephemeral_texts, session_of, thread_texts
 from workflow.s3_lock import S3SessionLock
@@ -61,8 +63,20 @@ def posted_at() -> int:
     return int(json.loads(the_timer()[0]["weekly_shop_timer"])["posted_at"])
 
 
+def scheduler_deletes(payload: dict[str, Any]) -> None:
+    """What ``ActionAfterCompletion: DELETE`` does once a schedule has fired (moto never fires,
+    so never deletes): its schedule goes."""
+    fields = json.loads(payload["weekly_shop_timer"])
+    name = schedule_name(fields["tenant"], fields["session"], fields["request"], fields["slot"])
+    client = boto3.client("scheduler", region_name="us-east-1")
+    with contextlib.suppress(client.exceptions.ResourceNotFoundException):
+        client.delete_schedule(Name=name, GroupName=GROUP)
+
+
 def fire(world: World, payload: dict[str, Any]) -> dict[str, Any]:
-    """Scheduler's invocation: the schedule's Input, verbatim, as the event."""
+    """Scheduler's invocation: the schedule's Input, verbatim, as the event (and then the
+    schedule is deleted)."""
+    scheduler_deletes(payload)
     return world.send(payload)
 
 
@@ -192,7 +206,7 @@ def test_a_forged_timer_changes_nothing(timed: World, bucket: str, forge: Any) -
     payload, _ = the_timer()
     before = objects(timed.s3, bucket)
 
-    assert fire(timed, forge(payload)) == {"fired": False}
+    assert timed.send(forge(payload)) == {"fired": False}
 
     assert thread_texts(timed, basket) == [] and objects(timed.s3, bucket) == before
     assert len(schedules()) == 1
@@ -232,8 +246,10 @@ def test_each_timer_runs_in_a_fresh_process_as_scheduler_invokes_the_function(
     (basket,) = world.baskets()
 
     def armed() -> dict[str, Any]:
+        """The armed schedule's Input; then, as once it fired, the schedule goes."""
         (listed,) = client.list_schedules(GroupName=GROUP)["Schedules"]
         got = client.get_schedule(Name=listed["Name"], GroupName=GROUP)
+        client.delete_schedule(Name=listed["Name"], GroupName=GROUP)
         return dict(json.loads(got["Target"]["Input"]))
 
     for _ in range(2):
@@ -252,15 +268,34 @@ def test_a_timer_lambda_gave_up_on_is_armed_again_not_lost(timed: World) -> None
 
     basket = start_basket(timed)
     payload, timer = the_timer()
+    scheduler_deletes(payload)  # it fired; Lambda failed it through every retry
     lost = sqs_event(lost_run_record(payload, condition="RetriesExhausted"))
 
     assert timed.send(lost) == {"batchItemFailures": []}
 
     again, rearmed = the_timer()
-    assert (rearmed["kind"], rearmed["n"]) == ("remind", 1)
-    assert rearmed["at"] >= time.time() + 240 and rearmed["posted_at"] == timer["posted_at"]
+    assert (rearmed["kind"], rearmed["n"], rearmed["attempt"]) == ("remind", 1, 1)
+    assert rearmed["at"] == timer["at"]  # still due when it was due...
+    (schedule,) = schedules()
+    soon = datetime.fromtimestamp(time.time() + 300, UTC).strftime("%Y-%m-%dT%H:%M")
+    assert schedule["ScheduleExpression"].startswith(f"at({soon[:-1]}")  # ...fired 5 min out
     fire(timed, again)
     assert len(thread_texts(timed, basket)) == 1
+
+
+def test_a_timer_lost_again_and_again_is_given_up_after_three_attempts(timed: World) -> None:
+    from bot.sandbox.slack_requests import lost_run_record, sqs_event
+
+    start_basket(timed)
+    payload, _ = the_timer()
+    for attempt in (1, 2, 3):
+        scheduler_deletes(payload)
+        timed.send(sqs_event(lost_run_record(payload)))
+        payload, fields = the_timer()
+        assert fields["attempt"] == attempt
+    scheduler_deletes(payload)
+    timed.send(sqs_event(lost_run_record(payload)))
+    assert schedules() == []  # logged and counted in LostLazyRuns, not armed forever
 
 
 def test_a_lost_timer_that_is_not_ours_is_dropped(timed: World) -> None:
@@ -271,3 +306,65 @@ def test_a_lost_timer_that_is_not_ours_is_dropped(timed: World) -> None:
     forged = {**payload, "mac": "0" * 64}
     assert timed.send(sqs_event(lost_run_record(forged))) == {"batchItemFailures": []}
     assert the_timer()[0] == payload  # the basket's own timer, untouched
+
+
+def _failing(operation: str, when: Any = None) -> Any:
+    """A botocore before-call hook that fails ``operation`` as AWS would with a 500."""
+    from botocore.exceptions import ClientError
+
+    def fail(params: dict[str, Any], **_: Any) -> None:
+        if when is None or when(params):
+            raise ClientError(
+                {"Error": {"Code": "InternalError"}, "ResponseMetadata": {"HTTPStatusCode": 500}},
+                operation,
+            )
+
+    return fail
+
+
+def test_an_expiry_that_cannot_be_saved_fails_so_lambda_retries_it(timed: World) -> None:
+    """S3 refuses the expiry's checkpoint: nothing is said, the basket still waits, and the
+    invocation fails (Lambda retries it; its schedule is gone) — and the retry expires it."""
+    basket = start_basket(timed)
+    for _ in range(2):
+        fire(timed, the_timer()[0])
+    expiry, _ = the_timer()
+    hook = _failing("PutObject", lambda p: "/cp/" in p.get("url_path", ""))
+    timed.s3.meta.events.register("before-call.s3.PutObject", hook)
+    try:
+        with pytest.raises(TryLater, match="the expiry failed"):
+            fire(timed, expiry)
+    finally:
+        timed.s3.meta.events.unregister("before-call.s3.PutObject", hook)
+    assert timed.buttons(timed.baskets()[0])  # still waiting
+
+    timed.send(expiry)  # Lambda's retry of the same event
+    assert thread_texts(timed, basket)[-1] == "No order placed: nobody answered in time"
+
+
+def test_a_change_whose_timer_could_not_be_deleted_still_arms_the_next_baskets(
+    timed: World,
+) -> None:
+    """Each basket's schedules have names of their own: a stale one left behind by a failed
+    delete fires for an answered basket and does nothing, and the new basket keeps its own."""
+    from bot.handler import cold_start
+
+    rt, _ = cold_start()
+    assert rt.timers is not None
+    client = rt.timers.client
+    hook = _failing("DeleteSchedule")
+    client.meta.events.register("before-call.scheduler.DeleteSchedule", hook)
+    basket = start_basket(timed)
+    try:
+        change(timed, basket, "no fish")
+    finally:
+        client.meta.events.unregister("before-call.scheduler.DeleteSchedule", hook)
+    second = timed.baskets()[-1]
+
+    payloads = [json.loads(s["Target"]["Input"]) for s in schedules()]
+    threads = sorted(json.loads(p["weekly_shop_timer"])["thread_ts"] for p in payloads)
+    assert threads == sorted([basket["ts"], second["ts"]])
+    for payload in payloads:
+        fire(timed, payload)
+    assert thread_texts(timed, basket) == []  # the stale one: nothing
+    assert len(thread_texts(timed, second)) == 1  # basket 2's own reminder

@@ -126,12 +126,8 @@ class Sandbox:
         if not pending:
             return ""
         timer = pending[0]
-        await self._loop.run_in_executor(
-            self.pool,
-            lambda: timers.client.delete_schedule(
-                Name=schedule_name(timer.tenant, timer.session), GroupName=timers.group
-            ),
-        )
+        name = schedule_name(timer.tenant, timer.session, timer.request, timer.slot)
+        await self._loop.run_in_executor(self.pool, timers.delete, name)
         await self.invoke(to_payload(timer, timers.key), lazy=True)
         return f"{timer.kind} {timer.n}" if timer.kind == "remind" else timer.kind
 
