@@ -207,6 +207,18 @@ def test_a_person_drives_the_page_in_chromium(sandbox: SandboxProcess) -> None:
         latest = page.locator(".session").first
         expect(latest).to_contain_text("000004-", timeout=10000)  # start 2, change 2, approve 1
         expect(latest).to_contain_text("Lock free")
+        # A basket left waiting: the Timers panel fires its reminder without waiting 6 hours.
+        page.fill("#composer", "/shop fish on Friday")
+        page.press("#composer", "Enter")
+        waiting = page.locator(".message", has_text="fish on Friday").last
+        expect(waiting).to_be_visible(timeout=20000)
+        expect(page.locator("#timers")).to_contain_text("reminder 1", timeout=10000)
+        for _ in range(5):  # another test's basket may be due first
+            page.click("#fast-forward")
+            if "still waiting for an answer" in (waiting.text_content() or ""):
+                break
+            page.wait_for_timeout(500)
+        expect(waiting).to_contain_text("still waiting for an answer", timeout=10000)
         page.screenshot(path=str(ARTIFACTS / "sandbox.png"))
         # Only http(s) links are rendered as links (a javascript: URL stays text).
         rendered = page.evaluate("mrkdwn('<javascript:alert(1)|click> <https://example.com|ok>')")
