@@ -345,7 +345,16 @@ def test_the_timer_role_lets_only_scheduler_invoke_only_this_function(packaged: 
     role = packaged.template["Resources"]["BasketTimerRole"]["Properties"]
     [trust] = role["AssumeRolePolicyDocument"]["Statement"]
     assert trust["Principal"] == {"Service": "scheduler.amazonaws.com"}
-    assert trust["Condition"] == {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}}
+    group = (
+        f"arn:${{AWS::Partition}}:scheduler:${{AWS::Region}}:${{AWS::AccountId}}:"
+        f"schedule-group/{TIMER_GROUP}"
+    )
+    assert trust["Condition"] == {
+        "StringEquals": {
+            "aws:SourceAccount": {"Ref": "AWS::AccountId"},
+            "aws:SourceArn": {"Fn::Sub": group},
+        }
+    }
     [policy] = role["Policies"]
     [statement] = policy["PolicyDocument"]["Statement"]
     assert statement["Action"] == "lambda:InvokeFunction"
