@@ -22,16 +22,8 @@ from slack_bolt import Ack, App, BoltRequest, BoltResponse
 from slack_bolt.authorization import AuthorizeResult
 from slack_sdk import WebClient
 
-from .blocks import (
-    APPROVE,
-    CHANGE,
-    CHANGE_BLOCK,
-    CHANGE_MODAL,
-    REJECT,
-    START_AGAIN,
-    change_modal,
-    modal_metadata,
-)
+from .blocks import APPROVE, CHANGE, REJECT, START_AGAIN
+from .modal import CHANGE_BLOCK, CHANGE_MODAL, change_modal, modal_metadata
 from .payloads import (
     GONE,
     MAX_REQUEST_LENGTH,

@@ -1,4 +1,4 @@
-"""Block Kit for the basket messages and the change modal: pure functions of data.
+"""Block Kit for the basket messages: pure functions of data (the change modal: ``bot.modal``).
 
 Model- and user-written text is escaped for mrkdwn (``&``, ``<``, ``>`` only), which also defuses
 ``<!channel>``, ``<@U…>`` and ``<!subteam^…>``. Button values carry the session and request IDs,
@@ -8,16 +8,10 @@ never the basket. Limits (Slack's Block Kit reference on docs.slack.dev; the fak
 also refuses a message whose blocks hold too much text in all (``msg_blocks_too_long``,
 undocumented, seen from about 11,000 characters), so the items shown are capped by a total budget
 and the rest are counted, not dropped silently.
-
-The change modal's metadata is MACed (tenant, session, request, channel, message), so a submission
-whose metadata the bot did not write is refused in the ack path, before anything is read.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -25,9 +19,6 @@ from typing import Any
 APPROVE = "approve_basket"
 REJECT = "reject_basket"
 CHANGE = "change_basket"
-CHANGE_MODAL = "change_basket_modal"
-CHANGE_BLOCK = "change"
-CHANGE_INPUT = "change_text"
 START_AGAIN = "start_again"
 MAX_CHANGE_LENGTH = 500
 MAX_SHOWN_REQUEST = 300  # of the request's text on a basket; the whole of it is in the prompt
@@ -37,7 +28,6 @@ SECTION_LIMIT = 3000
 # which Slack has been seen to answer msg_blocks_too_long (bolt-js issues #2509 and #2867).
 ITEMS_TEXT_BUDGET = 8000
 MAX_ITEM_CHARS = 300
-METADATA_MAC_CHARS = 22  # 128 bits, base64url
 
 Block = dict[str, Any]
 
@@ -72,48 +62,12 @@ class Ref:
         return cls(session, request)
 
 
-@dataclass(frozen=True)
-class ModalTarget:
-    """What a change modal answers: the request, and the basket message it came from."""
-
-    ref: Ref
-    channel: str
-    message_ts: str
+def slack_date(at: int) -> str:
+    """``at`` (epoch seconds) as Slack shows a date in each reader's own time zone."""
+    return f"<!date^{at}^{{date_short_pretty}} at {{time}}|{at}>"
 
 
-def _metadata_mac(key: bytes, tenant: str, ref: Ref, channel: str, message_ts: str) -> str:
-    fields = "\x1f".join([tenant, ref.session_id, ref.request_id, channel, message_ts])
-    digest = hmac.new(key, fields.encode(), hashlib.sha256).digest()
-    return base64.urlsafe_b64encode(digest).decode()[:METADATA_MAC_CHARS]
-
-
-def modal_metadata(key: bytes, tenant: str, ref: Ref, channel: str, message_ts: str) -> str:
-    """The change modal's ``private_metadata``: IDs and where the basket is, with their MAC."""
-    data = {"s": ref.session_id, "r": ref.request_id, "c": channel, "m": message_ts}
-    data["h"] = _metadata_mac(key, tenant, ref, channel, message_ts)
-    return json.dumps(data, separators=(",", ":"))
-
-
-def read_modal_metadata(key: bytes, tenant: str, value: object) -> ModalTarget | None:
-    """The target in ``value`` if this bot wrote it for ``tenant``; None for anything else
-    (garbage, missing keys, edited fields, another workspace's modal)."""
-    try:
-        data = json.loads(value) if isinstance(value, str) else None
-    except ValueError:
-        return None
-    if not isinstance(data, dict):
-        return None
-    fields = [data.get(k) for k in ("s", "r", "c", "m", "h")]
-    if not all(isinstance(f, str) and f for f in fields):
-        return None
-    session, request, channel, ts, mac = (str(f) for f in fields)
-    ref = Ref(session, request)
-    if not hmac.compare_digest(mac, _metadata_mac(key, tenant, ref, channel, ts)):
-        return None
-    return ModalTarget(ref, channel, ts)
-
-
-def _plain(text: str, limit: int) -> dict[str, Any]:
+def plain(text: str, limit: int) -> dict[str, Any]:
     return {"type": "plain_text", "text": text[:limit], "emoji": True}
 
 
@@ -199,7 +153,7 @@ def basket_blocks(
     title = f"Basket {round} of {max_rounds}" + (" — last one: approve or reject" if last else "")
     change = [] if last else [_button("Change…", CHANGE, value)]
     return [
-        {"type": "header", "text": _plain(title, 150)},
+        {"type": "header", "text": plain(title, 150)},
         *item_sections(items),
         asked_for(requested_by, request, progress),
         {
@@ -210,10 +164,10 @@ def basket_blocks(
                 {
                     **_button("Reject", REJECT, value, style="danger"),
                     "confirm": {
-                        "title": _plain("Reject this basket?", 100),
-                        "text": _plain("No order will be placed this week.", 300),
-                        "confirm": _plain("Reject", 30),
-                        "deny": _plain("Keep it", 30),
+                        "title": plain("Reject this basket?", 100),
+                        "text": plain("No order will be placed this week.", 300),
+                        "confirm": plain("Reject", 30),
+                        "deny": plain("Keep it", 30),
                         "style": "danger",
                     },
                 },
@@ -224,7 +178,7 @@ def basket_blocks(
 
 
 def _button(text: str, action_id: str, value: str, style: str | None = None) -> Block:
-    button: Block = {"type": "button", "text": _plain(text, 75), "action_id": action_id}
+    button: Block = {"type": "button", "text": plain(text, 75), "action_id": action_id}
     button["value"] = value
     if style:
         button["style"] = style
@@ -242,7 +196,7 @@ def answered_blocks(
     note: str = "",
 ) -> list[Block]:
     """The same basket once answered: the buttons replaced by who answered, when, and why."""
-    when = f"<!date^{at}^{{date_short_pretty}} at {{time}}|{at}>"
+    when = slack_date(at)
     if not note:
         said = context(f"{verdict} by <@{user}> · {when}")
     else:  # the person's words in plain_text: shown as typed, formatting and mentions inert
@@ -251,29 +205,27 @@ def answered_blocks(
             {"type": "plain_text", "text": note[:MAX_CHANGE_LENGTH], "emoji": False},
             {"type": "mrkdwn", "text": f"· {when}"},
         ]
-    return [
-        {"type": "header", "text": _plain(f"Basket {round} of {max_rounds}", 150)},
-        *item_sections(items),
-        said,
-    ]
+    return _closed(round, max_rounds, items, said)
 
 
 def expired_blocks(*, round: int, max_rounds: int, items: list[str], at: int) -> list[Block]:
     """A basket nobody answered in time: its buttons replaced by "Expired — nothing ordered"."""
-    when = f"<!date^{at}^{{date_short_pretty}} at {{time}}|{at}>"
-    return [
-        {"type": "header", "text": _plain(f"Basket {round} of {max_rounds}", 150)},
-        *item_sections(items),
-        context(f"Expired — nothing ordered · {when}"),
-    ]
+    said = context(f"Expired — nothing ordered · {slack_date(at)}")
+    return _closed(round, max_rounds, items, said)
 
 
 def retired_blocks(*, round: int, max_rounds: int, items: list[str]) -> list[Block]:
     """A basket whose graph version a deploy removed: its buttons replaced by why they went."""
+    said = context("No longer waiting: saved by a retired version of weekly-shop")
+    return _closed(round, max_rounds, items, said)
+
+
+def _closed(round: int, max_rounds: int, items: list[str], said: Block) -> list[Block]:
+    """A basket that no longer waits: its header and items, and ``said`` where its buttons were."""
     return [
-        {"type": "header", "text": _plain(f"Basket {round} of {max_rounds}", 150)},
+        {"type": "header", "text": plain(f"Basket {round} of {max_rounds}", 150)},
         *item_sections(items),
-        context("No longer waiting: saved by a retired version of weekly-shop"),
+        said,
     ]
 
 
@@ -292,29 +244,3 @@ def start_again_blocks(text: str, value: str) -> list[Block]:
 def settled_blocks(text: str) -> list[Block]:
     """A message whose button was used: only ``text`` (ours) is left."""
     return [_section(text)]
-
-
-def change_modal(metadata: str) -> dict[str, Any]:
-    """The "What should change?" modal; ``metadata`` comes from :func:`modal_metadata`."""
-    return {
-        "type": "modal",
-        "callback_id": CHANGE_MODAL,
-        "private_metadata": metadata,
-        "title": _plain("Change this basket", 24),
-        "submit": _plain("Ask for it", 24),
-        "close": _plain("Cancel", 24),
-        "blocks": [
-            {
-                "type": "input",
-                "block_id": CHANGE_BLOCK,
-                "label": _plain("What should change?", 2000),
-                "element": {
-                    "type": "plain_text_input",
-                    "action_id": CHANGE_INPUT,
-                    "multiline": True,
-                    "max_length": MAX_CHANGE_LENGTH,
-                    "placeholder": _plain("We are away on Saturday, no pizza", 150),
-                },
-            }
-        ],
-    }

@@ -33,6 +33,7 @@ from workflow.shop.basket import Basket, BasketDecision
 from workflow.shop.graph import shop_request
 from workflow.versions import WorkflowVersions
 
+from .blocks import slack_date
 from .outbox import Where
 from .outcome import (
     NEWER,
@@ -193,8 +194,7 @@ class Answer:
 
 def expired_text(at: int) -> str:
     """What a click on an expired basket is told: that it expired, and when."""
-    when = f"<!date^{at}^{{date_short_pretty}} at {{time}}|{at}>"
-    return f"This basket expired {when} because nobody answered it: nothing was ordered."
+    return f"This basket expired {slack_date(at)} because nobody answered it: nothing was ordered."
 
 
 def _mark(

@@ -56,7 +56,8 @@ from workflow.errors import StoreError
 from workflow.s3_client import create_marker
 from workflow.store import validate_id
 
-from .blocks import APPROVE, REJECT, START_AGAIN, read_modal_metadata
+from .blocks import APPROVE, REJECT, START_AGAIN
+from .modal import read_modal_metadata
 from .outbox import Outbox
 from .payloads import request_text
 from .timers import MAX_ATTEMPTS, BadTimer, TimerError, Timers, from_payload, is_timer

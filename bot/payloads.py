@@ -21,7 +21,8 @@ from slack_sdk.signature import SignatureVerifier
 from workflow.errors import InvalidIdentifier
 from workflow.store import validate_id
 
-from .blocks import CHANGE_BLOCK, CHANGE_INPUT, MAX_CHANGE_LENGTH, Ref, read_modal_metadata
+from .blocks import MAX_CHANGE_LENGTH, Ref
+from .modal import CHANGE_BLOCK, CHANGE_INPUT, read_modal_metadata
 from .outbox import Where
 
 Kind = Literal["approve", "reject", "change", "again"]  # "again": Start again on a retired one

@@ -31,6 +31,7 @@ from workflow.shop.basket import Basket, BasketDecision
 from workflow.shop.graph import shop_request
 from workflow.versions import WorkflowVersions
 
+from .blocks import slack_date
 from .outbox import Where
 from .outcome import Mark, Outcome, Post, Report, outputs_of
 from .rules import Rules
@@ -45,10 +46,6 @@ EXPIRED = "Expired"
 
 class TryLater(Exception):
     """The session was busy: raised out of the invocation so that Lambda retries the timer."""
-
-
-def _when(at: int) -> str:
-    return f"<!date^{at}^{{date_short_pretty}} at {{time}}|{at}>"
 
 
 @dataclass(frozen=True)
@@ -109,7 +106,7 @@ class Fire:
             else "This basket"
         )
         expires = self.timers.plan.expires_at(self.timer.posted_at)
-        ends = f" It expires {_when(expires)} if nobody answers." if expires else ""
+        ends = f" It expires {slack_date(expires)} if nobody answers." if expires else ""
         return f"{mentions}{which} is still waiting for an answer.{ends}"
 
     async def _expire(self, run: Run) -> Outcome:

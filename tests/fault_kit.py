@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
+import boto3
 from botocore.awsrequest import AWSResponse
 
 from tests.bot_kit import CHANNEL, World
@@ -31,6 +32,17 @@ from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
 
 TENANT = "T0TEAM"
 REFUSED = "x-test-fault-refused"  # a header our before-send handler puts on a refused request
+
+
+def s3_of(world: World) -> Any:
+    """An S3 client of the world's moto *server* (the ``served`` fixture), for checks."""
+    return boto3.client(
+        "s3",
+        endpoint_url=world.env["AWS_ENDPOINT_URL"],
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
 
 
 def lock_keys(s3: Any, bucket: str) -> list[str]:

@@ -18,11 +18,9 @@ from slack_bolt.adapter.aws_lambda.handler import to_bolt_request
 
 import bot.handler
 from bot.app import build_app
-from bot.blocks import (
-    Ref,
-    modal_metadata,
-)
+from bot.blocks import Ref
 from bot.handler import GuardedRequestHandler
+from bot.modal import modal_metadata
 from bot.sandbox.slack_requests import http_event, view_submission
 from tests.bad_input_kit import (
     FUZZ,

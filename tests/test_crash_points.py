@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
 
-import boto3
 import pytest
 
-from tests.bot_kit import CHANNEL, World, context_text, header
+from tests.bot_kit import CHANNEL, World, context_text, header, start_basket
+from tests.fault_kit import s3_of
 from workflow.s3_store import S3CheckpointStore
 from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
 
@@ -27,16 +26,6 @@ POINTS = [
 LEASE = 1.0
 
 
-def s3_client(world: World) -> Any:
-    return boto3.client(
-        "s3",
-        endpoint_url=world.env["AWS_ENDPOINT_URL"],
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
-
-
 def live_requests(world: World) -> set[str]:
     """Request IDs behind every button still on screen."""
     found = set()
@@ -47,7 +36,7 @@ def live_requests(world: World) -> set[str]:
 
 
 def check_session(world: World, session: str) -> None:
-    s3 = s3_client(world)
+    s3 = s3_of(world)
     store = S3CheckpointStore("bot-bucket", SHOP_PREFIX, s3_client=s3, codec=SHOP_RECORDS)
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket="bot-bucket").get("Contents", [])]
     assert not [k for k in keys if k.endswith("/lock")], "a lock was left behind"
@@ -75,9 +64,7 @@ def check_session(world: World, session: str) -> None:
 def test_a_change_killed_at_each_point_recovers(served: World, point: str, recovery: str) -> None:
     world = served
     world.boot(LOCK_TTL_SECONDS=str(LEASE))
-    world.shop()
-    world.run_lazies()
-    (basket,) = world.baskets()
+    basket = start_basket(world)
     approve_value = world.buttons(basket)["approve_basket"]
     session = json.loads(approve_value)["s"]
 
@@ -110,9 +97,7 @@ def test_an_approve_killed_before_telling_slack_is_repaired_by_the_next_click(
 ) -> None:
     world = served
     world.boot(LOCK_TTL_SECONDS=str(LEASE))
-    world.shop()
-    world.run_lazies()
-    (basket,) = world.baskets()
+    basket = start_basket(world)
     session = json.loads(world.buttons(basket)["approve_basket"])["s"]
     world.click(basket, "approve_basket")
     (lost,) = world.lam.take()

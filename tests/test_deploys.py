@@ -13,7 +13,6 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import boto3
 import pytest
 
 from bot.blocks import START_AGAIN
@@ -22,22 +21,12 @@ from bot.sandbox.anthropic_api import DEFAULT_BASKET, Reply
 from bot.start import ALREADY_AGAIN, BEING_STARTED, STILL_WAITING
 from tests import shop_next_deploy
 from tests.bot_kit import CHANNEL, World, context_text, header
-from tests.fault_kit import TENANT, ephemeral_texts, session_of, thread_texts
+from tests.fault_kit import TENANT, ephemeral_texts, s3_of, session_of, thread_texts
 from workflow.s3_store import S3CheckpointStore
 from workflow.shop import graph
 from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
 
 TWICE = DEFAULT_BASKET + "\n2 Bell peppers"  # 11 items; version 2 orders 10
-
-
-def s3_of(world: World) -> Any:
-    return boto3.client(
-        "s3",
-        endpoint_url=world.env["AWS_ENDPOINT_URL"],
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
 
 
 def saved(world: World, session: str) -> dict[str, Any]:

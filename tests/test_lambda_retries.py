@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from tests.bot_kit import CHANNEL, World, context_text, header
+from tests.bot_kit import CHANNEL, World, context_text, header, start_basket
 from tests.test_crash_points import check_session
 
 LEASE = 30.0
@@ -41,9 +41,7 @@ def test_a_start_killed_at_the_model_call_is_finished_by_the_retry(served: World
 def test_an_approve_killed_after_reading_is_finished_by_the_retry(served: World) -> None:
     world = served
     world.boot(LOCK_TTL_SECONDS=str(LEASE))
-    world.shop()
-    world.run_lazies()
-    (basket,) = world.baskets()
+    basket = start_basket(world)
     world.click(basket, "approve_basket")
     (lost,) = world.lam.take()
     world.in_fresh_process(lost.payload, crash_at="checkpoint-read")
@@ -59,9 +57,7 @@ def test_a_change_killed_twice_is_finished_by_the_second_retry_with_its_text(
     """The typed change lives only in the event: the retries still have it."""
     world = served
     world.boot(LOCK_TTL_SECONDS=str(LEASE))
-    world.shop()
-    world.run_lazies()
-    (basket,) = world.baskets()
+    basket = start_basket(world)
     session = json.loads(world.buttons(basket)["approve_basket"])["s"]
     world.click(basket, "change_basket")
     world.submit_change("no pizza, we are away on Friday")
@@ -80,9 +76,7 @@ def test_another_click_during_a_live_lease_is_still_told_at_once(served: World) 
     """Only the same work takes a live lease over: someone else's click is told."""
     world = served
     world.boot(LOCK_TTL_SECONDS=str(LEASE))
-    world.shop()
-    world.run_lazies()
-    (basket,) = world.baskets()
+    basket = start_basket(world)
     world.click(basket, "approve_basket")
     (lost,) = world.lam.take()
     world.in_fresh_process(lost.payload, crash_at="checkpoint-read")  # holds the lock, dead
