@@ -22,8 +22,9 @@ BUCKET = "checkpoints-test"
 @pytest.fixture
 def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fake credentials, and no endpoint override: with one set, mock_aws would not intercept."""
-    for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_PROFILE"):
+    for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL_SCHEDULER"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
@@ -113,7 +114,7 @@ def served(monkeypatch: pytest.MonkeyPatch) -> Iterator[TestWorld]:
     with moto_s3_server("bot-bucket") as aws:
         slack, lam, claude = fakes()
         env = {**aws, **bot_env(slack, lam, claude, "bot-bucket")}
-        for name in ("AWS_ENDPOINT_URL_S3", "AWS_PROFILE"):
+        for name in ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL_SCHEDULER", "AWS_PROFILE"):
             monkeypatch.delenv(name, raising=False)
         for name, value in env.items():
             monkeypatch.setenv(name, value)

@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from bot.sandbox.slack_requests import scheduled_event
+from bot.sandbox.aws_events import scheduled_event
 from bot.settings import Settings, SettingsError
 from tests.bot_kit import CHANNEL, SECRET, TOKEN, World, context_text, header
 
@@ -92,7 +92,8 @@ def test_the_ack_path_imports_only_what_it_needs(served: World, action: str) -> 
         )
     code = (
         "import json, sys\n"
-        "from bot.sandbox.slack_requests import block_action, slash_command, lambda_context\n"
+        "from bot.sandbox.slack_requests import block_action, slash_command\n"
+        "from bot.sandbox.aws_events import lambda_context\n"
         "from bot.handler import handler\n"
         f"r = handler({event}, lambda_context())\n"
         f"print(json.dumps([r['statusCode'], [m for m in {LAZY_ONLY!r} if m in sys.modules]]))\n"

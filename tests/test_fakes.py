@@ -21,6 +21,7 @@ from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.webhook import WebhookClient
 
+from bot.sandbox import aws_events
 from bot.sandbox import slack_requests as ev
 from bot.sandbox.anthropic_api import DEFAULT_BASKET, FakeAnthropic, Reply, shorter_revisions
 from bot.sandbox.lambda_api import FakeLambda
@@ -351,8 +352,8 @@ def test_signed_events_verify_and_bad_ones_do_not() -> None:
     )
     payload = json.loads(parse_qs(ev.decoded_body(submission))["payload"][0])
     assert payload["view"]["state"]["values"]["b"]["a"]["value"] == "less" and valid(submission)
-    assert ev.scheduled_event()["detail-type"] == "Scheduled Event"
-    assert ev.lambda_context().get_remaining_time_in_millis() > 0
+    assert aws_events.scheduled_event()["detail-type"] == "Scheduled Event"
+    assert aws_events.lambda_context().get_remaining_time_in_millis() > 0
 
 
 def test_mentions_finds_raw_pings_only(slack: FakeSlack, client: WebClient) -> None:
@@ -386,7 +387,7 @@ def test_bolt_on_lambda_round_trip(
 
     app.command("/shop")(ack=ack_now, lazy=[work])
     handler: Any = SlackRequestHandler(app)  # its handle() is untyped
-    context = ev.lambda_context()
+    context = aws_events.lambda_context()
 
     first = handler.handle(ev.slash_command(SECRET, text="week 12"), context)
     assert first["statusCode"] == 200 and first["body"] == "on it"

@@ -14,12 +14,8 @@ import pytest
 
 from bot.blocks import START_AGAIN
 from bot.lost import AGAIN_LOST, RESHOP
-from bot.sandbox.slack_requests import (
-    lambda_context,
-    lost_run_record,
-    sqs_event,
-    with_bad_signature,
-)
+from bot.sandbox.aws_events import lambda_context, lost_run_record, sqs_event
+from bot.sandbox.slack_requests import with_bad_signature
 from tests import shop_next_deploy
 from tests.bot_kit import CHANNEL, World, objects, start_basket
 from workflow.shop import graph

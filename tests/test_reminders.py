@@ -18,6 +18,7 @@ import boto3
 import pytest
 
 from bot.reminders import BOT, TryLater
+from bot.sandbox.aws_events import lost_run_record, sqs_event
 from bot.sandbox.world import context_text
 from bot.timers import schedule_name
 from tests.bot_kit import World, change, objects, start_basket
@@ -264,7 +265,6 @@ def test_each_timer_runs_in_a_fresh_process_as_scheduler_invokes_the_function(
 def test_a_timer_lambda_gave_up_on_is_armed_again_not_lost(timed: World) -> None:
     """Busy through every retry (or S3 down): Lambda's on-failure destination puts the timer in
     the lost-runs queue, and the function arms it again five minutes out; it then works."""
-    from bot.sandbox.slack_requests import lost_run_record, sqs_event
 
     basket = start_basket(timed)
     payload, timer = the_timer()
@@ -284,7 +284,6 @@ def test_a_timer_lambda_gave_up_on_is_armed_again_not_lost(timed: World) -> None
 
 
 def test_a_timer_lost_again_and_again_is_given_up_after_three_attempts(timed: World) -> None:
-    from bot.sandbox.slack_requests import lost_run_record, sqs_event
 
     start_basket(timed)
     payload, _ = the_timer()
@@ -299,7 +298,6 @@ def test_a_timer_lost_again_and_again_is_given_up_after_three_attempts(timed: Wo
 
 
 def test_a_lost_timer_that_is_not_ours_is_dropped(timed: World) -> None:
-    from bot.sandbox.slack_requests import lost_run_record, sqs_event
 
     start_basket(timed)
     payload, _ = the_timer()

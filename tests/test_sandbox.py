@@ -348,8 +348,16 @@ def test_the_sandbox_clears_the_weekly_schedule(monkeypatch: pytest.MonkeyPatch)
         monkeypatch.setenv(name, "set by the developer's shell")
     for name in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "CHECKPOINT_BUCKET", "SLACK_API_URL"):
         monkeypatch.setenv(name, "")
-    for name in ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL_LAMBDA", "AWS_ACCESS_KEY_ID"):
-        monkeypatch.setenv(name, "")
+    for name in (
+        "AWS_ENDPOINT_URL_S3",
+        "AWS_ENDPOINT_URL_LAMBDA",
+        "AWS_ENDPOINT_URL_SCHEDULER",
+        "AWS_ACCESS_KEY_ID",
+        "TIMER_GROUP",
+        "TIMER_TARGET_ARN",
+        "TIMER_ROLE_ARN",
+    ):
+        monkeypatch.setenv(name, "")  # configure_bot sets them; restored after the test
 
     async def configured() -> None:
         sandbox = Sandbox(secret="s")

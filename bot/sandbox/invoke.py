@@ -17,7 +17,7 @@ from typing import Any
 # (~30 ms no Lambda cold start pays).
 from bot.handler import handler
 
-from .slack_requests import lambda_context
+from .aws_events import lambda_context
 
 
 def invoke_once(event: dict[str, Any]) -> dict[str, Any]:

@@ -24,10 +24,10 @@ from typing import Any
 
 from aiohttp import web
 
+from .aws_events import lambda_context
 from .lambda_api import FakeLambda, Invocation
 from .page import PEOPLE, build_app
 from .slack_api import FakeSlack
-from .slack_requests import lambda_context
 
 log = logging.getLogger(__name__)
 BUCKET = "weekly-shop-sandbox"

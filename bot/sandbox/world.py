@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .anthropic_api import FakeAnthropic
+from .aws_events import lambda_context
 from .lambda_api import FakeLambda
 from .slack_api import FakeSlack
-from .slack_requests import block_action, lambda_context, slash_command, view_submission
+from .slack_requests import block_action, slash_command, view_submission
 
 SECRET = "test-signing-secret-0123456789"
 TOKEN = "xoxb-test"
