@@ -239,7 +239,7 @@ client = make_s3_client()
 t.append(time.perf_counter())
 runtime, _ = bot.handler.cold_start()
 runtime.s3_client = client
-from bot.sandbox.slack_requests import lambda_context
+from bot.sandbox.aws_events import lambda_context
 event = json.load(sys.stdin)
 t.append(time.perf_counter())
 response = bot.handler.handler(event, lambda_context())
