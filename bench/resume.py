@@ -23,6 +23,7 @@ from typing import Any
 
 from bench.common import BASKET_17, TENANT, atomic_moto_server
 from bench.table import Row, ratio, render
+from bot.sandbox.anthropic_api import basket_items
 from workflow.checkpoint import PendingRequest
 from workflow.respond import respond_in_session
 from workflow.runner import Run
@@ -47,8 +48,7 @@ class Basket17Shopper:
     label = "bench"
 
     async def write(self, brief: Brief) -> ShopperReply:
-        text = "\n".join(BASKET_17)
-        return ShopperReply(text=text, stop_reason="end_turn", output_tokens=len(text) // 4)
+        return ShopperReply(items=basket_items("\n".join(BASKET_17)), output_tokens=150)
 
 
 def workflow() -> Any:
@@ -56,7 +56,7 @@ def workflow() -> Any:
 
 
 def basket_json_bytes(round: int = 1) -> int:
-    value = Basket(items=BASKET_17, round=round).to_json()
+    value = Basket(items=basket_items("\n".join(BASKET_17)), round=round).to_json()
     return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
 
 

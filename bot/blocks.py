@@ -13,8 +13,12 @@ and the rest are counted, not dropped silently.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the workflow: imported by the lazy runs that post baskets, not by an ack
+    from workflow.shop.basket import Item
 
 APPROVE = "approve_basket"
 REJECT = "reject_basket"
@@ -24,6 +28,9 @@ MAX_CHANGE_LENGTH = 500
 MAX_SHOWN_REQUEST = 300  # of the request's text on a basket; the whole of it is in the prompt
 
 SECTION_LIMIT = 3000
+# Blocks for the items, headings and overflow line included: a message holds at most 50, and a
+# basket's header, context and actions take 3.
+MAX_ITEM_BLOCKS = 46
 # Item text shown in one message, all sections together: well under the ~11,000 characters at
 # which Slack has been seen to answer msg_blocks_too_long (bolt-js issues #2509 and #2867).
 ITEMS_TEXT_BUDGET = 8000
@@ -71,9 +78,9 @@ def plain(text: str, limit: int) -> dict[str, Any]:
     return {"type": "plain_text", "text": text[:limit], "emoji": True}
 
 
-def _item_line(item: str) -> str:
-    item = " ".join(item.splitlines())  # one item, one line: a newline would fake a second item
-    clipped = item if len(item) <= MAX_ITEM_CHARS else item[: MAX_ITEM_CHARS - 1] + "…"
+def _item_line(item: Item) -> str:
+    line = " ".join(item.line().splitlines())  # one item, one line: a newline would fake two
+    clipped = line if len(line) <= MAX_ITEM_CHARS else line[: MAX_ITEM_CHARS - 1] + "…"
     return f"• {clipped}"
 
 
@@ -89,32 +96,56 @@ def _section(text: str, kind: str = "mrkdwn") -> Block:
     return {"type": "section", "text": body}
 
 
-def item_sections(items: list[str]) -> list[Block]:
-    """The items as bullet lines in plain_text sections of at most 3000 characters, within the
-    message's text budget; items that do not fit are counted in a last line, never dropped.
+def aisle_groups(items: Sequence[Item]) -> list[tuple[str, list[Item]]]:
+    """The items by aisle, in shop order (``AISLES``), each aisle's items as the shopper listed
+    them; one unnamed group when no item has an aisle (a basket from before aisles)."""
+    from workflow.shop.basket import AISLES
+
+    if all(item.aisle is None for item in items):
+        return [("", list(items))] if items else []
+    groups: dict[str, list[Item]] = {aisle: [] for aisle in AISLES}
+    for item in items:
+        groups[item.aisle or "other"].append(item)
+    return [(aisle, group) for aisle, group in groups.items() if group]
+
+
+def item_sections(items: Sequence[Item]) -> list[Block]:
+    """The items, one line each and quantity first, grouped by aisle under a bold heading, in
+    plain_text sections of at most 3000 characters, within the message's text budget and
+    :data:`MAX_ITEM_BLOCKS`; items that do not fit are counted in a last line, never dropped.
 
     plain_text, because what the approver sees must be what is ordered: in mrkdwn an item
     written ``~2 pizza bases~`` shows struck through (and mrkdwn has no escape for ``*``, ``_``,
     ``~`` or backticks), and Slack parses no mention or link in plain_text, so nothing in an
     item can ping anyone either. Slack escapes ``&``, ``<``, ``>`` in plain_text itself
     (bolt-python#513: a plain_text "Answer & 1" comes back as ``&amp;``), so they go as written.
+    The headings are ours (the aisle names), in mrkdwn.
     """
-    lines = [_item_line(item) for item in items]
+    blocks: list[Block] = []
     shown, used = 0, 0
-    for line in lines:
-        used += len(line) + 1
-        if used > ITEMS_TEXT_BUDGET:
-            break
-        shown += 1
-    sections: list[str] = []
-    for line in lines[:shown]:
-        if sections and len(sections[-1]) + 1 + len(line) <= SECTION_LIMIT:
-            sections[-1] += "\n" + line
-        else:
-            sections.append(line)
-    blocks = [_section(s, "plain_text") for s in sections]
-    if shown < len(lines):
-        blocks.append(_section(_left_out(len(lines) - shown, len(lines))))
+    for aisle, group in aisle_groups(items):
+        heading = [_section(f"*{aisle.capitalize()}*")] if aisle else []
+        sections: list[str] = []
+        taken = 0
+        for item in group:
+            line = _item_line(item)
+            if used + len(line) + 1 > ITEMS_TEXT_BUDGET:
+                break
+            if sections and len(sections[-1]) + 1 + len(line) <= SECTION_LIMIT:
+                sections[-1] += "\n" + line
+            elif len(blocks) + len(heading) + len(sections) + 1 < MAX_ITEM_BLOCKS:  # + overflow
+                sections.append(line)
+            else:
+                break
+            used += len(line) + 1
+            taken += 1
+        shown += taken
+        if sections:
+            blocks += heading + [_section(text, "plain_text") for text in sections]
+        if taken < len(group):
+            break  # this aisle did not fit whole: the rest are counted, not shown
+    if shown < len(items):
+        blocks.append(_section(_left_out(len(items) - shown, len(items))))
     return blocks or [_section("_(the shopper wrote no items)_")]
 
 
@@ -140,7 +171,7 @@ def basket_blocks(
     *,
     round: int,
     max_rounds: int,
-    items: list[str],
+    items: Sequence[Item],
     requested_by: str,
     request: str = "",
     progress: str,
@@ -189,7 +220,7 @@ def answered_blocks(
     *,
     round: int,
     max_rounds: int,
-    items: list[str],
+    items: Sequence[Item],
     verdict: str,
     user: str,
     at: int,
@@ -208,19 +239,19 @@ def answered_blocks(
     return _closed(round, max_rounds, items, said)
 
 
-def expired_blocks(*, round: int, max_rounds: int, items: list[str], at: int) -> list[Block]:
+def expired_blocks(*, round: int, max_rounds: int, items: Sequence[Item], at: int) -> list[Block]:
     """A basket nobody answered in time: its buttons replaced by "Expired — nothing ordered"."""
     said = context(f"Expired — nothing ordered · {slack_date(at)}")
     return _closed(round, max_rounds, items, said)
 
 
-def retired_blocks(*, round: int, max_rounds: int, items: list[str]) -> list[Block]:
+def retired_blocks(*, round: int, max_rounds: int, items: Sequence[Item]) -> list[Block]:
     """A basket whose graph version a deploy removed: its buttons replaced by why they went."""
     said = context("No longer waiting: saved by a retired version of weekly-shop")
     return _closed(round, max_rounds, items, said)
 
 
-def _closed(round: int, max_rounds: int, items: list[str], said: Block) -> list[Block]:
+def _closed(round: int, max_rounds: int, items: Sequence[Item], said: Block) -> list[Block]:
     """A basket that no longer waits: its header and items, and ``said`` where its buttons were."""
     return [
         {"type": "header", "text": plain(f"Basket {round} of {max_rounds}", 150)},
@@ -239,6 +270,12 @@ def start_again_blocks(text: str, value: str) -> list[Block]:
             "elements": [_button("Start again", START_AGAIN, value, style="primary")],
         },
     ]
+
+
+def ordered_blocks(text: str, items: Sequence[Item]) -> list[Block]:
+    """The outcome of an approved basket: ``text`` (ours) and what was ordered, grouped as the
+    basket showed it."""
+    return [_section(text), *item_sections(items)]
 
 
 def settled_blocks(text: str) -> list[Block]:

@@ -36,6 +36,7 @@ from workflow.versions import WorkflowVersions
 from .blocks import slack_date
 from .outbox import Where
 from .outcome import (
+    APPROVED,
     NEWER,
     Mark,
     Outcome,
@@ -52,7 +53,7 @@ from .turn import Redelivered, Sessions, take_turn
 
 __all__ = ["BUSY", "GONE", "Answer", "Click", "Kind", "answer_click"]
 
-VERDICTS: dict[Kind, str] = {"approve": "Approved", "reject": "Rejected", "change": "Change asked"}
+VERDICTS: dict[Kind, str] = {"approve": APPROVED, "reject": "Rejected", "change": "Change asked"}
 
 BUSY = "Someone else is answering this basket right now."
 BROKEN = (
@@ -69,7 +70,7 @@ def verdict_of(decision: object) -> tuple[str, str]:
         if decision.expired_at is not None:
             return "Expired", ""
         if decision.approved:
-            return "Approved", ""
+            return APPROVED, ""
         if decision.change is not None:
             return "Change asked", decision.change
     return "Rejected", ""

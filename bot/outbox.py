@@ -29,6 +29,7 @@ from .blocks import (
     basket_blocks,
     escape,
     expired_blocks,
+    ordered_blocks,
     retired_blocks,
     settled_blocks,
     start_again_blocks,
@@ -79,10 +80,19 @@ class Outbox:
         self.clock = clock
         self.timers = timers  # a posted basket's reminders and expiry (``bot.timers``)
 
-    def post(self, channel: str, mrkdwn: str, thread_ts: str | None = None) -> bool:
-        """A message everyone sees; ``mrkdwn`` is ours (escape other people's words first)."""
+    def post(
+        self,
+        channel: str,
+        mrkdwn: str,
+        thread_ts: str | None = None,
+        blocks: list[Block] | None = None,
+    ) -> bool:
+        """A message everyone sees; ``mrkdwn`` is ours (escape other people's words first), and
+        is the notification text when ``blocks`` show more."""
         try:
-            self.web.chat_postMessage(channel=channel, text=mrkdwn, thread_ts=thread_ts)
+            self.web.chat_postMessage(
+                channel=channel, text=mrkdwn, thread_ts=thread_ts, blocks=blocks
+            )
         except SLACK_FAILURES as exc:
             log.error("chat.postMessage failed: %s", slack_error(exc))
             return False
@@ -139,10 +149,9 @@ class Outbox:
         return False
 
     def _show(self, where: Where, report: Report) -> bool:
-        thread = report.thread_ts
         if report.mark is not None and report.mark.request_id:  # a basket was answered
             self._disarm(where, report.mark.request_id)
-        posted = all([self.post(where.channel, escape(text), thread) for text in report.outputs])
+        posted = all([self._post_output(where, report, text) for text in report.outputs])
         if posted:
             posted = all([self._post_basket(where, report, event) for event in report.baskets])
         if not posted:
@@ -151,6 +160,13 @@ class Outbox:
         if report.mark is not None and not self._mark_answered(where.channel, report.mark):
             return False
         return report.settle is None or self._settle(where.channel, report.settle)
+
+    def _post_output(self, where: Where, report: Report, output: str) -> bool:
+        """An outcome in the basket's thread; an order lists what was ordered."""
+        text = escape(output)
+        ordered = report.ordered
+        blocks = None if ordered is None else ordered_blocks(text, ordered.items)
+        return self.post(where.channel, text, report.thread_ts, blocks)
 
     def _retire(self, where: Where, retired: Retired) -> None:
         """Start again in the thread first, then the basket's buttons go (a death between the

@@ -27,6 +27,9 @@ if TYPE_CHECKING:  # the workflow: imported by the lazy runs that make Reports, 
     from workflow.shop.basket import Basket
 
 
+APPROVED = "Approved"  # a Mark's verdict for an approved basket
+
+
 @dataclass(frozen=True)
 class Tell:
     user: str
@@ -93,6 +96,12 @@ class Report:
         return [
             e for e in self.events if isinstance(e, RequestInfoEvent) and isinstance(e.data, Basket)
         ]
+
+    @property
+    def ordered(self) -> Basket | None:
+        """The basket this run ordered: the one it approved (its outcome lists the items)."""
+        mark = self.mark
+        return mark.basket if mark is not None and mark.verdict == APPROVED else None
 
     @property
     def progress(self) -> str:

@@ -39,7 +39,9 @@ class CheckBasket(Executor):
     @handler
     async def check(self, basket: Basket, ctx: WorkflowContext) -> Basket:
         seen: set[str] = set()
-        items = [i for i in basket.items if not (i.lower() in seen or seen.add(i.lower()))]
+        items = [
+            i for i in basket.items if not (i.name.lower() in seen or seen.add(i.name.lower()))
+        ]
         checked = Basket(items=items, round=basket.round)
         ctx.queue_state_update(graph.BASKET_KEY, checked, scope=graph.SCOPE)
         ctx.add_event(ShopProgress("basket checked", f"{len(basket.items) - len(items)} dropped"))

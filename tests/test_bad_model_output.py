@@ -16,11 +16,13 @@ from bot.blocks import (
     Ref,
     answered_blocks,
     basket_blocks,
+    ordered_blocks,
 )
 from bot.sandbox.anthropic_api import Reply
 from bot.sandbox.block_kit import LIMITS, block_errors, parsed_texts
 from bot.sandbox.block_kit import texts as block_texts
 from tests.bot_kit import (
+    CHANNEL,
     World,
     context_text,
     section_text,
@@ -29,6 +31,7 @@ from tests.bot_kit import (
 from tests.fault_kit import (
     thread_texts,
 )
+from workflow.shop.basket import AISLES, MAX_ITEM_LENGTH, MAX_ITEMS, Item
 
 INJECTION = "\n".join(
     [
@@ -87,6 +90,9 @@ def _approve_and_check(world: World, basket: dict[str, Any], expected_items: int
     world.run_lazies()
     assert world.slack.violations == []
     assert thread_texts(world, basket) == [f"Ordered {expected_items} items."]
+    (ordered,) = world.slack.thread(CHANNEL, basket["ts"])
+    shown = [b for b in item_blocks(ordered["blocks"])]
+    assert shown == item_blocks(basket["blocks"])  # the outcome lists what was ordered
     assert "Approved by <@U0BOB>" in context_text(world.baskets()[0])
     assert set(world.slack.mentions()) <= {"<@U0ALICE>", "<@U0BOB>"}
 
@@ -96,8 +102,8 @@ def _approve_and_check(world: World, basket: dict[str, Any], expected_items: int
     [
         ("", 0),
         ("\n\n  \n- \n*\n", 0),
-        ("\n".join(f"{i} g of item number {i}" for i in range(10_000)), 500),
-        ("\n".join("x" * 5000 for _ in range(50)), 50),
+        ("\n".join(f"{i + 1} g of item number {i}" for i in range(500)), 500),
+        ("\n".join("x" * 500 for _ in range(50)), 50),
         ("\n".join(f"{i:03d} " + "word " * 39 for i in range(500)), 500),
         (INJECTION, 12),
         ("\u202eevil\u202c\n\x00nul\n\ttab\n" + "😀" * 400, 4),
@@ -105,16 +111,17 @@ def _approve_and_check(world: World, basket: dict[str, Any], expected_items: int
     ids=[
         "empty",
         "only bullets",
-        "10000 lines",
-        "5000-char lines",
+        "500 items",
+        "500-char names",
         "500 long items",
         "mrkdwn",
         "control chars",
     ],
 )
-def test_any_model_output_becomes_a_basket_that_fits_and_can_be_approved(
+def test_any_basket_that_fits_the_form_is_shown_within_slack_limits_and_can_be_approved(
     world: World, text: str, items: int
 ) -> None:
+    """The fake answers the forced submit_basket call with ``text`` read one item a line."""
     world.claude.script(Reply(text=text))
     world.shop()
     world.run_lazies()
@@ -124,12 +131,12 @@ def test_any_model_output_becomes_a_basket_that_fits_and_can_be_approved(
     if "x" * 10 in text:
         lines = section_text(basket).splitlines()
         assert all(len(line) <= MAX_ITEM_CHARS + 2 for line in lines)
-        assert all(line.endswith("…") for line in lines if line.startswith("• x"))
+        assert all(line.endswith("…") for line in lines if line.startswith("• 1 x"))
     if text == INJECTION:
         # Shown exactly as written, in plain_text, where Slack parses no mention, link or format.
         shown = section_text(basket)
-        assert "• <!channel> milk" in shown and "• <https://evil.test|free groceries>" in shown
-        assert "• &lt;!channel&gt; pre-escaped" in shown and "• ~strike~" not in shown
+        assert "• 1 <!channel> milk" in shown and "• 1 <https://evil.test|free groceries>" in shown
+        assert "• 1 &lt;!channel&gt; pre-escaped" in shown and "• ~strike~" not in shown
         assert all(b["text"]["type"] == "plain_text" for b in item_blocks(basket["blocks"]))
         posted = world.slack.calls_to("chat.postMessage")[-1].args
         assert "<http" not in "".join(parsed_texts(posted))
@@ -137,11 +144,59 @@ def test_any_model_output_becomes_a_basket_that_fits_and_can_be_approved(
     _approve_and_check(world, basket, items)
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply(text="\n".join(f"{i + 1} g of item number {i}" for i in range(10_000))),
+        Reply(text="x" * 5000),
+        Reply(tool_input={"items": [{"name": "<!channel> milk", "quantity": "2", "unit": ""}]}),
+        Reply(tool_input={"items": [{"name": "milk", "quantity": 2, "unit": "", "price": 3}]}),
+        Reply(tool_input=["500 g chicken"]),
+    ],
+    ids=["10000 items", "a 5000-char name", "quantity as text", "unknown field", "not an object"],
+)
+def test_a_reply_that_does_not_fit_the_form_is_a_failed_round_said_plainly(
+    world: World, reply: Reply
+) -> None:
+    """Nothing is shown as a basket that is not one: more than 500 items, a name too long to
+    be one, a mistyped or unknown field. The household is told in a sentence, nobody is asked
+    to approve anything, and /shop can be tried again."""
+    world.claude.script(reply)
+    world.shop()
+    world.run_lazies()
+    assert world.baskets() == []
+    (message,) = world.slack.messages(CHANNEL)
+    assert message["text"] == (
+        "<@U0ALICE> No basket this time: the shopper's answer did not fit a basket. "
+        "Try /shop again."
+    )
+    assert set(world.slack.mentions()) <= {"<@U0ALICE>"}
+
+
+def test_a_basket_is_grouped_by_aisle_in_shop_order_quantity_first(world: World) -> None:
+    """The default fake basket names its aisles: each is a bold heading (ours, mrkdwn) over its
+    items (the model's, plain_text), in the order of a shop's walk."""
+    basket = start_basket(world)
+    texts = [b["text"]["text"] for b in basket["blocks"] if b["type"] == "section"]
+    assert texts == [
+        "*Produce*",
+        "• 2 bell peppers\n• 1 head broccoli\n• 3 carrots\n• 1 bulb garlic\n• 150 g mushrooms",
+        "*Meat and fish*",
+        "• 500 g chicken breast",
+        "*Dairy and eggs*",
+        "• 250 g mozzarella",
+        "*Bakery*",
+        "• 2 pizza bases",
+        "*Pantry*",
+        "• 250 g red lentils\n• 400 g tinned chopped tomatoes",
+    ]
+
+
 def test_a_revised_basket_with_injection_fits_and_pings_no_one(world: World) -> None:
     from tests.bot_kit import change
 
     basket = start_basket(world)
-    many = "\n".join(f"{i} g of something long enough to need the budget" for i in range(600))
+    many = "\n".join(f"{i} g of something long enough to need the budget" for i in range(1, 489))
     world.claude.script(Reply(text=INJECTION + "\n" + many))
     change(world, basket, "<!channel> more, and <@U0BOSS> decides")
     first, second = world.baskets()
@@ -154,21 +209,29 @@ def test_a_revised_basket_with_injection_fits_and_pings_no_one(world: World) -> 
     assert set(world.slack.mentions()) <= {"<@U0ALICE>", "<@U0BOB>"}
 
 
+names = st.text(
+    st.characters(codec="utf-8", exclude_categories=["Cs"]) | st.sampled_from("<>&@!|*_`\n"),
+    min_size=1,
+    max_size=MAX_ITEM_LENGTH,
+)
 items_lists = st.lists(
-    st.text(
-        st.characters(codec="utf-8", exclude_categories=["Cs"]) | st.sampled_from("<>&@!|*_`\n"),
-        min_size=1,
-        max_size=600,
+    st.builds(
+        Item,
+        name=names,
+        quantity=st.none() | st.integers(1, 100_000) | st.floats(0.001, 100_000),
+        unit=st.text(max_size=30),
+        note=st.none() | st.text(max_size=300),
+        aisle=st.none() | st.sampled_from(AISLES),
     ),
-    max_size=500,
+    max_size=MAX_ITEMS,
 )
 
 
 @settings(max_examples=150, deadline=None)
 @given(items=items_lists, note=st.text(max_size=500), round=st.integers(1, 10))
-def test_basket_blocks_always_fit_slack(items: list[str], note: str, round: int) -> None:
-    """Block Kit for any items (as a Basket can hold: ≤ 500 of ≤ 500 characters)."""
-    items = [i[:500] for i in items]
+def test_basket_blocks_always_fit_slack(items: list[Item], note: str, round: int) -> None:
+    """Block Kit for any items a Basket can hold (≤ 500, each field at its longest), in any
+    aisles: ≤ 50 blocks, ≤ 3000 characters a section, the overflow line counting the rest."""
     ref = Ref("0" * 24, "f" * 32)
     for blocks in (
         basket_blocks(
@@ -183,6 +246,7 @@ def test_basket_blocks_always_fit_slack(items: list[str], note: str, round: int)
             at=1,
             note=note,
         ),
+        ordered_blocks(f"Ordered {len(items)} items.", items),
     ):
         assert block_errors(blocks) == []
         texts = list(block_texts(blocks))
@@ -194,48 +258,46 @@ def test_basket_blocks_always_fit_slack(items: list[str], note: str, round: int)
             "<!date^1^{date_short_pretty} at {time}|1>", ""
         )
         assert all(b["text"]["type"] == "plain_text" for b in item_blocks(blocks))
-        shown = sum(1 for line in sections.split("\n") if line.startswith("• "))
-        if shown < len(items):
-            assert f"…and {len(items) - shown} more item" in sections
-            assert sum(len(line) + 1 for line in sections.split("\n")[:shown]) <= ITEMS_TEXT_BUDGET
+        lines = [line for b in item_blocks(blocks) for line in b["text"]["text"].split("\n")]
+        if len(lines) < len(items):
+            assert f"…and {len(items) - len(lines)} more item" in sections
+            assert sum(len(line) + 1 for line in lines) <= ITEMS_TEXT_BUDGET
         else:
-            assert "more item" not in sections
-
-
-CHATTY = """Here is your basket for the week:
-
-## Produce
-1. 500 g chicken breast
-2) ~2 pizza bases~
-**Dairy**
-- *250 g mozzarella* for the _pizza_
-- `soy sauce`, 1 bottle
-- salt & pepper
-
-Enjoy your meals!
-Let me know if you need anything else."""
+            assert len(lines) == len(items) and "more item" not in sections
 
 
 def test_what_the_approver_sees_is_what_is_ordered(world: World) -> None:
-    """A reply's preamble, headings, numbering and closing remark are not items; an item's
-    formatting characters (~strike~, *bold*, _italic_, `code`) show as written, in plain_text,
-    so a struck-through line is not mistaken for one taken out before it is ordered."""
-    world.claude.script(Reply(text=CHATTY))
+    """Only the tool call's items are the basket: a text block before it ("Here is your
+    basket:") is not an item. An item's formatting characters (~strike~, *bold*, _italic_,
+    `code`) show as written, in plain_text, so a struck-through line is not mistaken for one
+    taken out before it is ordered."""
+    world.claude.script(
+        Reply(
+            preamble="Here is your basket for the week:\n\n## Produce",
+            text="\n".join(
+                [
+                    "2 ~pitta~",
+                    "250 g *feta* for the _salad_",
+                    "`soy sauce`, 1 bottle",
+                    "salt & vinegar",
+                ]
+            ),
+        )
+    )
     basket = start_basket(world)
     (items,) = item_blocks(basket["blocks"])
     assert items["text"] == {
         "type": "plain_text",
         "text": "\n".join(
             [
-                "• 500 g chicken breast",
-                "• ~2 pizza bases~",
-                "• *250 g mozzarella* for the _pizza_",
-                "• `soy sauce`, 1 bottle",
-                "• salt & pepper",
+                "• 2 ~pitta~",
+                "• 250 g *feta* for the _salad_",
+                "• 1 `soy sauce`, 1 bottle",
+                "• 1 salt & vinegar",
             ]
         ),
         "emoji": False,
     }
-    _approve_and_check(world, world.baskets()[0], 5)
+    _approve_and_check(world, world.baskets()[0], 4)
     (answered,) = item_blocks(world.baskets()[0]["blocks"])
     assert answered == items  # the answered message shows the same items, the same way

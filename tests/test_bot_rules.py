@@ -187,8 +187,10 @@ def test_model_text_cannot_ping_anyone(world: World) -> None:
     )
     basket = start_basket(world)
     text = section_text(basket)
-    assert "• <!channel> milk\n• <@U0BOSS> & <!subteam^S123> eggs" in text
-    assert [b["text"]["type"] for b in basket["blocks"] if b["type"] == "section"] == ["plain_text"]
+    assert "• 1 <!channel> milk\n• 1 <@U0BOSS> & <!subteam^S123> eggs" in text
+    sections = [b["text"] for b in basket["blocks"] if b["type"] == "section"]
+    assert [t["type"] for t in sections] == ["mrkdwn", "plain_text", "mrkdwn", "plain_text"]
+    assert [t["text"] for t in sections if t["type"] == "mrkdwn"] == ["*Dairy and eggs*", "*Other*"]
     pings = world.slack.mentions()
     assert not [p for p in pings if p.startswith("<!")]
     assert set(pings) <= {"<@U0ALICE>"}

@@ -9,15 +9,22 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.sandbox.anthropic_api import FakeAnthropic, Reply, shorter_revisions
+from bot.sandbox.anthropic_api import FakeAnthropic, Reply, shorter_revisions, tools_problem
 from tests.engine_kit import drain, session
+from workflow.errors import CheckpointCorrupt
 from workflow.events import ExecutorFailedEvent, OutputEvent, RequestInfoEvent, WorkflowErrorEvent
 from workflow.memory_store import InMemoryCheckpointStore
 from workflow.runner import Run, RunStatus
-from workflow.shop.basket import Basket, BasketDecision, ShopProgress
-from workflow.shop.errors import ShopperStoppedEarly
+from workflow.shop.basket import BasketDecision, Item, ShopProgress
+from workflow.shop.errors import ShopperReplyUnfit, ShopperStoppedEarly
 from workflow.shop.graph import build_shop_workflow, shop_registry
-from workflow.shop.shopper import SYSTEM_PROMPT, ClaudeShopper
+from workflow.shop.shopper import (
+    BASKET_TOOL,
+    SYSTEM_PROMPT,
+    TOOL_CHOICE,
+    ClaudeShopper,
+    items_from_tool,
+)
 
 
 @pytest.fixture
@@ -29,39 +36,76 @@ def claude(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
     fake.stop()
 
 
-def test_basket_parsing_trims_bullets_and_drops_empty_lines() -> None:
-    basket = Basket.parse("  - 2 eggs \n\n* milk\n• 1 loaf bread\n   \n-\nflour  ", round=1)
-    assert basket.items == ["2 eggs", "milk", "1 loaf bread", "flour"]
-    assert basket.round == 1
+GOOD = {"name": "chicken thighs", "quantity": 500, "unit": "g"}
 
 
 @pytest.mark.parametrize(
-    ("line", "item"),
+    ("entry", "line"),
     [
-        ("Here is your basket:", None),
-        ("Here's the list for the week", None),
-        ("## Produce", None),
-        ("**Dairy**", None),
-        ("*Pantry*", None),
-        ("Enjoy your meals!", None),
-        ("Let me know if you want changes.", None),
-        ("Anything else?", None),
-        ("I've left out the rice you have", None),
-        ("1. 500 g chicken", "500 g chicken"),
-        ("12) 2 leeks", "2 leeks"),
-        ("(3) 1 lemon", "1 lemon"),
-        ("- [ ] 1 loaf bread", "1 loaf bread"),
-        ("1.5 kg potatoes", "1.5 kg potatoes"),
-        ("2 pizza bases", "2 pizza bases"),
-        ("**2 pizza bases**", "**2 pizza bases**"),
-        ("*bold* _italic_ ~strike~ `code`", "*bold* _italic_ ~strike~ `code`"),
-        ("~2 pizza bases~", "~2 pizza bases~"),
-        ("salt & pepper", "salt & pepper"),
+        (GOOD, "500 g chicken thighs"),
+        ({"name": "bell peppers", "quantity": 2, "unit": ""}, "2 bell peppers"),
+        ({"name": "potatoes", "quantity": 1.5, "unit": "kg"}, "1.5 kg potatoes"),
+        ({"name": "milk", "quantity": 0.25, "unit": "l", "note": "oat"}, "0.25 l milk — oat"),
+        ({**GOOD, "aisle": "meat and fish", "note": None}, "500 g chicken thighs"),
+        ({"name": "~2 pizza bases~", "quantity": 1, "unit": ""}, "1 ~2 pizza bases~"),
     ],
 )
-def test_only_items_become_items(line: str, item: str | None) -> None:
-    """What is ordered is what is listed; a reply's other lines are not items."""
-    assert Basket.parse(line, round=1).items == ([item] if item else [])
+def test_a_tool_input_that_fits_becomes_items_shown_quantity_first(
+    entry: dict[str, object], line: str
+) -> None:
+    (item,) = items_from_tool({"items": [entry]})
+    assert item.line() == line
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        ("500 g chicken", "an object with exactly one field, items"),
+        ({"items": [GOOD], "extra": 1}, "an object with exactly one field, items"),
+        ({"items": "500 g chicken"}, "items must be a list, not str"),
+        ({"items": [GOOD] * 501}, "items must have at most 500 entries, not 501"),
+        ({"items": ["500 g chicken"]}, "items[0]: items[0] must be an object, not str"),
+        ({"items": [{**GOOD, "quantity": None}]}, "items[0].quantity is required"),
+        ({"items": [{"name": "x", "unit": ""}]}, "items[0].quantity is required"),
+        ({"items": [{**GOOD, "quantity": "two"}]}, "Item.quantity must be a number, not str"),
+        ({"items": [{**GOOD, "quantity": True}]}, "Item.quantity must be a number, not bool"),
+        ({"items": [{**GOOD, "quantity": 0}]}, "Item.quantity must be more than 0"),
+        ({"items": [{**GOOD, "quantity": -1}]}, "Item.quantity must be more than 0"),
+        ({"items": [{**GOOD, "name": ""}]}, "Item.name must have at least 1 character"),
+        ({"items": [{**GOOD, "name": "x" * 501}]}, "Item.name must have at most 500 characters"),
+        ({"items": [{**GOOD, "unit": None}]}, "Item.unit must be a string, not NoneType"),
+        ({"items": [{**GOOD, "aisle": "garden"}]}, "Item.aisle must be one of produce"),
+        ({"items": [{**GOOD, "<!channel> price": 1}]}, "items[0]: items[0]"),
+    ],
+)
+def test_a_tool_input_that_does_not_fit_is_refused_naming_what(data: object, problem: str) -> None:
+    """Strict tool use makes the API sample only inputs that fit the schema, but the schema
+    cannot say "at most 500" or "more than 0" (strict schemas take no bounds), and a checkpoint
+    trusts nothing it did not check: every field is checked here, and the message names only
+    our own field names, never the model's text."""
+    with pytest.raises(ValueError) as refused:
+        items_from_tool(data)
+    assert problem in str(refused.value)
+    assert "<!channel>" not in str(refused.value)
+
+
+def test_a_basket_saved_as_lines_reads_as_items_that_show_the_same() -> None:
+    """Basket@1 (before items had fields) upgrades as it is read: each line is an item's name."""
+    old = {"t": "Basket@1", "v": {"items": ["500 g chicken", "2 pizza bases"], "round": 2}}
+    basket = shop_registry().decode(old)
+    assert basket.lines == ["500 g chicken", "2 pizza bases"] and basket.round == 2
+    assert basket.items[0] == Item(name="500 g chicken", quantity=None)
+    assert shop_registry().encode(basket)["t"] == "Basket@2"
+    with pytest.raises(CheckpointCorrupt, match="Basket@1 could not be upgraded"):
+        shop_registry().decode({"t": "Basket@1", "v": {"items": [3], "round": 1}})
+
+
+def test_the_basket_tool_is_one_the_api_accepts_as_strict() -> None:
+    body = {"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": "x"}]}
+    assert tools_problem({**body, "tools": [BASKET_TOOL], "tool_choice": TOOL_CHOICE}) is None
+    bounded = json.loads(json.dumps(BASKET_TOOL))
+    bounded["input_schema"]["properties"]["items"]["maxItems"] = 500
+    assert "'maxItems' is not supported" in str(tools_problem({**body, "tools": [bounded]}))
 
 
 def test_answers_map_to_decisions() -> None:
@@ -105,7 +149,10 @@ async def start(store: InMemoryCheckpointStore) -> tuple[Run, list[object]]:
 async def test_basket_one_asks_claude_as_configured(claude: FakeAnthropic) -> None:
     run, events = await start(InMemoryCheckpointStore())
     (request,) = [e for e in events if isinstance(e, RequestInfoEvent)]
-    assert request.data.round == 1 and request.data.items[0] == "500 g chicken breast"
+    assert request.data.round == 1 and request.data.lines[0] == "500 g chicken breast"
+    assert request.data.items[0] == Item(
+        name="chicken breast", quantity=500, unit="g", aisle="meat and fish"
+    )
     assert len(request.data.items) == 10
     (progress,) = [e for e in events if isinstance(e, ShopProgress)]
     assert (progress.step, progress.detail) == ("basket written", "10 items, 321 output tokens")
@@ -113,6 +160,7 @@ async def test_basket_one_asks_claude_as_configured(claude: FakeAnthropic) -> No
     assert call["model"] == "claude-haiku-5-5" and call["max_tokens"] == 4096
     assert call["system"] == SYSTEM_PROMPT
     assert call["messages"] == [{"role": "user", "content": "dinners this week"}]
+    assert call["tools"] == [BASKET_TOOL] and call["tool_choice"] == TOOL_CHOICE
     sent = claude.headers[0]
     assert "test-key-not-real" in sent.get("x-api-key", "") + sent.get("authorization", "")
 
@@ -188,6 +236,35 @@ async def test_a_max_tokens_stop_fails_without_asking_and_leaves_nothing(
     assert isinstance(failed.error, ShopperStoppedEarly) and "max_tokens" in str(failed.error)
     assert [e for e in events if isinstance(e, WorkflowErrorEvent)]
     assert not [e for e in events if isinstance(e, RequestInfoEvent)]
+    assert store.latest("T1", "s1") is None
+
+
+@pytest.mark.parametrize(
+    ("reply", "detail"),
+    [
+        (Reply(tool_input={"items": [{"name": "milk", "quantity": "2", "unit": "l"}]}), "number"),
+        (Reply(tool_input={"basket": []}), "exactly one field, items"),
+        (Reply(stop_reason="refusal"), None),
+        (Reply(stop_reason="end_turn"), None),
+    ],
+    ids=["quantity as text", "wrong shape", "refusal", "end_turn"],
+)
+async def test_a_reply_that_is_not_a_basket_fails_the_round_and_leaves_nothing(
+    claude: FakeAnthropic, reply: Reply, detail: str | None
+) -> None:
+    """A forced tool call ends with stop_reason "tool_use"; any other stop reason, or an input
+    that does not fit, writes no basket: the round fails with its own reason."""
+    claude.script(reply)
+    store = InMemoryCheckpointStore()
+    run, events = await start(store)
+    assert run.status is RunStatus.FAILED
+    (failed,) = [e for e in events if isinstance(e, ExecutorFailedEvent)]
+    if detail is None:
+        assert isinstance(failed.error, ShopperStoppedEarly)
+        assert failed.error.reason == f"the shopper stopped early ({reply.stop_reason})"
+    else:
+        assert isinstance(failed.error, ShopperReplyUnfit) and detail in str(failed.error)
+        assert failed.error.reason == "the shopper's answer did not fit a basket"
     assert store.latest("T1", "s1") is None
 
 

@@ -5,15 +5,22 @@ It refuses what the API refuses: a request without the configured key, in ``x-ap
 ``authentication_error``; one without an ``anthropic-version`` header, or not shaped like a
 Messages request (a model, a positive ``max_tokens``, a non-empty ``messages`` list of
 user/assistant turns starting with the user, no unknown fields), is 400
-``invalid_request_error``. A valid one is answered from a script of replies (text and stop
-reason, or an HTTP error status such as 529, optionally after a delay so a client times out);
-with the script empty, by ``responder`` (by default :data:`DEFAULT_BASKET`, whatever was asked).
-Every request is recorded, so tests can count model calls and read prompts.
+``invalid_request_error``; so is a strict tool whose schema uses what strict schemas cannot
+(numeric, length and count bounds, an object without ``"additionalProperties": false``), and a
+``tool_choice`` naming a tool the request does not define. A valid one is answered from a script
+of replies (text and stop reason, or an HTTP error status such as 529, optionally after a delay
+so a client times out); with the script empty, by ``responder`` (by default
+:data:`DEFAULT_BASKET`, whatever was asked). When the request forces a tool (``tool_choice``
+``{"type": "tool"}``), as the weekly shop's shopper does, the reply is that tool's call, as the
+API answers it: a ``tool_use`` block whose input is the reply's text read one item a line
+(:func:`tool_input`), and ``stop_reason`` ``"tool_use"``. Every request is recorded, so tests can
+count model calls and read prompts.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -21,7 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from workflow.shop.shopper import REVISION_OPENING
+from workflow.shop.basket import Item
+from workflow.shop.shopper import REVISION_OPENING, items_from_tool
 
 from .loopback import LoopbackServer, QuietHandler, refused
 
@@ -53,10 +61,112 @@ DEFAULT_BASKET = "\n".join(
 @dataclass
 class Reply:
     text: str = DEFAULT_BASKET
-    stop_reason: str = "end_turn"
+    stop_reason: str | None = None  # default: "tool_use" when a tool is forced, else "end_turn"
     status: int = 200
     output_tokens: int = 321
     delay: float = 0.0  # seconds before answering (longer than the client's timeout: a timeout)
+    tool_input: Any = None  # the forced tool's input as given, instead of read from ``text``
+    preamble: str = ""  # a text block before the tool call ("Here is your basket:")
+
+
+_LIST_MARK = re.compile(r"^(?:[-*+•]\s*|\d{1,3}[.)]\s+)")
+_AMOUNT = re.compile(r"^(\d+(?:\.\d+)?)\s*(g|kg|ml|l)?\s+(\S.*)$")
+# Enough of a shop's layout for the sandbox to show a grouped basket.
+_AISLE_WORDS = {
+    "chicken": "meat and fish", "beef": "meat and fish", "salmon": "meat and fish",
+    "pepper": "produce", "broccoli": "produce", "carrot": "produce", "garlic": "produce",
+    "mushroom": "produce", "onion": "produce", "ginger": "produce", "lettuce": "produce",
+    "mozzarella": "dairy and eggs", "milk": "dairy and eggs", "egg": "dairy and eggs",
+    "cheese": "dairy and eggs", "pizza base": "bakery", "bread": "bakery", "tortilla": "bakery",
+    "lentil": "pantry", "tomatoes": "pantry", "rice": "pantry", "pasta": "pantry",
+}  # fmt: skip
+
+
+def tool_input(text: str) -> dict[str, Any]:
+    """``text`` as a ``submit_basket`` input, one item a non-empty line, list marks taken off:
+    ``"500 g chicken breast"`` is 500, g, chicken breast; a line without a leading quantity is
+    1 of it. Known foods get their aisle."""
+    items = []
+    for raw in text.splitlines():
+        line = _LIST_MARK.sub("", raw.strip()).strip()
+        if not line:
+            continue
+        item: dict[str, Any] = {"name": line, "quantity": 1, "unit": ""}
+        amount = _AMOUNT.match(line)
+        if amount and float(amount[1]) > 0:
+            number = float(amount[1])
+            item = {
+                "name": amount[3],
+                "quantity": int(number) if number.is_integer() else number,
+                "unit": amount[2] or "",
+            }
+        aisle = next((a for word, a in _AISLE_WORDS.items() if word in line.lower()), None)
+        if aisle is not None:
+            item["aisle"] = aisle
+        items.append(item)
+    return {"items": items}
+
+
+def basket_items(text: str) -> list[Item]:
+    """The items a forced ``submit_basket`` call for ``text`` gives the shopper (for benches and
+    tests that write baskets without the fake server)."""
+    return items_from_tool(tool_input(text))
+
+
+# What a strict tool's schema may not use (the API refuses the request).
+_NOT_STRICT = (
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+    "minLength", "maxLength", "maxItems", "uniqueItems", "minProperties", "maxProperties",
+)  # fmt: skip
+
+
+def _strict_problem(schema: Any, where: str) -> str | None:
+    if not isinstance(schema, dict):
+        return None
+    for keyword in _NOT_STRICT:
+        if keyword in schema:
+            return f"{where}: property {keyword!r} is not supported for strict tools"
+    if schema.get("type") == "object" and schema.get("additionalProperties") is not False:
+        return f"{where}: objects must set 'additionalProperties' to false for strict tools"
+    children = [*(schema.get("properties") or {}).items(), ("items", schema.get("items"))]
+    for name, child in children:
+        problem = _strict_problem(child, f"{where}.{name}")
+        if problem:
+            return problem
+    return None
+
+
+def tools_problem(body: dict[str, Any]) -> str | None:
+    """Why the request's ``tools`` / ``tool_choice`` would be refused (None when fine)."""
+    tools = body.get("tools") or []
+    if not isinstance(tools, list):
+        return "tools: Input should be a valid list"
+    names = set()
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, dict) or not re.fullmatch(
+            r"[a-zA-Z0-9_-]{1,128}", str(tool.get("name"))
+        ):
+            return f"tools.{i}.name: String should match pattern '^[a-zA-Z0-9_-]{{1,128}}$'"
+        if not isinstance(tool.get("input_schema"), dict):
+            return f"tools.{i}.input_schema: Field required"
+        if tool.get("strict"):
+            problem = _strict_problem(tool["input_schema"], f"tools.{i}.input_schema")
+            if problem:
+                return problem
+        names.add(tool["name"])
+    choice = body.get("tool_choice")
+    if (
+        isinstance(choice, dict)
+        and choice.get("type") == "tool"
+        and choice.get("name") not in names
+    ):
+        return f"tool_choice: Tool {choice.get('name')!r} not found in tools"
+    return None
+
+
+def forced_tool(body: dict[str, Any]) -> str | None:
+    choice = body.get("tool_choice")
+    return choice.get("name") if isinstance(choice, dict) and choice.get("type") == "tool" else None
 
 
 def default_reply(request: dict[str, Any]) -> Reply:
@@ -162,7 +272,7 @@ class FakeAnthropic(LoopbackServer):
             return _error(401, "authentication_error", "invalid x-api-key")
         if not lower.get("anthropic-version"):
             return _error(400, "invalid_request_error", "anthropic-version: header is required")
-        problem = request_problem(body)
+        problem = request_problem(body) or tools_problem(body)
         if problem is not None:
             return _error(400, "invalid_request_error", problem)
         with self._lock:
@@ -173,6 +283,17 @@ class FakeAnthropic(LoopbackServer):
             kind = {529: "overloaded_error", 429: "rate_limit_error"}.get(reply.status, "api_error")
             error = {"type": kind, "message": "fake"}
             return reply.status, {"type": "error", "error": error}, reply.delay
+        tool = forced_tool(body)
+        content: list[dict[str, Any]] = [{"type": "text", "text": reply.preamble or reply.text}]
+        if tool is not None:
+            call = {
+                "type": "tool_use",
+                "id": f"toolu_fake_{len(self.requests)}",
+                "name": tool,
+                "input": tool_input(reply.text) if reply.tool_input is None else reply.tool_input,
+            }
+            content = content[:1] + [call] if reply.preamble else [call]
+        stop = reply.stop_reason or ("tool_use" if tool else "end_turn")
         return (
             200,
             {
@@ -180,8 +301,8 @@ class FakeAnthropic(LoopbackServer):
                 "type": "message",
                 "role": "assistant",
                 "model": body["model"],
-                "content": [{"type": "text", "text": reply.text}],
-                "stop_reason": reply.stop_reason,
+                "content": content,
+                "stop_reason": stop,
                 "stop_sequence": None,
                 "usage": {"input_tokens": 42, "output_tokens": reply.output_tokens},
             },

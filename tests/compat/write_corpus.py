@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bot.sandbox.anthropic_api import basket_items
 from workflow.memory_store import InMemoryCheckpointStore
 from workflow.runner import Run
 from workflow.s3_keys import S3Keys
@@ -48,8 +49,8 @@ class Shopper:
     async def write(self, brief: Any) -> ShopperReply:
         if self.fail:
             raise ConnectionError("the model call failed (as a crashed or unreachable shopper)")
-        items = list(brief.last_basket)[:-1] if brief.change is not None else BASKET.splitlines()
-        return ShopperReply(text="\n".join(items), stop_reason="end_turn", output_tokens=42)
+        lines = list(brief.last_basket)[:-1] if brief.change is not None else BASKET.splitlines()
+        return ShopperReply(items=basket_items("\n".join(lines)), output_tokens=42)
 
 
 async def session(name: str, changes: int, fail_revision: bool = False) -> dict[str, Any]:
@@ -84,7 +85,7 @@ async def session(name: str, changes: int, fail_revision: bool = False) -> dict[
         "checkpoint_id": latest.checkpoint_id,
         "request_id": request_id,
         "round": request.data.round,
-        "items": list(request.data.items),
+        "items": request.data.to_json()["items"],
         "answered": len(run.answered),
         "bytes": base64.b64encode(SHOP_RECORDS.to_bytes(latest)).decode(),
     }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,71 +17,156 @@ from ..values import (
     fields_of,
 )
 
-BULLETS = "-*•+"
-_BULLET = re.compile(r"^(?:[-*+]\s+|•\s*)")  # "- x", "* x", "+ x", "•x"; not "*bold*"
-_LIST_MARK = re.compile(r"^(?:\d{1,3}[.)]|\(\d{1,3}\)|\[[ xX]?\])\s+")
-_HEADING = re.compile(r"^(?:#{1,6}\s|\*\*[^*\d]+\*\*$|__[^_\d]+__$|\*[^*\d]+\*$)")
-_CHATTER = re.compile(
-    r"^(?:here(?:'s| is| are)|i(?:'ve| have|'ll| will)|let me know|enjoy|hope|happy|"
-    r"this (?:basket|list|should)|sure\b|certainly|of course|note:|based on|feel free)",
-    re.IGNORECASE,
+MAX_ITEMS = 500
+MAX_ITEM_LENGTH = 500  # an item's name
+MAX_UNIT_LENGTH = 30
+MAX_NOTE_LENGTH = 300
+MAX_QUANTITY = 100_000
+# Where an item is found in a shop: the basket is shown grouped in this order.
+AISLES = (
+    "produce",
+    "meat and fish",
+    "dairy and eggs",
+    "bakery",
+    "pantry",
+    "frozen",
+    "drinks",
+    "household",
+    "other",
 )
 
 
-def _is_not_an_item(line: str) -> bool:
-    """A preamble, a heading or a closing remark, not something to order."""
-    words = line.strip("*_ #").rstrip()
-    return bool(_HEADING.match(line) or words.endswith((":", "!", "?")) or _CHATTER.match(words))
+def _quantity(value: Any, where: str) -> int | float:
+    """A positive number as JSON holds it (an int or a finite float, never a bool or a string)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{where} must be a number, not {type(value).__name__}")
+    if not math.isfinite(value) or not 0 < value <= MAX_QUANTITY:
+        raise ValueError(f"{where} must be more than 0 and at most {MAX_QUANTITY}")
+    return value
 
 
-MAX_ITEMS = 500
-MAX_ITEM_LENGTH = 500
+def _amount(quantity: int | float) -> str:
+    """``500``, ``1.5``, ``0.25``: as a person writes a quantity (no exponent, no ``.0``)."""
+    if float(quantity).is_integer():
+        return str(int(quantity))
+    return f"{quantity:.3f}".rstrip("0").rstrip(".")
 
 
 # The values below cross checkpoints: plain frozen classes with to_json/from_json
 # (``workflow.values``), checked as they are built, whether by code (``ValueError``) or from a
-# checkpoint read back. ``to_json`` lists the fields in declaration order, as the pydantic models
-# they replace wrote them: the bytes of a checkpoint are the same.
+# checkpoint read back. ``to_json`` lists the fields in declaration order: the order is in the
+# checkpoint's bytes.
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Item:
+    """One thing to buy: how much (``quantity`` of ``unit``; "" counts pieces), what, and
+    optionally a note and the aisle it is found in (one of :data:`AISLES`).
+
+    ``quantity`` is None only for an item carried over from a ``Basket@1``, whose one line of
+    text (``"500 g chicken thighs"``) became the name: it shows exactly as it did.
+    """
+
+    name: str  # 1 to MAX_ITEM_LENGTH characters
+    quantity: int | float | None
+    unit: str = ""
+    note: str | None = None
+    aisle: str | None = None
+
+    def __post_init__(self) -> None:
+        check_str(self.name, "Item.name", min_length=1, max_length=MAX_ITEM_LENGTH)
+        if self.quantity is not None:
+            _quantity(self.quantity, "Item.quantity")
+        check_str(self.unit, "Item.unit", max_length=MAX_UNIT_LENGTH)
+        check_optional_str(self.note, "Item.note", max_length=MAX_NOTE_LENGTH)
+        if self.aisle is not None and self.aisle not in AISLES:
+            raise ValueError(f"Item.aisle must be one of {', '.join(AISLES)}")
+
+    def line(self) -> str:
+        """``500 g chicken thighs — for Friday``: quantity first, as a shopping list reads."""
+        amount = "" if self.quantity is None else _amount(self.quantity)
+        text = " ".join(part for part in (amount, self.unit, self.name) if part)
+        return f"{text} — {self.note}" if self.note else text
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "quantity": self.quantity,
+            "unit": self.unit,
+            "note": self.note,
+            "aisle": self.aisle,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "Item") -> Item:
+        return cls(**fields_of(data, where, ITEM_FIELDS, ("name", "quantity", "unit")))
+
+    @classmethod
+    def named(cls, line: str) -> Item:
+        """A ``Basket@1`` line as an item: the whole line is the name."""
+        return cls(name=line, quantity=None)
+
+
+ITEM_FIELDS = ("name", "quantity", "unit", "note", "aisle")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Basket:
-    """One basket: the items, one per line, and which basket of the session it is (from 1)."""
+    """One basket: its items, and which basket of the session it is (from 1).
 
-    items: list[str]  # at most MAX_ITEMS
+    Schema version 2 holds :class:`Item` values where version 1 held one line of text an item
+    (``BASKET_VERSION``; :func:`basket_from_v1` carries a version 1 basket over).
+    """
+
+    items: list[Item]  # at most MAX_ITEMS
     round: int  # >= 1
 
     def __post_init__(self) -> None:
-        items = check_str_list(self.items, "Basket.items", max_length=MAX_ITEMS)
-        object.__setattr__(self, "items", items)  # a copy: the caller's list is not shared
+        if not isinstance(self.items, list):
+            raise ValueError(f"Basket.items must be a list, not {type(self.items).__name__}")
+        if len(self.items) > MAX_ITEMS:
+            raise ValueError(
+                f"Basket.items must have at most {MAX_ITEMS} items, not {len(self.items)}"
+            )
+        for i, item in enumerate(self.items):
+            if not isinstance(item, Item):
+                raise ValueError(f"Basket.items[{i}] must be an Item, not {type(item).__name__}")
+        object.__setattr__(self, "items", list(self.items))  # a copy: the caller's is not shared
         check_int(self.round, "Basket.round", ge=1)
 
+    @property
+    def lines(self) -> list[str]:
+        return [item.line() for item in self.items]
+
     def to_json(self) -> dict[str, Any]:
-        return {"items": list(self.items), "round": self.round}
+        return {"items": [item.to_json() for item in self.items], "round": self.round}
 
     @classmethod
     def from_json(cls, data: Any) -> Basket:
-        return cls(**fields_of(data, "Basket", ("items", "round"), ("items", "round")))
+        data = fields_of(data, "Basket", ("items", "round"), ("items", "round"))
+        items = data["items"]
+        if not isinstance(items, list) or len(items) > MAX_ITEMS:
+            raise ValueError(f"Basket.items must be a list of at most {MAX_ITEMS}")
+        return cls(
+            items=[Item.from_json(item, f"Basket.items[{i}]") for i, item in enumerate(items)],
+            round=data["round"],
+        )
 
-    @classmethod
-    def parse(cls, text: str, round: int) -> Basket:
-        """Items from the model's text, one a line: what is ordered is exactly what is listed.
 
-        A reply's other lines never become items: a preamble or a heading ("Here is your
-        basket:", "## Produce", "**Dairy**"), a closing remark ("Enjoy!", "Let me know if…").
-        Bullets and numbering ("- ", "3. ", "(4) ") are taken off; empty lines dropped.
-        """
-        items = []
-        for line in text.splitlines():
-            raw = line.strip()
-            if not raw or _is_not_an_item(raw):
-                continue
-            if raw.strip(BULLETS + " ") == "":
-                continue  # a bare bullet or a rule ("-", "---", "* * *")
-            item = _LIST_MARK.sub("", _BULLET.sub("", raw)).strip()
-            if item:
-                items.append(item[:MAX_ITEM_LENGTH])
-        return cls(items=items[:MAX_ITEMS], round=round)
+BASKET_VERSION = 2  # Basket: 2 made each item an Item (name, quantity, unit, note, aisle)
+
+
+def basket_from_v1(value: Any) -> Any:
+    """A ``Basket@1`` value (``{"items": ["500 g chicken", ...], "round": n}``) as version 2:
+    each line becomes an item named by it, with no quantity of its own."""
+    lines = fields_of(value, "Basket@1", ("items", "round"), ("items", "round"))["items"]
+    return {
+        **value,
+        "items": [
+            Item.named(line).to_json()
+            for line in check_str_list(lines, "Basket@1.items", max_length=MAX_ITEMS)
+        ],
+    }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

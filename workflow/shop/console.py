@@ -99,8 +99,8 @@ class Console:
     def show(self, basket: Basket) -> None:
         last = " — last one: approve or reject" if basket.round >= self.max_rounds else ""
         self.say(f"Basket {basket.round} of {self.max_rounds}{last}:")
-        for item in basket.items:
-            self.say(f"  {item}")
+        for line in basket.lines:
+            self.say(f"  {line}")
 
     def ask(self, question: str) -> str:
         """One line of input ("" at end of input), echoed when piped so the transcript reads."""

@@ -3,6 +3,7 @@
     WorkflowError
     └── ShopperError              the shopper wrote no basket this time
         ├── ShopperStoppedEarly   the model stopped before finishing its answer (max_tokens, ...)
+        ├── ShopperReplyUnfit     the model answered, but not with a basket that fits the form
         ├── ShopperUnavailable    overloaded, rate limited, a server error or a timeout: try later
         └── ShopperUnreachable    no connection, or the API key was refused: an operator must look
 
@@ -41,3 +42,10 @@ class ShopperUnreachable(ShopperError):
     """The model's API cannot be reached, or refuses our key: retrying will not help."""
 
     reason = "the shopper could not be reached"
+
+
+class ShopperReplyUnfit(ShopperError):
+    """The model answered, but not with a basket that fits the form (``BASKET_TOOL``): a
+    missing or mistyped field, too many items, no tool call. The details are in the message."""
+
+    reason = "the shopper's answer did not fit a basket"

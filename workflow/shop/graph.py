@@ -19,8 +19,14 @@ from ..registry import TypeRegistry
 from ..runner import Run
 from ..state import scope_key
 from ..versions import WorkflowVersions
-from .basket import Basket, BasketDecision, ShopProgress, ShopRequest
-from .errors import ShopperStoppedEarly
+from .basket import (
+    BASKET_VERSION,
+    Basket,
+    BasketDecision,
+    ShopProgress,
+    ShopRequest,
+    basket_from_v1,
+)
 from .shopper import Brief, Shopper
 
 NAME = "weekly-shop"  # the workflow's name in every checkpoint
@@ -77,7 +83,7 @@ class WriteBasket(Executor):
         earlier = [ctx.read_state(change_key(n), scope=SCOPE) for n in range(1, current.round)]
         brief = Brief(
             request.text if isinstance(request, ShopRequest) else "",
-            last_basket=current.items,
+            last_basket=current.lines,
             change=decision.change or "",
             earlier=[c for c in earlier if isinstance(c, str)],  # none before these keys
         )
@@ -86,10 +92,8 @@ class WriteBasket(Executor):
         return basket
 
     async def _run_shopper(self, brief: Brief, round: int, ctx: WorkflowContext) -> Basket:
-        reply = await self.shopper.write(brief)
-        if reply.stop_reason != "end_turn":
-            raise ShopperStoppedEarly(reply.stop_reason)
-        basket = Basket.parse(reply.text, round)
+        reply = await self.shopper.write(brief)  # a ShopperError when there is no basket
+        basket = Basket(items=reply.items, round=round)
         ctx.queue_state_update(BASKET_KEY, basket, scope=SCOPE)
         ctx.add_event(
             ShopProgress(
@@ -129,7 +133,8 @@ DECISION_VERSION = 2  # BasketDecision: 2 added expired_at
 
 
 def shop_registry() -> TypeRegistry:
-    registry = TypeRegistry(Basket, ShopRequest)
+    registry = TypeRegistry(ShopRequest)
+    registry.register(Basket, version=BASKET_VERSION, upgrades={1: basket_from_v1})
     registry.register(
         BasketDecision, version=DECISION_VERSION, upgrades={1: lambda v: {**v, "expired_at": None}}
     )

@@ -1,11 +1,15 @@
 """The shopper: the model that writes a basket, behind a one-method seam.
 
 A shopper is given a :class:`Brief` (the week's request, or the last basket and the change asked
-for) and answers with a :class:`ShopperReply`. ``ClaudeShopper`` turns the brief into its prompt,
-imports the anthropic SDK only when it is first used (the import alone takes seconds on a small
-machine), and translates the SDK's errors into :mod:`workflow.shop.errors` here, so nothing else
-names an SDK class. ``OfflineShopper`` writes a fixed, clearly labelled basket so the product runs
-without a key; it reads the brief's fields, never the prompt.
+for) and answers with a :class:`ShopperReply`: the basket's items as data. ``ClaudeShopper`` turns
+the brief into its prompt and asks for the basket through one forced, strict tool
+(:data:`BASKET_TOOL`), so the model fills in a form instead of writing a list that has to be
+read back; what it sends is still checked here, field by field (a reply that does not fit, or
+that stopped for another reason than calling the tool, is a :class:`ShopperError`). It imports the
+anthropic SDK only when it is first used (the import alone takes seconds on a small machine), and
+translates the SDK's errors into :mod:`workflow.shop.errors` here, so nothing else names an SDK
+class. ``OfflineShopper`` writes a fixed, clearly labelled basket so the product runs without a
+key; it reads the brief's fields, never the prompt.
 """
 
 from __future__ import annotations
@@ -15,14 +19,82 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .errors import ShopperError, ShopperUnavailable, ShopperUnreachable
+from .basket import AISLES, MAX_ITEMS, Item
+from .errors import (
+    ShopperError,
+    ShopperReplyUnfit,
+    ShopperStoppedEarly,
+    ShopperUnavailable,
+    ShopperUnreachable,
+)
 
 DEFAULT_MODEL = "claude-haiku-5-5"
 MAX_OUTPUT_TOKENS = 4096
 
 SYSTEM_PROMPT = """You write the weekly shopping basket for one household.
-One item per line with its quantity, for example "500 g chicken thighs".
-Leave out what the household already has. Nothing else."""
+Submit it with the submit_basket tool: one item for each thing to buy, with its quantity and
+unit, for example 500 g chicken thighs, or 2 (no unit) bell peppers.
+Leave out what the household already has."""
+
+TOOL_NAME = "submit_basket"
+# The form the model fills in. ``strict`` makes the API sample only inputs that fit the schema;
+# strict schemas take no numeric, length or count bounds (the API refuses them), so those are in
+# the descriptions and checked on our side, with the rest, by ``items_from_tool``.
+BASKET_TOOL: dict[str, Any] = {
+    "name": TOOL_NAME,
+    "description": "Submit the household's shopping basket for the week: every item to buy, once.",
+    "strict": True,
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "items": {
+                "type": "array",
+                "description": f"Everything to buy, at most {MAX_ITEMS} items.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "description": "What to buy, in a few words."},
+                        "quantity": {"type": "number", "description": "How much: more than 0."},
+                        "unit": {
+                            "type": "string",
+                            "description": 'g, kg, ml, l, tin, pack, ... or "" for a count.',
+                        },
+                        "note": {"type": "string", "description": "Optional: a short note."},
+                        "aisle": {"type": "string", "enum": list(AISLES)},
+                    },
+                    "required": ["name", "quantity", "unit"],
+                    "additionalProperties": False,
+                },
+            }
+        },
+        "required": ["items"],
+        "additionalProperties": False,
+    },
+}
+# Forcing the tool makes a complete answer end with stop_reason "tool_use" (never "end_turn").
+TOOL_CHOICE = {"type": "tool", "name": TOOL_NAME}
+EXPECTED_STOP = "tool_use"
+
+
+def items_from_tool(data: Any) -> list[Item]:
+    """The items in a ``submit_basket`` input; ``ValueError`` naming the first thing that does
+    not fit (our words and field names only: the model's text stays out of the message)."""
+    if not isinstance(data, dict) or set(data) != {"items"}:
+        raise ValueError("the input must be an object with exactly one field, items")
+    raw = data["items"]
+    if not isinstance(raw, list):
+        raise ValueError(f"items must be a list, not {type(raw).__name__}")
+    if len(raw) > MAX_ITEMS:
+        raise ValueError(f"items must have at most {MAX_ITEMS} entries, not {len(raw)}")
+    items = []
+    for i, entry in enumerate(raw):
+        if isinstance(entry, dict) and entry.get("quantity") is None:
+            raise ValueError(f"items[{i}].quantity is required")
+        try:
+            items.append(Item.from_json(entry, f"items[{i}]"))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"items[{i}]: {str(exc).split(' has unknown field ')[0]}") from None
+    return items
 
 
 REVISION_OPENING = "Your last basket:"
@@ -40,7 +112,7 @@ class Brief:
     earlier: Sequence[str] = ()
 
     def prompt(self) -> str:
-        """The user turn Claude is sent."""
+        """The user turn Claude is sent (the last basket one item a line, quantity first)."""
         if self.change is None:
             return self.request
         items = "\n".join(self.last_basket)
@@ -59,8 +131,7 @@ class Brief:
 
 @dataclass(frozen=True)
 class ShopperReply:
-    text: str
-    stop_reason: str
+    items: list[Item]
     output_tokens: int
 
 
@@ -112,6 +183,8 @@ class ClaudeShopper:
                 max_tokens=self.max_tokens,
                 system=SYSTEM_PROMPT,
                 messages=[{"role": "user", "content": brief.prompt()}],
+                tools=[BASKET_TOOL],
+                tool_choice=TOOL_CHOICE,
             )
         except (anthropic.APITimeoutError, anthropic.RateLimitError) as exc:
             raise ShopperUnavailable(f"Claude: {type(exc).__name__}") from exc
@@ -125,47 +198,52 @@ class ClaudeShopper:
             raise ShopperUnreachable(f"Claude: {type(exc).__name__}") from exc
         except anthropic.AnthropicError as exc:
             raise ShopperError(f"Claude: {type(exc).__name__}: {exc}") from exc
-        text = "".join(
-            getattr(block, "text", "") for block in response.content if block.type == "text"
-        )
-        return ShopperReply(
-            text=text,
-            stop_reason=str(response.stop_reason),
-            output_tokens=int(response.usage.output_tokens),
-        )
+        stop_reason = str(response.stop_reason)
+        if stop_reason != EXPECTED_STOP:  # max_tokens, refusal, ...: the form is not complete
+            raise ShopperStoppedEarly(stop_reason)
+        calls = [b for b in response.content if b.type == "tool_use" and b.name == TOOL_NAME]
+        if len(calls) != 1:
+            raise ShopperReplyUnfit(f"{len(calls)} {TOOL_NAME} calls in the reply, not 1")
+        try:
+            items = items_from_tool(calls[0].input)
+        except ValueError as exc:
+            raise ShopperReplyUnfit(str(exc)) from None
+        return ShopperReply(items=items, output_tokens=int(response.usage.output_tokens))
 
 
-OFFLINE_BASKET = """500 g chicken breast
-2 bell peppers
-1 head broccoli
-3 carrots
-1 bulb garlic
-1 piece fresh ginger
-100 ml soy sauce
-250 g red lentils
-400 g tinned chopped tomatoes
-1 litre vegetable stock
-2 pizza bases
-200 g tomato passata
-250 g mozzarella
-150 g mushrooms"""
+OFFLINE_BASKET = [
+    Item(name="chicken breast", quantity=500, unit="g", aisle="meat and fish"),
+    Item(name="bell peppers", quantity=2, aisle="produce"),
+    Item(name="broccoli", quantity=1, unit="head", aisle="produce"),
+    Item(name="carrots", quantity=3, aisle="produce"),
+    Item(name="garlic", quantity=1, unit="bulb", aisle="produce"),
+    Item(name="fresh ginger", quantity=1, unit="piece", aisle="produce"),
+    Item(name="mushrooms", quantity=150, unit="g", aisle="produce"),
+    Item(name="mozzarella", quantity=250, unit="g", aisle="dairy and eggs"),
+    Item(name="pizza bases", quantity=2, aisle="bakery"),
+    Item(name="soy sauce", quantity=100, unit="ml", aisle="pantry"),
+    Item(name="red lentils", quantity=250, unit="g", aisle="pantry"),
+    Item(name="tinned chopped tomatoes", quantity=400, unit="g", aisle="pantry"),
+    Item(name="vegetable stock", quantity=1, unit="l", aisle="pantry"),
+    Item(name="tomato passata", quantity=200, unit="g", aisle="pantry"),
+]
 
 
 class OfflineShopper:
-    """A stand-in that needs no key: a fixed basket, minus lines a change names with 'no …'."""
+    """A stand-in that needs no key: a fixed basket, minus items a change names with 'no …'."""
 
     label = "offline shopper (no ANTHROPIC_API_KEY; baskets are canned, not written by Claude)"
 
     async def write(self, brief: Brief) -> ShopperReply:
-        items = OFFLINE_BASKET.splitlines()
+        items = list(OFFLINE_BASKET)
         if brief.change is not None:
             change = brief.change.lower()
-            items = [line for line in brief.last_basket if line.strip()]
+            shown = set(brief.last_basket)
+            items = [i for i in OFFLINE_BASKET if i.line() in shown] or items
             words = [w.strip(" ,.!") for w in change.replace("no ", "\0").split("\0")[1:]]
             for word in filter(None, (w.split()[0] if w.split() else "" for w in words)):
-                items = [i for i in items if not _mentions(i, word)]
-        text = "\n".join(items)
-        return ShopperReply(text=text, stop_reason="end_turn", output_tokens=len(text) // 4)
+                items = [i for i in items if not _mentions(i.name, word)]
+        return ShopperReply(items=items, output_tokens=len(items) * 8)
 
 
 def _mentions(item: str, word: str) -> bool:
