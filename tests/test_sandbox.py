@@ -200,8 +200,12 @@ def test_a_person_drives_the_page_in_chromium(sandbox: SandboxProcess) -> None:
         second = page.locator(".message", has_text="Basket 2 of 3").last
         expect(second).to_be_visible(timeout=20000)
         expect(basket).to_contain_text("Change asked by @Bob: no pizza")
+        expect(second).to_contain_text("Meat and fish")  # grouped by aisle, quantity first
+        expect(second).to_contain_text("• 500 g chicken breast")
         second.get_by_role("button", name="Approve").click()
         expect(second).to_contain_text("Ordered 11 items.", timeout=20000)
+        ordered = second.locator(".reply", has_text="Ordered 11 items.")
+        expect(ordered).to_contain_text("• 2 bell peppers")  # the outcome lists what was ordered
         expect(second).to_contain_text("Approved by @Bob")
         expect(second.get_by_role("button")).to_have_count(0)
         latest = page.locator(".session").first

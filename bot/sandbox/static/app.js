@@ -73,14 +73,19 @@ function renderBlock(block, message) {
   }
 }
 
-function renderMessage(m) {
-  const body = (m.blocks && m.blocks.length)
+function renderBody(m) {
+  // As Slack shows a message: its blocks when it has any, else its text.
+  return (m.blocks && m.blocks.length)
     ? m.blocks.map((b) => renderBlock(b, m)).join("")
     : `<div class="block-section">${mrkdwn(m.text)}</div>`;
+}
+
+function renderMessage(m) {
+  const body = renderBody(m);
   const replies = (m.replies || []).map((r) =>
     `<div class="reply${r.ephemeral_for ? " ephemeral" : ""}"><span class="name">Weekly shop</span>
       ${r.ephemeral_for ? '<span class="only-you">Only visible to you</span>' : ""}
-      <div class="block-section">${mrkdwn(r.text)}</div></div>`).join("");
+      ${renderBody(r)}</div>`).join("");
   const time = new Date(Number(m.ts.split(".")[0]) * 1000)
     .toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
   return `<div class="message${m.ephemeral_for ? " ephemeral" : ""}" data-ts="${esc(m.ts)}">
