@@ -135,7 +135,14 @@ class Answer:
         asked = shop_request(run)
         requester, text = (asked.requested_by, asked.text) if asked is not None else ("", "")
         return Report(
-            events, unposted, requester, outputs, thread_ts=thread, mark=mark, request=text
+            events,
+            unposted,
+            requester,
+            outputs,
+            thread_ts=thread,
+            mark=mark,
+            request=text,
+            ended=not run.pending_requests,
         )
 
     def up_to_date(self, done: Redelivered) -> Outcome:

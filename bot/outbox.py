@@ -34,7 +34,7 @@ from .blocks import (
     settled_blocks,
     start_again_blocks,
 )
-from .outcome import RETIRED, Mark, Outcome, Post, Report, Retired, Settle, Tell
+from .outcome import EXPIRED, RETIRED, Mark, Outcome, Post, Report, Retired, Settle, Tell
 
 if TYPE_CHECKING:  # imported by the lazy runs that post baskets, not by an ack
     from .timers import Timers
@@ -265,7 +265,7 @@ class Outbox:
         said = f": {escape(mark.note)}" if mark.note else ""
         basket = mark.basket
         at = int(self.clock()) if mark.at is None else mark.at
-        if mark.verdict == "Expired":
+        if mark.verdict == EXPIRED:
             return self._update(
                 channel,
                 mark.ts,

@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the workflow: imported by the lazy runs that make Reports, 
 
 
 APPROVED = "Approved"  # a Mark's verdict for an approved basket
+EXPIRED = "Expired"  # ... and for one nobody answered in time
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,7 @@ class Report:
     mark: Mark | None = None
     settle: Settle | None = None
     request: str = ""  # what was asked (shown on each new basket beside who asked)
+    ended: bool = False  # the run is over: its outcome is kept (``bot.history``)
 
     @property
     def baskets(self) -> list[RequestInfoEvent]:

@@ -33,7 +33,7 @@ from workflow.versions import WorkflowVersions
 
 from .blocks import slack_date
 from .outbox import Where
-from .outcome import Mark, Outcome, Post, Report, outputs_of
+from .outcome import EXPIRED, Mark, Outcome, Post, Report, outputs_of
 from .rules import Rules
 from .timers import Timer, TimerError, Timers
 from .turn import Redelivered, Sessions, take_turn
@@ -41,7 +41,6 @@ from .turn import Redelivered, Sessions, take_turn
 log = logging.getLogger(__name__)
 
 BOT = "weekly-shop"  # who answered an expired basket, in its audit trail
-EXPIRED = "Expired"
 
 
 class TryLater(Exception):
@@ -134,7 +133,16 @@ class Fire:
             else None
         )
         unposted = Post("This basket expired, but I couldn't update it here.", timer.thread_ts)
-        return Report(events, unposted, requester, outputs, thread_ts=timer.thread_ts, mark=mark)
+        return Report(
+            events,
+            unposted,
+            requester,
+            outputs,
+            thread_ts=timer.thread_ts,
+            mark=mark,
+            request=asked.text if asked is not None else "",
+            ended=not run.pending_requests,
+        )
 
     def up_to_date(self, done: Redelivered) -> Outcome:
         return None

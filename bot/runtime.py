@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from workflow.store import CheckpointStore
     from workflow.versions import WorkflowVersions
 
+    from .history import History
     from .lost import LostRuns
     from .receipts import Receipts
     from .timers import Timers
@@ -138,6 +139,27 @@ class Runtime:
         s = self.settings
         return S3Receipts(s.checkpoint_bucket, s.checkpoint_prefix, self._s3())
 
+    def _lasting_key(self, label: bytes) -> bytes:
+        """A key for what outlives a request (a timer armed days ago, an outcome kept for a
+        year): from the checkpoint key where there is one, so that rotating the Slack signing
+        secret strands none of it."""
+        s = self.settings
+        root = s.checkpoint_signing_key or s.slack_signing_secret
+        return hmac.new(root.get_secret_value().encode(), label, hashlib.sha256).digest()
+
+    @functools.cached_property
+    def history(self) -> History:
+        """Each ended session's outcome, kept under its own prefix (``bot.history``)."""
+        from .history import S3History, history_prefix
+
+        s = self.settings
+        return S3History(
+            s.checkpoint_bucket,
+            history_prefix(s.checkpoint_prefix),
+            self._s3(),
+            self._lasting_key(b"weekly-shop history v1"),
+        )
+
     @functools.cached_property
     def timers(self) -> Timers | None:
         """A waiting basket's reminders and expiry on EventBridge Scheduler (``bot.timers``),
@@ -148,16 +170,12 @@ class Runtime:
             return None
         from .timers import Plan, Timers
 
-        # From the checkpoint key where there is one: a timer armed days ago must still verify
-        # after the Slack signing secret is rotated.
-        root = s.checkpoint_signing_key or s.slack_signing_secret
-        secret = root.get_secret_value().encode()
         return Timers(
             _LazyClient("scheduler"),
             group=s.timer_group,
             target_arn=s.timer_target_arn,
             role_arn=s.timer_role_arn,
-            key=hmac.new(secret, b"weekly-shop timer v1", hashlib.sha256).digest(),
+            key=self._lasting_key(b"weekly-shop timer v1"),
             plan=Plan(s.remind_after, s.max_reminders, s.expire_after),
             clock=self.clock,
         )
@@ -208,6 +226,7 @@ class Runtime:
             lock_ttl_seconds=self.settings.lock_ttl_seconds,
             receipts=self.receipts,
             outbox=self.outbox,
+            history=self.history,
         )
 
     @functools.cached_property

@@ -37,9 +37,10 @@ from workflow.runner import Run, RunStatus
 from workflow.session import SessionCheckpoints
 from workflow.versions import WorkflowVersions
 
+from .history import History, ended_of
 from .logs import log_context
 from .outbox import Outbox, Where
-from .outcome import Outcome
+from .outcome import Outcome, Report
 from .receipts import Receipts
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,7 @@ class Sessions:
     lock_ttl_seconds: float
     receipts: Receipts
     outbox: Outbox
+    history: History
 
 
 class Step(Protocol):
@@ -121,7 +123,7 @@ async def take_turn(sessions: Sessions, where: Where, step: Step) -> None:
                 if isinstance(result, Redelivered):
                     result = await catch_up(sessions, checkpoints, run, step, result)
                 if sessions.outbox.deliver(where, result):
-                    await _record_shown(sessions.receipts, checkpoints)
+                    await _record_shown(sessions, checkpoints, where, result)
                 return
         except SessionBusy as exc:
             log.info("session busy: %s", exc)
@@ -151,6 +153,10 @@ async def catch_up(
     latest = checkpoints.last
     if latest is None or shown == latest.checkpoint_id:
         return step.up_to_date(done)
+    if not run.pending_requests:  # perhaps ended: its outcome record is its receipt
+        ended = await asyncio.to_thread(sessions.history.read, tenant, session, latest.created_at)
+        if ended is not None and ended.checkpoint_id == latest.checkpoint_id:
+            return step.up_to_date(done)
     log.warning("the channel is behind checkpoint %s; catching up", latest.checkpoint_id)
     events = [event async for event in run.watch()]
     if run.status is RunStatus.FAILED:
@@ -159,13 +165,22 @@ async def catch_up(
     return step.caught_up(run, events or run.pending_events(), done)
 
 
-async def _record_shown(receipts: Receipts, checkpoints: SessionCheckpoints) -> None:
-    if checkpoints.last is None:
+async def _record_shown(
+    sessions: Sessions, checkpoints: SessionCheckpoints, where: Where, outcome: Outcome
+) -> None:
+    """The receipt: which checkpoint the channel shows now. A turn that ended the session
+    writes its outcome record instead, which is its receipt from then on (one PUT either way)."""
+    latest = checkpoints.last
+    if latest is None:
         return
     tenant, session = checkpoints.tenant_id, checkpoints.session_id
+    ended = ended_of(outcome, where, latest.checkpoint_id) if isinstance(outcome, Report) else None
     try:
-        await asyncio.to_thread(
-            receipts.mark_shown, tenant, session, checkpoints.last.checkpoint_id
-        )
+        if ended is not None:
+            await asyncio.to_thread(sessions.history.write, tenant, ended, latest.created_at)
+        else:
+            await asyncio.to_thread(
+                sessions.receipts.mark_shown, tenant, session, latest.checkpoint_id
+            )
     except StoreError as exc:  # only costs a repost by the next click
         log.error("could not record the shown checkpoint: %s", exc)

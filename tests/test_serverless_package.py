@@ -26,6 +26,8 @@ from typing import Any
 
 import pytest
 
+from bot.history import history_prefix
+
 ROOT = Path(__file__).resolve().parent.parent
 STAGE = "test"
 REGION = "eu-west-1"
@@ -35,6 +37,7 @@ FUNCTION_ARN = (
 )
 TIMER_GROUP = f"weekly-shop-{STAGE}-baskets"
 PREFIX = "weekly-shop/"
+HISTORY = history_prefix(PREFIX)  # "weekly-shop-history/", as bot/history.py derives it
 SCHEDULE = "cron(0 9 ? * SAT *)"
 SECRET_PARAMETERS = {
     "SLACK_BOT_TOKEN": "slack-bot-token",
@@ -267,11 +270,17 @@ def test_environment_overrides(scheduled: Packaged) -> None:
 
 
 def test_s3_object_access_only_under_the_prefix(packaged: Packaged) -> None:
+    """Sessions' objects: read, written, deleted under the prefix; outcome records: read and
+    written under the history prefix the code derives from it, never deleted by the function."""
     object_actions = {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}
-    [statement] = [s for s in packaged.statements if object_actions & set(_as_list(s["Action"]))]
-    assert statement["Effect"] == "Allow"
-    assert set(_as_list(statement["Action"])) == object_actions
-    assert _as_list(statement["Resource"]) == [{"Fn::Sub": f"${{CheckpointBucket.Arn}}/{PREFIX}*"}]
+    sessions, history = [
+        s for s in packaged.statements if object_actions & set(_as_list(s["Action"]))
+    ]
+    assert sessions["Effect"] == "Allow" and history["Effect"] == "Allow"
+    assert set(_as_list(sessions["Action"])) == object_actions
+    assert _as_list(sessions["Resource"]) == [{"Fn::Sub": f"${{CheckpointBucket.Arn}}/{PREFIX}*"}]
+    assert set(_as_list(history["Action"])) == {"s3:GetObject", "s3:PutObject"}
+    assert _as_list(history["Resource"]) == [{"Fn::Sub": f"${{CheckpointBucket.Arn}}/{HISTORY}*"}]
     assert packaged.function["Environment"]["Variables"]["CHECKPOINT_PREFIX"] == PREFIX
 
 
@@ -279,7 +288,7 @@ def test_list_bucket_only_with_the_prefix(packaged: Packaged) -> None:
     [statement] = [s for s in packaged.statements if "s3:ListBucket" in _as_list(s["Action"])]
     assert _as_list(statement["Action"]) == ["s3:ListBucket"]
     assert _as_list(statement["Resource"]) == [{"Fn::GetAtt": ["CheckpointBucket", "Arn"]}]
-    assert statement["Condition"] == {"StringLike": {"s3:prefix": [f"{PREFIX}*"]}}
+    assert statement["Condition"] == {"StringLike": {"s3:prefix": [f"{PREFIX}*", f"{HISTORY}*"]}}
 
 
 def test_lambda_invokes_only_itself(packaged: Packaged) -> None:
@@ -417,9 +426,13 @@ def test_checkpoint_bucket(packaged: Packaged) -> None:
     assert bucket["OwnershipControls"]["Rules"] == [{"ObjectOwnership": "BucketOwnerEnforced"}]
     rules = bucket["LifecycleConfiguration"]["Rules"]
     assert all(rule["Status"] == "Enabled" for rule in rules)
-    [expire] = [rule for rule in rules if "ExpirationInDays" in rule]
-    assert expire["Prefix"] == PREFIX
-    assert expire["ExpirationInDays"] == 30
+    sessions, history = [rule for rule in rules if "ExpirationInDays" in rule]
+    assert sessions["Prefix"] == PREFIX
+    assert sessions["ExpirationInDays"] == 30
+    # History outlives sessions only outside their prefix: S3 applies the shortest of
+    # overlapping expiration rules ("Lifecycle configuration conflicts", S3 user guide).
+    assert history["Prefix"] == HISTORY and not HISTORY.startswith(PREFIX)
+    assert int(history["ExpirationInDays"]) == 400
     assert any("AbortIncompleteMultipartUpload" in rule for rule in rules)
 
 

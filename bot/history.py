@@ -1,0 +1,230 @@
+"""What became of each basket: one outcome record per ended session, kept long after it.
+
+A session's own objects (checkpoints, lock, receipt) live under ``<prefix><tenant>/s/`` for the
+bucket's 30 days at most. When a session ends (ordered, rejected, expired), the turn that shows
+the end in Slack writes an :class:`Ended` record instead of the session's receipt (so an approve
+still costs the same requests), under a prefix of its own:
+
+    <history prefix><tenant>/<9999999999999 - ended ms>-<session>    signed JSON, ~1 KB
+
+The history prefix is a sibling of the checkpoint prefix (``weekly-shop/`` → ``weekly-shop-
+history/``), not inside it: S3 applies the shortest of overlapping expiration rules, so under the
+30-day rule nothing could be kept for ``HISTORY_DAYS``. That lifecycle rule (serverless.yml, 400
+days by default) is the only thing that deletes a record. Keys sort newest first: the newest N
+outcomes are one LIST (``MaxKeys``) and N GETs, however long the history is. A record's key is a
+function of its session and its last checkpoint's time, so a redelivery that finds the session
+ended reads it back as the session's receipt (``bot.turn.catch_up``).
+
+A record is signed (HMAC-SHA256, key derived from the checkpoint signing key) and checked field
+by field when read: a "Repeat this order" turns its items into a new basket, so it is a trust
+boundary like a checkpoint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from workflow.s3_client import get_object, store_error
+from workflow.store import validate_id
+from workflow.values import check_int, check_str, fields_of
+
+from .outcome import APPROVED, EXPIRED
+
+if TYPE_CHECKING:
+    from .outbox import Where
+    from .outcome import Report
+
+Kind = Literal["ordered", "rejected", "expired"]
+KINDS: tuple[Kind, ...] = ("ordered", "rejected", "expired")
+MAX_MS = 9_999_999_999_999
+
+
+def history_prefix(checkpoint_prefix: str) -> str:
+    """``weekly-shop/`` → ``weekly-shop-history/`` (``history/`` for the bucket's root)."""
+    return f"{checkpoint_prefix.rstrip('/')}-history/" if checkpoint_prefix else "history/"
+
+
+def history_key(prefix: str, tenant: str, session: str, ended_at: datetime) -> str:
+    ms = int(ended_at.timestamp() * 1000)
+    return (
+        f"{prefix}{validate_id(tenant, 'tenant ID')}/{MAX_MS - ms:013d}-"
+        f"{validate_id(session, 'session ID')}"
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Ended:
+    """One ended session: what was asked and by whom, what became of it, who answered, when,
+    and the basket it ended with (``items`` as ``Item.to_json()`` data; ``checkpoint_id`` is the
+    session's last checkpoint, which the channel shows)."""
+
+    session: str
+    checkpoint_id: str
+    kind: Kind
+    at: int  # epoch seconds of the answer
+    answered_by: str
+    requested_by: str
+    request: str
+    round: int
+    items: list[dict[str, Any]]
+    channel: str
+    ts: str  # the basket message, for a link
+
+    def __post_init__(self) -> None:
+        validate_id(self.session, "session ID")
+        validate_id(self.checkpoint_id, "checkpoint ID")
+        if self.kind not in KINDS:
+            raise ValueError(f"Ended.kind must be one of {', '.join(KINDS)}")
+        check_int(self.at, "Ended.at", ge=0)
+        check_str(self.answered_by, "Ended.answered_by", max_length=64)
+        check_str(self.requested_by, "Ended.requested_by", max_length=64)
+        check_str(self.request, "Ended.request", max_length=3000)
+        check_int(self.round, "Ended.round", ge=1)
+        check_str(self.channel, "Ended.channel", max_length=64)
+        check_str(self.ts, "Ended.ts", max_length=32)
+        from workflow.shop.basket import Basket
+
+        Basket.from_json({"items": self.items, "round": self.round})  # the items are a basket's
+
+    def basket(self) -> Any:
+        """The basket it ended with (``workflow.shop.basket.Basket``)."""
+        from workflow.shop.basket import Basket
+
+        return Basket.from_json({"items": self.items, "round": self.round})
+
+    def to_json(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in FIELDS}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Ended:
+        return cls(**fields_of(data, "Ended", FIELDS, FIELDS))
+
+
+FIELDS = tuple(Ended.__dataclass_fields__)
+
+
+def sign(key: bytes, tenant: str, body: dict[str, Any]) -> str:
+    data = json.dumps([tenant, body], sort_keys=True, separators=(",", ":")).encode()
+    return hmac.new(key, data, hashlib.sha256).hexdigest()
+
+
+def encode(key: bytes, tenant: str, ended: Ended) -> bytes:
+    body = ended.to_json()
+    return json.dumps({"ended": body, "mac": sign(key, tenant, body)}).encode()
+
+
+def decode(key: bytes, tenant: str, raw: bytes) -> Ended | None:
+    """The record in ``raw``, or None if it is not one this app signed for ``tenant``."""
+    try:
+        data = json.loads(raw)
+        body, mac = data["ended"], data["mac"]
+        if not isinstance(mac, str) or not hmac.compare_digest(mac, sign(key, tenant, body)):
+            return None
+        return Ended.from_json(body)
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
+class History(Protocol):
+    def write(self, tenant: str, ended: Ended, ended_at: datetime) -> None:
+        """Record that the session ended (its last checkpoint written at ``ended_at``)."""
+        ...
+
+    def read(self, tenant: str, session: str, ended_at: datetime) -> Ended | None:
+        """The session's record, if it ended with the checkpoint written at ``ended_at``."""
+        ...
+
+    def newest(self, tenant: str, limit: int) -> list[Ended]:
+        """The workspace's newest ``limit`` outcomes, newest first."""
+        ...
+
+
+class InMemoryHistory:
+    def __init__(self) -> None:
+        self._mutex = threading.Lock()
+        self._records: dict[str, dict[str, Ended]] = {}
+
+    def write(self, tenant: str, ended: Ended, ended_at: datetime) -> None:
+        key = history_key("", tenant, ended.session, ended_at)
+        with self._mutex:
+            self._records.setdefault(tenant, {})[key] = ended
+
+    def read(self, tenant: str, session: str, ended_at: datetime) -> Ended | None:
+        with self._mutex:
+            return self._records.get(tenant, {}).get(history_key("", tenant, session, ended_at))
+
+    def newest(self, tenant: str, limit: int) -> list[Ended]:
+        with self._mutex:
+            found = self._records.get(tenant, {})
+            return [found[k] for k in sorted(found)[:limit]]
+
+
+class S3History:
+    def __init__(self, bucket: str, prefix: str, s3_client: Any, key: bytes) -> None:
+        self.s3 = s3_client
+        self.bucket = bucket
+        self.prefix = prefix
+        self.key = key
+
+    def write(self, tenant: str, ended: Ended, ended_at: datetime) -> None:
+        try:
+            self.s3.put_object(
+                Bucket=self.bucket,
+                Key=history_key(self.prefix, tenant, ended.session, ended_at),
+                Body=encode(self.key, tenant, ended),
+                ContentType="application/json",
+                ServerSideEncryption="AES256",
+            )
+        except (ClientError, BotoCoreError) as exc:
+            raise store_error("put outcome record", exc) from exc
+
+    def read(self, tenant: str, session: str, ended_at: datetime) -> Ended | None:
+        key = history_key(self.prefix, tenant, session, ended_at)
+        found = get_object(self.s3, self.bucket, key, "outcome record")
+        return None if found is None else decode(self.key, tenant, found[0])
+
+    def newest(self, tenant: str, limit: int) -> list[Ended]:
+        """One LIST of at most ``limit`` keys (newest first by their names), then a GET each;
+        a record that does not verify is skipped."""
+        prefix = f"{self.prefix}{validate_id(tenant, 'tenant ID')}/"
+        try:
+            listed = self.s3.list_objects_v2(Bucket=self.bucket, Prefix=prefix, MaxKeys=limit)
+        except (ClientError, BotoCoreError) as exc:
+            raise store_error("list outcome records", exc) from exc
+        out = []
+        for obj in listed.get("Contents", []):
+            found = get_object(self.s3, self.bucket, obj["Key"], "outcome record")
+            ended = None if found is None else decode(self.key, tenant, found[0])
+            if ended is not None:
+                out.append(ended)
+        return out
+
+
+def ended_of(report: Report, where: Where, checkpoint_id: str) -> Ended | None:
+    """The outcome record of a turn that ended its session (None for any other turn)."""
+    mark = report.mark
+    if not report.ended or mark is None:
+        return None
+    kinds: dict[str, Kind] = {APPROVED: "ordered", EXPIRED: "expired"}
+    return Ended(
+        session=where.session_id,
+        checkpoint_id=checkpoint_id,
+        kind=kinds.get(mark.verdict, "rejected"),
+        at=int(time.time()) if mark.at is None else mark.at,
+        answered_by=mark.by,
+        requested_by=report.requested_by,
+        request=report.request,
+        round=mark.basket.round,
+        items=mark.basket.to_json()["items"],
+        channel=where.channel,
+        ts=mark.ts,
+    )

@@ -1,0 +1,132 @@
+"""Each ended session leaves one signed outcome record under the history prefix, through the real
+handler: ordered, rejected, expired; written by the turn that shows the end, instead of the
+session's receipt, so the approve costs what it did; read back as the receipt of an ended
+session, so a double click does not say the outcome twice."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from bench.common import RequestCounter
+from bot.history import Ended, S3History, decode, encode, history_prefix, sign
+from tests.bot_kit import CHANNEL, World, change, objects, start_basket
+from tests.fault_kit import ephemeral_texts, session_of, thread_texts
+from workflow.shop.records import SHOP_PREFIX
+
+HISTORY = history_prefix(SHOP_PREFIX)
+
+
+def outcome_records(s3: Any, bucket: str) -> dict[str, dict[str, Any]]:
+    return {
+        key: json.loads(s3.get_object(Bucket=bucket, Key=key)["Body"].read())
+        for key in objects(s3, bucket)
+        if key.startswith(HISTORY)
+    }
+
+
+def test_an_approved_basket_leaves_one_outcome_record_at_the_cost_of_its_receipt(
+    world: World, s3: Any, bucket: str
+) -> None:
+    basket = start_basket(world)
+    session = session_of(world, basket)
+    counter = RequestCounter(s3)
+    world.click(basket, "approve_basket", user="U0BOB")
+    world.run_lazies()
+    calls = counter.take()
+    assert thread_texts(world, basket) == ["Ordered 10 items."]
+    # lock PUT, LIST + GET (the latest checkpoint), checkpoint PUT, outcome PUT, lock DELETE
+    assert sum(calls.values()) == 6 and calls["PutObject"] == 3, calls
+    ((key, record),) = outcome_records(s3, bucket).items()
+    assert key.startswith(f"{HISTORY}T0TEAM/") and key.endswith(f"-{session}")
+    assert not key.startswith(SHOP_PREFIX)  # outside the 30-day rule's prefix
+    ended = record["ended"]
+    assert ended["kind"] == "ordered" and ended["answered_by"] == "U0BOB"
+    assert ended["requested_by"] == "U0ALICE" and ended["request"] == "dinners this week"
+    assert ended["round"] == 1 and len(ended["items"]) == 10
+    assert ended["items"][0]["name"] == "chicken breast" and ended["ts"] == basket["ts"]
+    assert ended["channel"] == CHANNEL and isinstance(record["mac"], str)
+
+
+def test_a_second_click_after_the_end_is_told_and_says_nothing_twice(
+    world: World, s3: Any, bucket: str
+) -> None:
+    """The ended session's receipt still names basket 1's checkpoint; its outcome record names
+    the last one, and that is what the channel shows."""
+    basket = start_basket(world)
+    world.click(basket, "approve_basket", user="U0BOB")
+    world.click(basket, "approve_basket", user="U0BOB")  # the screen was not updated yet
+    world.run_lazies()
+    assert thread_texts(world, basket) == ["Ordered 10 items."]
+    assert ephemeral_texts(world, "U0BOB")[-1] == "This basket was already answered by <@U0BOB>."
+    assert len(outcome_records(s3, bucket)) == 1
+
+
+def test_a_rejected_and_a_changed_then_approved_basket_each_leave_their_outcome(
+    world: World, s3: Any, bucket: str
+) -> None:
+    first = start_basket(world)
+    world.click(first, "reject_basket", user="U0BOB")
+    world.run_lazies()
+    assert len(world.baskets()) == 1  # a rejection posts no new basket
+    world.shop("tacos on Friday")
+    world.run_lazies()
+    tacos = world.baskets()[-1]
+    change(world, tacos, "no pizza")
+    revised = world.baskets()[-1]
+    world.click(revised, "approve_basket", user="U0BOB")
+    world.run_lazies()
+    kinds = sorted(
+        (r["ended"]["kind"], r["ended"]["round"]) for r in outcome_records(s3, bucket).values()
+    )
+    assert kinds == [("ordered", 2), ("rejected", 1)]
+
+
+def test_the_newest_outcomes_cost_one_list_and_a_get_each_however_long_the_history_is(
+    s3: Any, bucket: str
+) -> None:
+    key = b"k" * 32
+    history = S3History(bucket, HISTORY, s3, key)
+    for n in range(120):
+        history.write("T0TEAM", _ended(f"s{n:03d}"), datetime.fromtimestamp(1_800_000_000 + n, UTC))
+    history.write("T0OTHER", _ended("theirs"), datetime.fromtimestamp(1_900_000_000, UTC))
+    counter = RequestCounter(s3)
+    newest = history.newest("T0TEAM", 5)
+    assert [e.session for e in newest] == ["s119", "s118", "s117", "s116", "s115"]
+    assert counter.take() == {"ListObjectsV2": 1, "GetObject": 5}
+    assert [e.session for e in history.newest("T0OTHER", 5)] == ["theirs"]  # its own only
+
+
+def test_an_outcome_record_that_does_not_verify_is_not_read(s3: Any, bucket: str) -> None:
+    """A record is a trust boundary (Repeat this order turns it into a basket): one edited,
+    signed with another key or copied to another workspace reads as nothing."""
+    key = b"k" * 32
+    raw = encode(key, "T0TEAM", _ended("s1"))
+    assert decode(key, "T0TEAM", raw) == _ended("s1")
+    edited = json.loads(raw)
+    edited["ended"]["items"][0]["quantity"] = 5000
+    assert decode(key, "T0TEAM", json.dumps(edited).encode()) is None
+    assert decode(b"x" * 32, "T0TEAM", raw) is None
+    assert decode(key, "T0OTHER", raw) is None
+    assert decode(key, "T0TEAM", b"not json") is None
+    forged = json.loads(raw)
+    forged["ended"]["items"] = ["500 g chicken"]
+    forged["mac"] = sign(key, "T0TEAM", forged["ended"])
+    assert decode(key, "T0TEAM", json.dumps(forged).encode()) is None  # signed, but not a basket
+
+
+def _ended(session: str) -> Ended:
+    return Ended(
+        session=session,
+        checkpoint_id="000003-0123abcd",
+        kind="ordered",
+        at=1_800_000_000,
+        answered_by="U0BOB",
+        requested_by="U0ALICE",
+        request="tacos on Friday",
+        round=1,
+        items=[{"name": "tortillas", "quantity": 8, "unit": "", "note": None, "aisle": "bakery"}],
+        channel=CHANNEL,
+        ts="1800000000.000100",
+    )
