@@ -40,9 +40,9 @@ def console(
     base = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AWS_", "XDG_"))}
     base.update({"XDG_STATE_HOME": str(tmp_path / "state"), "HOME": str(tmp_path / "home")})
     base.update(env or {})
+    # This checkout's code, not whichever one the venv's editable install points at.
+    base["PYTHONPATH"] = str(ROOT)
     program = ["-c", DEPLOYED, deploy] if deploy else ["-m", "workflow.shop.console"]
-    if deploy:
-        base["PYTHONPATH"] = str(ROOT)
     return subprocess.run(
         [sys.executable, *program, *args],
         input=answers or "",
