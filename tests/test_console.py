@@ -89,6 +89,44 @@ def test_end_of_input_leaves_the_basket_waiting_for_a_third_run(tmp_path: Path) 
     assert "Basket 1 of 3" in fourth.stdout and "[basket written]" in fourth.stdout
 
 
+@pytest.mark.parametrize(
+    ("word", "outcome"),
+    [
+        ("Yes", "Ordered 10 items."),
+        ("APPROVE", "Ordered 10 items."),
+        ("oK", "Ordered 10 items."),
+        ("Y", "Ordered 10 items."),
+        ("No", "No order placed: rejected"),
+        ("ReJeCt", "No order placed: rejected"),
+        ("N", "No order placed: rejected"),
+    ],
+)
+def test_a_decision_word_in_any_case_costs_no_model_call(
+    tmp_path: Path, claude: FakeAnthropic, word: str, outcome: str
+) -> None:
+    env = {"ANTHROPIC_BASE_URL": claude.url, "ANTHROPIC_API_KEY": "test-key-not-real"}
+    assert "Basket 1 of 3" in console(tmp_path, None, env=env).stdout
+    assert claude.message_calls == 1
+    answered = console(tmp_path, f"  {word} \n", env=env)
+    assert answered.returncode == 0, answered.stderr
+    assert answered.stdout.rstrip().endswith(outcome)
+    assert "[basket revised]" not in answered.stdout
+    assert claude.message_calls == 1  # a decision, not a change request
+
+
+def test_any_other_answer_is_a_change_and_costs_one_model_call(
+    tmp_path: Path, claude: FakeAnthropic
+) -> None:
+    env = {"ANTHROPIC_BASE_URL": claude.url, "ANTHROPIC_API_KEY": "test-key-not-real"}
+    console(tmp_path, None, env=env)
+    changed = console(tmp_path, "yes please, but no pizza\n", env=env)
+    assert changed.returncode == 0, changed.stderr
+    assert "[basket revised] 7 items" in changed.stdout and "Basket 2 of 3:" in changed.stdout
+    assert changed.stdout.rstrip().endswith("Waiting for approval. Run again to answer.")
+    assert claude.message_calls == 2
+    assert "yes please, but no pizza" in str(claude.requests[-1]["messages"])
+
+
 def test_the_last_basket_says_so_and_takes_no_change(tmp_path: Path) -> None:
     console(tmp_path, None)
     done = console(tmp_path, "less meat\nmore fish\ncheaper please\ny\n")
@@ -98,6 +136,15 @@ def test_the_last_basket_says_so_and_takes_no_change(tmp_path: Path) -> None:
     assert "This is the last basket, so it can't be changed: answer y or n." in out
     assert out.count("Approve this basket? (y or n: it is the last one)") == 2
     assert out.rstrip().splitlines()[-1].startswith("Ordered ")
+
+
+def test_the_last_basket_takes_the_decision_words_too(tmp_path: Path) -> None:
+    console(tmp_path, None)
+    done = console(tmp_path, "less meat\nmore fish\nNO\n")
+    assert done.returncode == 0, done.stderr
+    assert "Basket 3 of 3 — last one" in done.stdout
+    assert "it can't be changed" not in done.stdout
+    assert done.stdout.rstrip().endswith("No order placed: rejected")
 
 
 def test_without_a_key_the_offline_shopper_is_used_and_says_so(tmp_path: Path) -> None:

@@ -28,7 +28,14 @@ from ..runner import Run, RunStatus
 from ..session import SessionCheckpoints
 from ..signing import CheckpointSigner
 from ..store import CheckpointStore
-from .basket import Basket, BasketDecision, ShopProgress, ShopRequest
+from .basket import (
+    APPROVE_WORDS,
+    REJECT_WORDS,
+    Basket,
+    BasketDecision,
+    ShopProgress,
+    ShopRequest,
+)
 from .graph import DEFAULT_MAX_ROUNDS, shop_request, shop_versions
 from .records import SHOP_PREFIX, SHOP_RECORDS
 from .shopper import Shopper, default_shopper
@@ -139,11 +146,12 @@ class Console:
         return 0
 
     def answer(self, basket: Basket) -> str:
-        """The person's answer; the last basket takes only y or n (a change would end the week
-        without an order)."""
+        """The person's answer; the last basket takes only an approve or reject word (a change
+        would end the week without an order)."""
         if basket.round < self.max_rounds:
             return self.ask(QUESTION)
-        while (line := self.ask(LAST_QUESTION)) and line.strip() not in ("y", "Y", "n", "N"):
+        decisions = APPROVE_WORDS + REJECT_WORDS
+        while (line := self.ask(LAST_QUESTION)) and line.strip().lower() not in decisions:
             self.say("This is the last basket, so it can't be changed: answer y or n.")
         return line
 
