@@ -7,12 +7,17 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
 
 from bot.sandbox.anthropic_api import FakeAnthropic, shorter_revisions
 from bot.sandbox.moto_server import moto_s3_server
+from workflow.folder_store import FolderCheckpointStore
+from workflow.s3_store import S3CheckpointStore
+from workflow.shop.console import SESSION, TENANT
+from workflow.shop.records import SHOP_RECORDS
 
 
 @pytest.fixture
@@ -168,22 +173,102 @@ def test_a_model_stopped_early_fails_and_the_next_run_starts_afresh(
     assert "[basket written]" in again.stdout and "Basket 1 of 3" in again.stdout
 
 
+def s3_of(aws: dict[str, str]) -> Any:
+    """A client of the moto server ``aws`` describes (its endpoint and test credentials)."""
+    return boto3.client(
+        "s3",
+        endpoint_url=aws["AWS_ENDPOINT_URL"],
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+
+
 def test_the_store_can_be_s3(tmp_path: Path) -> None:
     with moto_s3_server("shop-bucket") as aws:
         first = console(tmp_path, None, "--store", "s3://shop-bucket/team/", env=aws)
         assert first.returncode == 0, first.stderr
-        s3 = boto3.client(
-            "s3",
-            endpoint_url=aws["AWS_ENDPOINT_URL"],
-            region_name="us-east-1",
-            aws_access_key_id="testing",
-            aws_secret_access_key="testing",
-        )
-        keys = [o["Key"] for o in s3.list_objects_v2(Bucket="shop-bucket")["Contents"]]
+        listed = s3_of(aws).list_objects_v2(Bucket="shop-bucket")
+        keys = [o["Key"] for o in listed["Contents"]]
         assert any(k.startswith("team/local/s/weekly-shop/cp/") for k in keys)
         second = console(tmp_path, "y\n", "--store", "s3://shop-bucket/team/", env=aws)
         assert second.returncode == 0, second.stderr
         assert second.stdout.rstrip().endswith("Ordered 14 items.")
+        assert not list((tmp_path / "state" / "weekly-shop").glob("checkpoints"))
+
+
+def folder_checkpoint_ids(tmp_path: Path) -> set[str]:
+    store = FolderCheckpointStore(tmp_path / "state" / "weekly-shop" / "checkpoints", SHOP_RECORDS)
+    try:
+        return {info.checkpoint_id for info in store.list(TENANT, SESSION)}
+    finally:
+        store.close()
+
+
+def test_new_discards_the_waiting_basket_once_confirmed_and_starts_the_week(
+    tmp_path: Path, claude: FakeAnthropic
+) -> None:
+    env = {"ANTHROPIC_BASE_URL": claude.url, "ANTHROPIC_API_KEY": "test-key-not-real"}
+    console(tmp_path, None, "pasta on Monday", env=env)
+    old = folder_checkpoint_ids(tmp_path)
+    assert old
+
+    new = console(tmp_path, "Yes\n", "--new", "tacos on Friday", env=env)
+    assert new.returncode == 0, new.stderr
+    out = new.stdout
+    assert out.index("Discard it and start the new week? (y or n) Yes") < out.index("discarded")
+    assert out.index("The waiting basket is discarded.") < out.index("[basket written]")
+    assert out.rstrip().endswith("Waiting for approval. Run again to answer.")
+    assert claude.message_calls == 2
+    assert "tacos on Friday" in str(claude.requests[-1]["messages"])
+    assert "pasta on Monday" not in str(claude.requests[-1]["messages"])
+    assert folder_checkpoint_ids(tmp_path).isdisjoint(old)  # the old session's are gone
+
+    answered = console(tmp_path, "y\n", env=env)  # the new week's basket is the one waiting
+    assert answered.stdout.rstrip().endswith("Ordered 10 items.")
+    assert claude.message_calls == 2
+
+
+@pytest.mark.parametrize("answer", ["n\n", "\n", "sure\n", None])  # None: end of input
+def test_new_declined_keeps_the_waiting_basket(tmp_path: Path, answer: str | None) -> None:
+    console(tmp_path, None, "pasta on Monday")
+    old = folder_checkpoint_ids(tmp_path)
+    kept = console(tmp_path, answer, "--new", "tacos on Friday")
+    assert kept.returncode == 0, kept.stderr
+    assert "Discard it and start the new week?" in kept.stdout
+    assert kept.stdout.rstrip().endswith(
+        "The waiting basket is kept. Run again without --new to answer it."
+    )
+    assert "[basket written]" not in kept.stdout
+    assert folder_checkpoint_ids(tmp_path) == old
+
+
+def test_new_with_nothing_waiting_just_starts(tmp_path: Path) -> None:
+    started = console(tmp_path, None, "--new", "tacos on Friday")
+    assert started.returncode == 0, started.stderr
+    assert "Discard" not in started.stdout and "[basket written]" in started.stdout
+    assert started.stdout.rstrip().endswith("Waiting for approval. Run again to answer.")
+
+
+def test_new_works_on_an_s3_store(tmp_path: Path, claude: FakeAnthropic) -> None:
+    where = ("--store", "s3://shop-bucket/team/")
+    with moto_s3_server("shop-bucket") as aws:
+        env = {**aws, "ANTHROPIC_BASE_URL": claude.url, "ANTHROPIC_API_KEY": "test-key-not-real"}
+        store = S3CheckpointStore("shop-bucket", "team/", s3_client=s3_of(aws), codec=SHOP_RECORDS)
+        console(tmp_path, None, *where, "pasta on Monday", env=env)
+        old = {info.checkpoint_id for info in store.list(TENANT, SESSION)}
+        assert old
+
+        kept = console(tmp_path, "no\n", *where, "--new", "tacos on Friday", env=env)
+        assert kept.stdout.rstrip().endswith("Run again without --new to answer it.")
+        assert {info.checkpoint_id for info in store.list(TENANT, SESSION)} == old
+
+        new = console(tmp_path, "y\n", *where, "--new", "tacos on Friday", env=env)
+        assert new.returncode == 0, new.stderr
+        assert "The waiting basket is discarded." in new.stdout
+        assert "tacos on Friday" in str(claude.requests[-1]["messages"])
+        now = {info.checkpoint_id for info in store.list(TENANT, SESSION)}
+        assert now and now.isdisjoint(old)
         assert not list((tmp_path / "state" / "weekly-shop").glob("checkpoints"))
 
 

@@ -4,7 +4,8 @@ The first run writes basket 1, prints it and exits ("Waiting for approval."). Th
 from the latest checkpoint, shows the same basket without a model call and asks about it. End of
 input leaves the basket waiting. When the workflow ends, the session is deleted, so the next run
 starts a new week. A basket saved by a version of the graph that has since been removed says so
-and, if asked, starts the same week again. ``--history`` lists the session's checkpoints and
+and, if asked, starts the same week again. ``--new`` starts the given week even when a basket is
+waiting, once the person has agreed to discard it. ``--history`` lists the session's checkpoints and
 what wrote each (the workflow's version, the document format, the record version).
 """
 
@@ -55,6 +56,10 @@ RETIRED = (
 )
 AGAIN = "Start the same week again? (y or n) "
 KEPT = "The retired basket is left as it is. Run again to start over."
+DISCARD = "A basket is waiting for approval. Discard it and start the new week? (y or n) "
+KEPT_WAITING = "The waiting basket is kept. Run again without --new to answer it."
+DISCARDED = "The waiting basket is discarded."
+CONFIRM = ("y", "yes")  # what a yes-or-no question takes as yes; anything else, or none, is no
 
 
 def state_dir() -> Path:
@@ -118,15 +123,21 @@ class Console:
             self.say(line.rstrip("\n"))
         return line
 
-    async def run(self, store: CheckpointStore, signer: CheckpointSigner, request: str) -> int:
+    async def run(
+        self, store: CheckpointStore, signer: CheckpointSigner, request: str, new: bool = False
+    ) -> int:
+        """Start the week, or answer the waiting basket; with ``new``, start the week even when
+        a basket is waiting (discarded once the person confirms). 1 when the run failed."""
         versions = shop_versions(self.shopper, self.max_rounds)
         checkpoints = SessionCheckpoints(store, signer, TENANT, SESSION)
         week = ShopRequest(text=request)
+        if new and not await self.discard_waiting(checkpoints):
+            return 0
         try:
             run = await Run.resume(versions, checkpoints)
         except WorkflowVersionRemoved as removed:
             self.say(RETIRED)
-            if self.ask(AGAIN).strip().lower() not in ("y", "yes"):
+            if self.ask(AGAIN).strip().lower() not in CONFIRM:
                 self.say(KEPT)
                 return 0
             week = shop_request(removed.snapshot) or week  # the same week, not today's default
@@ -144,6 +155,21 @@ class Console:
             return 0
         await checkpoints.discard()
         return 0
+
+    async def discard_waiting(self, checkpoints: SessionCheckpoints) -> bool:
+        """``--new``: True when no basket is waiting, or the person confirmed discarding it.
+
+        Whatever is waiting goes, without being read: a basket of a retired version, or one
+        that no longer verifies, is discarded as well.
+        """
+        if not await checkpoints.history():
+            return True
+        if self.ask(DISCARD).strip().lower() not in CONFIRM:
+            self.say(KEPT_WAITING)
+            return False
+        await checkpoints.discard()
+        self.say(DISCARDED)
+        return True
 
     def answer(self, basket: Basket) -> str:
         """The person's answer; the last basket takes only an approve or reject word (a change
@@ -204,6 +230,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--history", action="store_true", help="list the checkpoints and what wrote each"
     )
+    parser.add_argument(
+        "--new",
+        action="store_true",
+        help="start the week even if a basket is waiting (asks before discarding it)",
+    )
     args = parser.parse_args(argv)
     shopper = default_shopper()
     console = Console(shopper, sys.stdout, sys.stdin, args.max_rounds)
@@ -213,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         with open_store(args.store) as store:
             if args.history:
                 return console.history(store)
-            return asyncio.run(console.run(store, signing_key(), args.request))
+            return asyncio.run(console.run(store, signing_key(), args.request, args.new))
     except WorkflowError as exc:
         print(f"weekly-shop: {exc}", file=sys.stderr)
         return 1
