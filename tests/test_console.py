@@ -310,3 +310,16 @@ def test_a_basket_of_a_retired_version_says_so_and_starts_the_same_week_on_reque
     assert out.rstrip().endswith("Ordered 10 items.")
     assert "pasta on Monday" in str(claude.requests[-1]["messages"])  # the same week's request
     assert claude.message_calls == 2
+
+
+@pytest.mark.parametrize("command", [["--help"], ["sandbox", "--help"]])
+def test_help_is_plain_text(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    from bot.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(command)
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    assert text.startswith("usage: weekly-shop")
+    for markup in ("`", "%", "**", ":data:", ":class:", ":func:", "\\", ".. ", "<br"):
+        assert markup not in text, f"{markup!r} in --help"

@@ -222,11 +222,33 @@ class Console:
         return 0
 
 
+# What --help prints: plain text (the module docstring is reST, which argparse shows as is).
+DESCRIPTION = "The weekly shop in a terminal, one answer per run if need be."
+EPILOG = (
+    "weekly-shop sandbox runs the real bot on 127.0.0.1 instead, with Slack, Lambda and S3 "
+    "played locally (weekly-shop sandbox --help)."
+)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="weekly-shop", description=__doc__.splitlines()[0])
-    parser.add_argument("request", nargs="?", default=EXAMPLE_WEEK, help="the week's dinners")
-    parser.add_argument("--store", help="a folder, or s3://bucket/prefix")
-    parser.add_argument("--max-rounds", type=int, default=DEFAULT_MAX_ROUNDS)
+    parser = argparse.ArgumentParser(prog="weekly-shop", description=DESCRIPTION, epilog=EPILOG)
+    parser.add_argument(
+        "request", nargs="?", default=EXAMPLE_WEEK, help="the week's dinners (default: an example)"
+    )
+    parser.add_argument(
+        "--store",
+        metavar="WHERE",
+        help="a folder, or s3://bucket/prefix (default: the checkpoints folder in "
+        "$XDG_STATE_HOME/weekly-shop, else ~/.local/state/weekly-shop)",
+    )
+    parser.add_argument(
+        "--max-rounds",
+        metavar="N",
+        type=int,
+        default=DEFAULT_MAX_ROUNDS,
+        help="baskets a week may take; the last can only be approved or rejected (default: "
+        f"{DEFAULT_MAX_ROUNDS})",
+    )
     parser.add_argument(
         "--history", action="store_true", help="list the checkpoints and what wrote each"
     )
