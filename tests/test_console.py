@@ -7,12 +7,17 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
 
 from bot.sandbox.anthropic_api import FakeAnthropic, shorter_revisions
 from bot.sandbox.moto_server import moto_s3_server
+from workflow.folder_store import FolderCheckpointStore
+from workflow.s3_store import S3CheckpointStore
+from workflow.shop.console import SESSION, TENANT
+from workflow.shop.records import SHOP_RECORDS
 
 
 @pytest.fixture
@@ -40,9 +45,9 @@ def console(
     base = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AWS_", "XDG_"))}
     base.update({"XDG_STATE_HOME": str(tmp_path / "state"), "HOME": str(tmp_path / "home")})
     base.update(env or {})
+    # This checkout's code, not whichever one the venv's editable install points at.
+    base["PYTHONPATH"] = str(ROOT)
     program = ["-c", DEPLOYED, deploy] if deploy else ["-m", "workflow.shop.console"]
-    if deploy:
-        base["PYTHONPATH"] = str(ROOT)
     return subprocess.run(
         [sys.executable, *program, *args],
         input=answers or "",
@@ -89,6 +94,44 @@ def test_end_of_input_leaves_the_basket_waiting_for_a_third_run(tmp_path: Path) 
     assert "Basket 1 of 3" in fourth.stdout and "[basket written]" in fourth.stdout
 
 
+@pytest.mark.parametrize(
+    ("word", "outcome"),
+    [
+        ("Yes", "Ordered 10 items."),
+        ("APPROVE", "Ordered 10 items."),
+        ("oK", "Ordered 10 items."),
+        ("Y", "Ordered 10 items."),
+        ("No", "No order placed: rejected"),
+        ("ReJeCt", "No order placed: rejected"),
+        ("N", "No order placed: rejected"),
+    ],
+)
+def test_a_decision_word_in_any_case_costs_no_model_call(
+    tmp_path: Path, claude: FakeAnthropic, word: str, outcome: str
+) -> None:
+    env = {"ANTHROPIC_BASE_URL": claude.url, "ANTHROPIC_API_KEY": "test-key-not-real"}
+    assert "Basket 1 of 3" in console(tmp_path, None, env=env).stdout
+    assert claude.message_calls == 1
+    answered = console(tmp_path, f"  {word} \n", env=env)
+    assert answered.returncode == 0, answered.stderr
+    assert answered.stdout.rstrip().endswith(outcome)
+    assert "[basket revised]" not in answered.stdout
+    assert claude.message_calls == 1  # a decision, not a change request
+
+
+def test_any_other_answer_is_a_change_and_costs_one_model_call(
+    tmp_path: Path, claude: FakeAnthropic
+) -> None:
+    env = {"ANTHROPIC_BASE_URL": claude.url, "ANTHROPIC_API_KEY": "test-key-not-real"}
+    console(tmp_path, None, env=env)
+    changed = console(tmp_path, "yes please, but no pizza\n", env=env)
+    assert changed.returncode == 0, changed.stderr
+    assert "[basket revised] 7 items" in changed.stdout and "Basket 2 of 3:" in changed.stdout
+    assert changed.stdout.rstrip().endswith("Waiting for approval. Run again to answer.")
+    assert claude.message_calls == 2
+    assert "yes please, but no pizza" in str(claude.requests[-1]["messages"])
+
+
 def test_the_last_basket_says_so_and_takes_no_change(tmp_path: Path) -> None:
     console(tmp_path, None)
     done = console(tmp_path, "less meat\nmore fish\ncheaper please\ny\n")
@@ -98,6 +141,15 @@ def test_the_last_basket_says_so_and_takes_no_change(tmp_path: Path) -> None:
     assert "This is the last basket, so it can't be changed: answer y or n." in out
     assert out.count("Approve this basket? (y or n: it is the last one)") == 2
     assert out.rstrip().splitlines()[-1].startswith("Ordered ")
+
+
+def test_the_last_basket_takes_the_decision_words_too(tmp_path: Path) -> None:
+    console(tmp_path, None)
+    done = console(tmp_path, "less meat\nmore fish\nNO\n")
+    assert done.returncode == 0, done.stderr
+    assert "Basket 3 of 3 — last one" in done.stdout
+    assert "it can't be changed" not in done.stdout
+    assert done.stdout.rstrip().endswith("No order placed: rejected")
 
 
 def test_without_a_key_the_offline_shopper_is_used_and_says_so(tmp_path: Path) -> None:
@@ -121,22 +173,102 @@ def test_a_model_stopped_early_fails_and_the_next_run_starts_afresh(
     assert "[basket written]" in again.stdout and "Basket 1 of 3" in again.stdout
 
 
+def s3_of(aws: dict[str, str]) -> Any:
+    """A client of the moto server ``aws`` describes (its endpoint and test credentials)."""
+    return boto3.client(
+        "s3",
+        endpoint_url=aws["AWS_ENDPOINT_URL"],
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+
+
 def test_the_store_can_be_s3(tmp_path: Path) -> None:
     with moto_s3_server("shop-bucket") as aws:
         first = console(tmp_path, None, "--store", "s3://shop-bucket/team/", env=aws)
         assert first.returncode == 0, first.stderr
-        s3 = boto3.client(
-            "s3",
-            endpoint_url=aws["AWS_ENDPOINT_URL"],
-            region_name="us-east-1",
-            aws_access_key_id="testing",
-            aws_secret_access_key="testing",
-        )
-        keys = [o["Key"] for o in s3.list_objects_v2(Bucket="shop-bucket")["Contents"]]
+        listed = s3_of(aws).list_objects_v2(Bucket="shop-bucket")
+        keys = [o["Key"] for o in listed["Contents"]]
         assert any(k.startswith("team/local/s/weekly-shop/cp/") for k in keys)
         second = console(tmp_path, "y\n", "--store", "s3://shop-bucket/team/", env=aws)
         assert second.returncode == 0, second.stderr
         assert second.stdout.rstrip().endswith("Ordered 14 items.")
+        assert not list((tmp_path / "state" / "weekly-shop").glob("checkpoints"))
+
+
+def folder_checkpoint_ids(tmp_path: Path) -> set[str]:
+    store = FolderCheckpointStore(tmp_path / "state" / "weekly-shop" / "checkpoints", SHOP_RECORDS)
+    try:
+        return {info.checkpoint_id for info in store.list(TENANT, SESSION)}
+    finally:
+        store.close()
+
+
+def test_new_discards_the_waiting_basket_once_confirmed_and_starts_the_week(
+    tmp_path: Path, claude: FakeAnthropic
+) -> None:
+    env = {"ANTHROPIC_BASE_URL": claude.url, "ANTHROPIC_API_KEY": "test-key-not-real"}
+    console(tmp_path, None, "pasta on Monday", env=env)
+    old = folder_checkpoint_ids(tmp_path)
+    assert old
+
+    new = console(tmp_path, "Yes\n", "--new", "tacos on Friday", env=env)
+    assert new.returncode == 0, new.stderr
+    out = new.stdout
+    assert out.index("Discard it and start the new week? (y or n) Yes") < out.index("discarded")
+    assert out.index("The waiting basket is discarded.") < out.index("[basket written]")
+    assert out.rstrip().endswith("Waiting for approval. Run again to answer.")
+    assert claude.message_calls == 2
+    assert "tacos on Friday" in str(claude.requests[-1]["messages"])
+    assert "pasta on Monday" not in str(claude.requests[-1]["messages"])
+    assert folder_checkpoint_ids(tmp_path).isdisjoint(old)  # the old session's are gone
+
+    answered = console(tmp_path, "y\n", env=env)  # the new week's basket is the one waiting
+    assert answered.stdout.rstrip().endswith("Ordered 10 items.")
+    assert claude.message_calls == 2
+
+
+@pytest.mark.parametrize("answer", ["n\n", "\n", "sure\n", None])  # None: end of input
+def test_new_declined_keeps_the_waiting_basket(tmp_path: Path, answer: str | None) -> None:
+    console(tmp_path, None, "pasta on Monday")
+    old = folder_checkpoint_ids(tmp_path)
+    kept = console(tmp_path, answer, "--new", "tacos on Friday")
+    assert kept.returncode == 0, kept.stderr
+    assert "Discard it and start the new week?" in kept.stdout
+    assert kept.stdout.rstrip().endswith(
+        "The waiting basket is kept. Run again without --new to answer it."
+    )
+    assert "[basket written]" not in kept.stdout
+    assert folder_checkpoint_ids(tmp_path) == old
+
+
+def test_new_with_nothing_waiting_just_starts(tmp_path: Path) -> None:
+    started = console(tmp_path, None, "--new", "tacos on Friday")
+    assert started.returncode == 0, started.stderr
+    assert "Discard" not in started.stdout and "[basket written]" in started.stdout
+    assert started.stdout.rstrip().endswith("Waiting for approval. Run again to answer.")
+
+
+def test_new_works_on_an_s3_store(tmp_path: Path, claude: FakeAnthropic) -> None:
+    where = ("--store", "s3://shop-bucket/team/")
+    with moto_s3_server("shop-bucket") as aws:
+        env = {**aws, "ANTHROPIC_BASE_URL": claude.url, "ANTHROPIC_API_KEY": "test-key-not-real"}
+        store = S3CheckpointStore("shop-bucket", "team/", s3_client=s3_of(aws), codec=SHOP_RECORDS)
+        console(tmp_path, None, *where, "pasta on Monday", env=env)
+        old = {info.checkpoint_id for info in store.list(TENANT, SESSION)}
+        assert old
+
+        kept = console(tmp_path, "no\n", *where, "--new", "tacos on Friday", env=env)
+        assert kept.stdout.rstrip().endswith("Run again without --new to answer it.")
+        assert {info.checkpoint_id for info in store.list(TENANT, SESSION)} == old
+
+        new = console(tmp_path, "y\n", *where, "--new", "tacos on Friday", env=env)
+        assert new.returncode == 0, new.stderr
+        assert "The waiting basket is discarded." in new.stdout
+        assert "tacos on Friday" in str(claude.requests[-1]["messages"])
+        now = {info.checkpoint_id for info in store.list(TENANT, SESSION)}
+        assert now and now.isdisjoint(old)
         assert not list((tmp_path / "state" / "weekly-shop").glob("checkpoints"))
 
 
@@ -178,3 +310,16 @@ def test_a_basket_of_a_retired_version_says_so_and_starts_the_same_week_on_reque
     assert out.rstrip().endswith("Ordered 10 items.")
     assert "pasta on Monday" in str(claude.requests[-1]["messages"])  # the same week's request
     assert claude.message_calls == 2
+
+
+@pytest.mark.parametrize("command", [["--help"], ["sandbox", "--help"]])
+def test_help_is_plain_text(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    from bot.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(command)
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    assert text.startswith("usage: weekly-shop")
+    for markup in ("`", "%", "**", ":data:", ":class:", ":func:", "\\", ".. ", "<br"):
+        assert markup not in text, f"{markup!r} in --help"

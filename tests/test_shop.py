@@ -116,6 +116,22 @@ def test_answers_map_to_decisions() -> None:
     assert BasketDecision.from_answer(" no pizza ", 1).change == "no pizza"
 
 
+@pytest.mark.parametrize("word", ["y", "Yes", "YES", " approve\n", "ApProVe", "ok", "OK", "Ok"])
+def test_an_approve_word_in_any_case_approves(word: str) -> None:
+    assert BasketDecision.from_answer(word, 2) == BasketDecision(approved=True, round=2)
+
+
+@pytest.mark.parametrize("word", ["n", "No", "NO", " reject\n", "ReJeCt", "\n", "   "])
+def test_a_reject_word_in_any_case_or_nothing_rejects(word: str) -> None:
+    assert BasketDecision.from_answer(word, 2) == BasketDecision(approved=False, round=2)
+
+
+@pytest.mark.parametrize("text", ["yes please", "okay", "nope", "no pizza", "not ok", "y y"])
+def test_a_longer_answer_is_a_change_as_typed(text: str) -> None:
+    decision = BasketDecision.from_answer(f" {text} ", 1)
+    assert decision == BasketDecision(approved=False, change=text, round=1)
+
+
 @given(
     approved=st.booleans(),
     change=st.none() | st.text(min_size=1, max_size=20),

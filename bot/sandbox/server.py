@@ -220,7 +220,8 @@ async def serve(port: int, ready: asyncio.Event | None = None) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="weekly-shop sandbox", description=__doc__.splitlines()[0]
+        prog="weekly-shop sandbox",  # plain text: the module docstring is reST
+        description="The real bot on 127.0.0.1, with Slack, Lambda and S3 played locally.",
     )
     parser.add_argument("--port", type=int, default=8080, help="port on 127.0.0.1 (default 8080)")
     args = parser.parse_args(argv)

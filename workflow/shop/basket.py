@@ -188,6 +188,11 @@ class ShopRequest:
         return cls(**fields_of(data, "ShopRequest", ("text", "requested_by"), ("text",)))
 
 
+# The typed answers that are decisions, compared in lower case; any other text is a change.
+APPROVE_WORDS = ("y", "yes", "approve", "ok")
+REJECT_WORDS = ("n", "no", "reject")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BasketDecision:
     """The answer about basket ``round``: approve, reject, or a change (text), from a person;
@@ -227,11 +232,13 @@ class BasketDecision:
 
     @classmethod
     def from_answer(cls, answer: str | None, round: int) -> BasketDecision:
-        """``y`` approves, ``n`` or nothing rejects, any other text asks for that change."""
+        """A typed answer: one of :data:`APPROVE_WORDS` approves; one of :data:`REJECT_WORDS`, or
+        nothing, rejects (in any case, surrounding spaces ignored); any other text asks for that
+        change. So a plain "yes" or "no" is a decision, and costs no model call."""
         text = (answer or "").strip()
-        if text in ("y", "Y"):
+        if text.lower() in APPROVE_WORDS:
             return cls(approved=True, round=round)
-        if text in ("", "n", "N"):
+        if not text or text.lower() in REJECT_WORDS:
             return cls(approved=False, round=round)
         return cls(approved=False, change=text, round=round)
 

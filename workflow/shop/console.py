@@ -4,7 +4,8 @@ The first run writes basket 1, prints it and exits ("Waiting for approval."). Th
 from the latest checkpoint, shows the same basket without a model call and asks about it. End of
 input leaves the basket waiting. When the workflow ends, the session is deleted, so the next run
 starts a new week. A basket saved by a version of the graph that has since been removed says so
-and, if asked, starts the same week again. ``--history`` lists the session's checkpoints and
+and, if asked, starts the same week again. ``--new`` starts the given week even when a basket is
+waiting, once the person has agreed to discard it. ``--history`` lists the session's checkpoints and
 what wrote each (the workflow's version, the document format, the record version).
 """
 
@@ -28,7 +29,14 @@ from ..runner import Run, RunStatus
 from ..session import SessionCheckpoints
 from ..signing import CheckpointSigner
 from ..store import CheckpointStore
-from .basket import Basket, BasketDecision, ShopProgress, ShopRequest
+from .basket import (
+    APPROVE_WORDS,
+    REJECT_WORDS,
+    Basket,
+    BasketDecision,
+    ShopProgress,
+    ShopRequest,
+)
 from .graph import DEFAULT_MAX_ROUNDS, shop_request, shop_versions
 from .records import SHOP_PREFIX, SHOP_RECORDS
 from .shopper import Shopper, default_shopper
@@ -48,6 +56,10 @@ RETIRED = (
 )
 AGAIN = "Start the same week again? (y or n) "
 KEPT = "The retired basket is left as it is. Run again to start over."
+DISCARD = "A basket is waiting for approval. Discard it and start the new week? (y or n) "
+KEPT_WAITING = "The waiting basket is kept. Run again without --new to answer it."
+DISCARDED = "The waiting basket is discarded."
+CONFIRM = ("y", "yes")  # what a yes-or-no question takes as yes; anything else, or none, is no
 
 
 def state_dir() -> Path:
@@ -111,15 +123,21 @@ class Console:
             self.say(line.rstrip("\n"))
         return line
 
-    async def run(self, store: CheckpointStore, signer: CheckpointSigner, request: str) -> int:
+    async def run(
+        self, store: CheckpointStore, signer: CheckpointSigner, request: str, new: bool = False
+    ) -> int:
+        """Start the week, or answer the waiting basket; with ``new``, start the week even when
+        a basket is waiting (discarded once the person confirms). 1 when the run failed."""
         versions = shop_versions(self.shopper, self.max_rounds)
         checkpoints = SessionCheckpoints(store, signer, TENANT, SESSION)
         week = ShopRequest(text=request)
+        if new and not await self.discard_waiting(checkpoints):
+            return 0
         try:
             run = await Run.resume(versions, checkpoints)
         except WorkflowVersionRemoved as removed:
             self.say(RETIRED)
-            if self.ask(AGAIN).strip().lower() not in ("y", "yes"):
+            if self.ask(AGAIN).strip().lower() not in CONFIRM:
                 self.say(KEPT)
                 return 0
             week = shop_request(removed.snapshot) or week  # the same week, not today's default
@@ -138,12 +156,28 @@ class Console:
         await checkpoints.discard()
         return 0
 
+    async def discard_waiting(self, checkpoints: SessionCheckpoints) -> bool:
+        """``--new``: True when no basket is waiting, or the person confirmed discarding it.
+
+        Whatever is waiting goes, without being read: a basket of a retired version, or one
+        that no longer verifies, is discarded as well.
+        """
+        if not await checkpoints.history():
+            return True
+        if self.ask(DISCARD).strip().lower() not in CONFIRM:
+            self.say(KEPT_WAITING)
+            return False
+        await checkpoints.discard()
+        self.say(DISCARDED)
+        return True
+
     def answer(self, basket: Basket) -> str:
-        """The person's answer; the last basket takes only y or n (a change would end the week
-        without an order)."""
+        """The person's answer; the last basket takes only an approve or reject word (a change
+        would end the week without an order)."""
         if basket.round < self.max_rounds:
             return self.ask(QUESTION)
-        while (line := self.ask(LAST_QUESTION)) and line.strip() not in ("y", "Y", "n", "N"):
+        decisions = APPROVE_WORDS + REJECT_WORDS
+        while (line := self.ask(LAST_QUESTION)) and line.strip().lower() not in decisions:
             self.say("This is the last basket, so it can't be changed: answer y or n.")
         return line
 
@@ -188,13 +222,40 @@ class Console:
         return 0
 
 
+# What --help prints: plain text (the module docstring is reST, which argparse shows as is).
+DESCRIPTION = "The weekly shop in a terminal, one answer per run if need be."
+EPILOG = (
+    "weekly-shop sandbox runs the real bot on 127.0.0.1 instead, with Slack, Lambda and S3 "
+    "played locally (weekly-shop sandbox --help)."
+)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="weekly-shop", description=__doc__.splitlines()[0])
-    parser.add_argument("request", nargs="?", default=EXAMPLE_WEEK, help="the week's dinners")
-    parser.add_argument("--store", help="a folder, or s3://bucket/prefix")
-    parser.add_argument("--max-rounds", type=int, default=DEFAULT_MAX_ROUNDS)
+    parser = argparse.ArgumentParser(prog="weekly-shop", description=DESCRIPTION, epilog=EPILOG)
+    parser.add_argument(
+        "request", nargs="?", default=EXAMPLE_WEEK, help="the week's dinners (default: an example)"
+    )
+    parser.add_argument(
+        "--store",
+        metavar="WHERE",
+        help="a folder, or s3://bucket/prefix (default: the checkpoints folder in "
+        "$XDG_STATE_HOME/weekly-shop, else ~/.local/state/weekly-shop)",
+    )
+    parser.add_argument(
+        "--max-rounds",
+        metavar="N",
+        type=int,
+        default=DEFAULT_MAX_ROUNDS,
+        help="baskets a week may take; the last can only be approved or rejected (default: "
+        f"{DEFAULT_MAX_ROUNDS})",
+    )
     parser.add_argument(
         "--history", action="store_true", help="list the checkpoints and what wrote each"
+    )
+    parser.add_argument(
+        "--new",
+        action="store_true",
+        help="start the week even if a basket is waiting (asks before discarding it)",
     )
     args = parser.parse_args(argv)
     shopper = default_shopper()
@@ -205,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         with open_store(args.store) as store:
             if args.history:
                 return console.history(store)
-            return asyncio.run(console.run(store, signing_key(), args.request))
+            return asyncio.run(console.run(store, signing_key(), args.request, args.new))
     except WorkflowError as exc:
         print(f"weekly-shop: {exc}", file=sys.stderr)
         return 1
