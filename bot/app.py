@@ -23,6 +23,7 @@ from slack_bolt.authorization import AuthorizeResult
 from slack_sdk import WebClient
 
 from .blocks import APPROVE, CHANGE, REJECT, START_AGAIN
+from .home_view import HIDE_ITEMS, OPEN, REPEAT, SHOW_ITEMS
 from .modal import CHANGE_BLOCK, CHANGE_MODAL, change_modal, modal_metadata
 from .payloads import (
     GONE,
@@ -187,4 +188,54 @@ def build_app(rt: Runtime) -> App:
             run_click(rt, change)
 
     app.view(CHANGE_MODAL)(ack=ack_change, lazy=[run_change])
+    home_listeners(app, rt, ack_now)
     return app
+
+
+def home_listeners(app: App, rt: Runtime, ack_now: Callable[[Ack], None]) -> None:
+    """The Home tab (``bot.home``): acked at once, read and published in a lazy run. Bolt
+    answers Slack's ``url_verification`` itself, after checking its signature."""
+
+    def run_home(body: dict[str, Any]) -> None:
+        event = body.get("event") or {}
+        if event.get("tab") == "home" and isinstance(event.get("user"), str):
+            from .home import publish_home
+
+            publish_home(rt, str(body.get("team_id")), event["user"])
+
+    app.event("app_home_opened")(ack=ack_now, lazy=[run_home])
+
+    def home_click(body: dict[str, Any]) -> tuple[str, str, str, str] | None:
+        """(tenant, user, value, action_ts) of a Home tab button, or None."""
+        team, user = body.get("team") or {}, body.get("user") or {}
+        (action, *_) = body.get("actions") or [{}]
+        tenant, who = team.get("id"), user.get("id")
+        value, at = action.get("value"), action.get("action_ts")
+        if all(isinstance(p, str) and p for p in (tenant, who, value, at)):
+            return str(tenant), str(who), str(value), str(at)
+        return None
+
+    def run_toggle(body: dict[str, Any]) -> None:
+        click = home_click(body)
+        if click is not None:
+            from .home import publish_home
+            from .home_view import SHOW_ITEMS
+
+            (action, *_) = body["actions"]
+            expanded = click[2] if action.get("action_id") == SHOW_ITEMS else None
+            publish_home(rt, click[0], click[1], expanded=expanded)
+
+    def run_repeat(body: dict[str, Any]) -> None:
+        click = home_click(body)
+        if click is None:
+            log.warning("malformed Repeat this order click ignored")
+            return
+        from .home import publish_home, repeat_order
+
+        tenant, user, name, delivery = click
+        publish_home(rt, tenant, user, notice=repeat_order(rt, tenant, user, name, delivery))
+
+    app.action(SHOW_ITEMS)(ack=ack_now, lazy=[run_toggle])
+    app.action(HIDE_ITEMS)(ack=ack_now, lazy=[run_toggle])
+    app.action(REPEAT)(ack=ack_now, lazy=[run_repeat])
+    app.action(OPEN)(ack_now)  # a link button: the browser opens the link

@@ -53,12 +53,27 @@ def history_prefix(checkpoint_prefix: str) -> str:
     return f"{checkpoint_prefix.rstrip('/')}-history/" if checkpoint_prefix else "history/"
 
 
-def history_key(prefix: str, tenant: str, session: str, ended_at: datetime) -> str:
+def record_name(session: str, ended_at: datetime) -> str:
+    """A record's name in its workspace's folder: newest first, then the session."""
     ms = int(ended_at.timestamp() * 1000)
-    return (
-        f"{prefix}{validate_id(tenant, 'tenant ID')}/{MAX_MS - ms:013d}-"
-        f"{validate_id(session, 'session ID')}"
-    )
+    return f"{MAX_MS - ms:013d}-{validate_id(session, 'session ID')}"
+
+
+def session_of(name: str) -> str | None:
+    """The session a record name names (None if it is not a record name)."""
+    head, dash, session = name.partition("-")
+    if len(head) != 13 or not head.isdigit() or not dash:
+        return None
+    try:
+        return validate_id(session, "session ID")
+    except ValueError:
+        return None
+
+
+def history_key(prefix: str, tenant: str, name: str) -> str:
+    if session_of(name) is None:
+        raise ValueError(f"not an outcome record name: {name[:40]!r}")
+    return f"{prefix}{validate_id(tenant, 'tenant ID')}/{name}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -143,9 +158,19 @@ class History(Protocol):
         """The session's record, if it ended with the checkpoint written at ``ended_at``."""
         ...
 
-    def newest(self, tenant: str, limit: int) -> list[Ended]:
-        """The workspace's newest ``limit`` outcomes, newest first."""
+    def names(self, tenant: str, limit: int) -> list[str]:
+        """The names of the workspace's newest ``limit`` records, newest first (one LIST)."""
         ...
+
+    def read_name(self, tenant: str, name: str) -> Ended | None:
+        """The record called ``name`` in the workspace's folder, if it verifies."""
+        ...
+
+
+def newest(history: History, tenant: str, limit: int) -> list[tuple[str, Ended]]:
+    """The workspace's newest ``limit`` outcomes, newest first, with their names."""
+    found = ((name, history.read_name(tenant, name)) for name in history.names(tenant, limit))
+    return [(name, ended) for name, ended in found if ended is not None]
 
 
 class InMemoryHistory:
@@ -154,18 +179,19 @@ class InMemoryHistory:
         self._records: dict[str, dict[str, Ended]] = {}
 
     def write(self, tenant: str, ended: Ended, ended_at: datetime) -> None:
-        key = history_key("", tenant, ended.session, ended_at)
         with self._mutex:
-            self._records.setdefault(tenant, {})[key] = ended
+            self._records.setdefault(tenant, {})[record_name(ended.session, ended_at)] = ended
 
     def read(self, tenant: str, session: str, ended_at: datetime) -> Ended | None:
-        with self._mutex:
-            return self._records.get(tenant, {}).get(history_key("", tenant, session, ended_at))
+        return self.read_name(tenant, record_name(session, ended_at))
 
-    def newest(self, tenant: str, limit: int) -> list[Ended]:
+    def names(self, tenant: str, limit: int) -> list[str]:
         with self._mutex:
-            found = self._records.get(tenant, {})
-            return [found[k] for k in sorted(found)[:limit]]
+            return sorted(self._records.get(tenant, {}))[:limit]
+
+    def read_name(self, tenant: str, name: str) -> Ended | None:
+        with self._mutex:
+            return self._records.get(tenant, {}).get(name)
 
 
 class S3History:
@@ -176,10 +202,11 @@ class S3History:
         self.key = key
 
     def write(self, tenant: str, ended: Ended, ended_at: datetime) -> None:
+        name = record_name(ended.session, ended_at)
         try:
             self.s3.put_object(
                 Bucket=self.bucket,
-                Key=history_key(self.prefix, tenant, ended.session, ended_at),
+                Key=history_key(self.prefix, tenant, name),
                 Body=encode(self.key, tenant, ended),
                 ContentType="application/json",
                 ServerSideEncryption="AES256",
@@ -188,25 +215,23 @@ class S3History:
             raise store_error("put outcome record", exc) from exc
 
     def read(self, tenant: str, session: str, ended_at: datetime) -> Ended | None:
-        key = history_key(self.prefix, tenant, session, ended_at)
-        found = get_object(self.s3, self.bucket, key, "outcome record")
-        return None if found is None else decode(self.key, tenant, found[0])
+        return self.read_name(tenant, record_name(session, ended_at))
 
-    def newest(self, tenant: str, limit: int) -> list[Ended]:
-        """One LIST of at most ``limit`` keys (newest first by their names), then a GET each;
-        a record that does not verify is skipped."""
+    def names(self, tenant: str, limit: int) -> list[str]:
+        """One LIST of at most ``limit`` (≤ 1,000) keys: the newest, by their names."""
         prefix = f"{self.prefix}{validate_id(tenant, 'tenant ID')}/"
         try:
             listed = self.s3.list_objects_v2(Bucket=self.bucket, Prefix=prefix, MaxKeys=limit)
         except (ClientError, BotoCoreError) as exc:
             raise store_error("list outcome records", exc) from exc
-        out = []
-        for obj in listed.get("Contents", []):
-            found = get_object(self.s3, self.bucket, obj["Key"], "outcome record")
-            ended = None if found is None else decode(self.key, tenant, found[0])
-            if ended is not None:
-                out.append(ended)
-        return out
+        names = [str(obj["Key"])[len(prefix) :] for obj in listed.get("Contents", [])]
+        return [name for name in names if session_of(name) is not None]
+
+    def read_name(self, tenant: str, name: str) -> Ended | None:
+        """One GET; a record that is missing or does not verify for ``tenant`` is None."""
+        found = get_object(self.s3, self.bucket, history_key(self.prefix, tenant, name), "outcome")
+        ended = None if found is None else decode(self.key, tenant, found[0])
+        return ended if ended is not None and session_of(name) == ended.session else None
 
 
 def ended_of(report: Report, where: Where, checkpoint_id: str) -> Ended | None:

@@ -58,6 +58,28 @@ def slack_error(exc: BaseException) -> str:
 
 
 @dataclass(frozen=True)
+class Posted:
+    """A basket posted with its buttons: which request, which message, when."""
+
+    request_id: str
+    ts: str
+    round: int
+    at: int  # epoch seconds
+
+
+@dataclass(frozen=True)
+class Delivered:
+    """What ``deliver`` did: whether the channel shows all of a Report (receipt-worthy), and
+    the baskets it posted."""
+
+    shown: bool
+    posted: tuple[Posted, ...] = ()
+
+    def __bool__(self) -> bool:
+        return self.shown
+
+
+@dataclass(frozen=True)
 class Where:
     """A session and the channel its messages go to."""
 
@@ -136,7 +158,7 @@ class Outbox:
             log.error("response_url answered %s", answer.status_code)
         return answer.status_code == 200
 
-    def deliver(self, where: Where, outcome: Outcome) -> bool:
+    def deliver(self, where: Where, outcome: Outcome) -> Delivered:
         """Say ``outcome``; whether the channel now shows all of a Report (receipt-worthy)."""
         if isinstance(outcome, Tell):
             self.tell(where.channel, outcome.user, outcome.text)
@@ -146,20 +168,23 @@ class Outbox:
             return self._show(where, outcome)
         elif isinstance(outcome, Retired):
             self._retire(where, outcome)
-        return False
+        return Delivered(False)
 
-    def _show(self, where: Where, report: Report) -> bool:
+    def _show(self, where: Where, report: Report) -> Delivered:
         if report.mark is not None and report.mark.request_id:  # a basket was answered
             self._disarm(where, report.mark.request_id)
-        posted = all([self._post_output(where, report, text) for text in report.outputs])
-        if posted:
-            posted = all([self._post_basket(where, report, event) for event in report.baskets])
-        if not posted:
+        shown = all([self._post_output(where, report, text) for text in report.outputs])
+        posted: list[Posted | None] = []
+        if shown:
+            posted = [self._post_basket(where, report, event) for event in report.baskets]
+        if not shown or None in posted:
             self._post_or_reply(where, report.unposted)
-            return False
+            return Delivered(False)
+        baskets = tuple(p for p in posted if p is not None)
         if report.mark is not None and not self._mark_answered(where.channel, report.mark):
-            return False
-        return report.settle is None or self._settle(where.channel, report.settle)
+            return Delivered(False, baskets)
+        settled = report.settle is None or self._settle(where.channel, report.settle)
+        return Delivered(settled, baskets)
 
     def _post_output(self, where: Where, report: Report, output: str) -> bool:
         """An outcome in the basket's thread; an order lists what was ordered."""
@@ -237,7 +262,7 @@ class Outbox:
         except TimerError as exc:  # the basket works; it will not be reminded of or expire
             log.error("could not arm the basket's timer: %s", exc)
 
-    def _post_basket(self, where: Where, report: Report, event: RequestInfoEvent) -> bool:
+    def _post_basket(self, where: Where, report: Report, event: RequestInfoEvent) -> Posted | None:
         basket = event.data
         try:
             posted = self.web.chat_postMessage(
@@ -255,9 +280,10 @@ class Outbox:
             )
         except SLACK_FAILURES as exc:
             log.error("posting basket failed: %s", slack_error(exc))
-            return False
-        self._arm(where, event.request_id, str(posted["ts"]))
-        return True
+            return None
+        ts = str(posted["ts"])
+        self._arm(where, event.request_id, ts)
+        return Posted(event.request_id, ts, basket.round, int(self.clock()))
 
     def _mark_answered(self, channel: str, mark: Mark) -> bool:
         """Replace the basket's buttons with who answered, when, and the change they asked for

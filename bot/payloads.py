@@ -85,6 +85,13 @@ def payload_problem(body: dict[str, Any]) -> str | None:
         ):
             return "a view without a type or a callback_id"
         return common or _objects(view, "state")
+    if kind == "url_verification":
+        return None if isinstance(body.get("challenge"), str) else "a challenge that is not text"
+    if kind == "event_callback":
+        event = body.get("event")
+        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+            return "an event without a type"
+        return None if isinstance(body.get("team_id"), str) else "an event without a team_id"
     return f"payload type {str(kind)[:40]!r} is not handled here"
 
 

@@ -7,9 +7,15 @@ already done compares the receipt with the latest checkpoint: the same, and it i
 different, and it shows what the latest checkpoint holds, then writes the receipt
 (``bot.turn.catch_up``).
 
-    Receipts           the seam: shown() and mark_shown(), first_reminder(); all raise StoreError
+    Receipts           the seam: shown() and mark_shown(), first_reminder(), waiting(); all
+                       raise StoreError
     InMemoryReceipts   its twin, for tests
     S3Receipts         ``<prefix><tenant>/s/<session>/shown``, beside the session's checkpoints
+
+A receipt written when a basket was posted also says which basket waits (:class:`Waiting`: the
+message, its round, who asked, when), so the Home tab lists the waiting baskets from receipts
+alone, never from a checkpoint's payload (``waiting``). A receipt from before that is the bare
+checkpoint ID, and still reads.
 
 What a failure costs is the caller's policy (``bot.turn``): a receipt that could not be written
 only costs a repost later.
@@ -17,16 +23,68 @@ only costs a repost later.
 
 from __future__ import annotations
 
+import json
 import threading
+from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from workflow.errors import InvalidIdentifier
 from workflow.s3_client import create_marker, get_object, store_error
 from workflow.s3_keys import S3Keys
 from workflow.store import validate_id
+from workflow.values import check_int, check_str, fields_of
 
 NAME = "shown"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Waiting:
+    """The basket a session waits on, as posted: where, which round, who asked, when."""
+
+    request_id: str
+    channel: str
+    ts: str
+    round: int
+    requested_by: str
+    posted_at: int  # epoch seconds
+
+    def __post_init__(self) -> None:
+        validate_id(self.request_id, "request ID")
+        check_str(self.channel, "Waiting.channel", min_length=1, max_length=64)
+        check_str(self.ts, "Waiting.ts", min_length=1, max_length=32)
+        check_int(self.round, "Waiting.round", ge=1)
+        check_str(self.requested_by, "Waiting.requested_by", max_length=64)
+        check_int(self.posted_at, "Waiting.posted_at", ge=0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in WAITING_FIELDS}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Waiting:
+        return cls(**fields_of(data, "Waiting", WAITING_FIELDS, WAITING_FIELDS))
+
+
+WAITING_FIELDS = tuple(Waiting.__dataclass_fields__)
+
+
+def _receipt(raw: bytes) -> tuple[str | None, Waiting | None]:
+    """(checkpoint ID, waiting basket) of a receipt's bytes: JSON, or a bare ID (older)."""
+    text = raw.decode("ascii", "replace").strip()
+    if not text.startswith("{"):
+        return text or None, None
+    try:
+        data = json.loads(text)
+        shown = validate_id(data["shown"], "checkpoint ID")
+    except (ValueError, TypeError, KeyError):
+        return None, None
+    try:
+        waiting = None if data.get("waiting") is None else Waiting.from_json(data["waiting"])
+    except (ValueError, TypeError):
+        waiting = None
+    return shown, waiting
 
 
 class Receipts(Protocol):
@@ -34,8 +92,15 @@ class Receipts(Protocol):
         """The checkpoint ID the channel shows, or None if nothing was recorded."""
         ...
 
-    def mark_shown(self, tenant_id: str, session_id: str, checkpoint_id: str) -> None:
-        """Record that the channel now shows ``checkpoint_id``."""
+    def mark_shown(
+        self, tenant_id: str, session_id: str, checkpoint_id: str, waiting: Waiting | None = None
+    ) -> None:
+        """Record that the channel now shows ``checkpoint_id`` (and ``waiting``, its basket)."""
+        ...
+
+    def waiting(self, tenant_id: str, ended: Collection[str]) -> list[tuple[str, Waiting]]:
+        """(session, basket) for each session of the tenant whose receipt names a waiting
+        basket, leaving out the ``ended`` sessions (their receipts are older than their end)."""
         ...
 
     def first_reminder(self, tenant_id: str, session_id: str, request_id: str, n: int) -> bool:
@@ -47,6 +112,7 @@ class InMemoryReceipts:
     def __init__(self) -> None:
         self._mutex = threading.Lock()
         self._shown: dict[tuple[str, str], str] = {}
+        self._waiting: dict[tuple[str, str], Waiting] = {}
         self._reminded: set[tuple[str, str, str, int]] = set()
 
     def shown(self, tenant_id: str, session_id: str) -> str | None:
@@ -54,10 +120,23 @@ class InMemoryReceipts:
         with self._mutex:
             return self._shown.get(key)
 
-    def mark_shown(self, tenant_id: str, session_id: str, checkpoint_id: str) -> None:
+    def mark_shown(
+        self, tenant_id: str, session_id: str, checkpoint_id: str, waiting: Waiting | None = None
+    ) -> None:
         key = (validate_id(tenant_id, "tenant ID"), validate_id(session_id, "session ID"))
         with self._mutex:
             self._shown[key] = validate_id(checkpoint_id, "checkpoint ID")
+            self._waiting.pop(key, None)
+            if waiting is not None:
+                self._waiting[key] = waiting
+
+    def waiting(self, tenant_id: str, ended: Collection[str]) -> list[tuple[str, Waiting]]:
+        with self._mutex:
+            return [
+                (session, found)
+                for (tenant, session), found in sorted(self._waiting.items())
+                if tenant == tenant_id and session not in ended
+            ]
 
     def first_reminder(self, tenant_id: str, session_id: str, request_id: str, n: int) -> bool:
         key = (tenant_id, session_id, validate_id(request_id, "request ID"), n)
@@ -76,22 +155,53 @@ class S3Receipts:
     def shown(self, tenant_id: str, session_id: str) -> str | None:
         key = self.keys.beside(tenant_id, session_id, NAME)
         found = get_object(self.s3, self.bucket, key, "receipt")
-        if found is None:
-            return None
-        return found[0].decode("ascii", "replace").strip() or None
+        return None if found is None else _receipt(found[0])[0]
 
-    def mark_shown(self, tenant_id: str, session_id: str, checkpoint_id: str) -> None:
+    def mark_shown(
+        self, tenant_id: str, session_id: str, checkpoint_id: str, waiting: Waiting | None = None
+    ) -> None:
         key = self.keys.beside(tenant_id, session_id, NAME)
+        shown = validate_id(checkpoint_id, "checkpoint ID")
+        body = {"shown": shown, "waiting": None if waiting is None else waiting.to_json()}
         try:
             self.s3.put_object(
                 Bucket=self.bucket,
                 Key=key,
-                Body=validate_id(checkpoint_id, "checkpoint ID").encode("ascii"),
-                ContentType="text/plain",
+                Body=json.dumps(body, separators=(",", ":")).encode(),
+                ContentType="application/json",
                 ServerSideEncryption="AES256",
             )
         except (ClientError, BotoCoreError) as exc:
             raise store_error("put receipt", exc) from exc
+
+    def waiting(self, tenant_id: str, ended: Collection[str]) -> list[tuple[str, Waiting]]:
+        """One LIST page per 1,000 sessions (their folders, ``Delimiter="/"``), then a GET of
+        the receipt of each session not ``ended``. Sessions live under ``s/`` for the bucket's
+        30 days at most, so this grows with recent sessions, never with the history."""
+        prefix = self.keys.tenant(tenant_id) + "s/"
+        sessions: list[str] = []
+        try:
+            pages = self.s3.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix=prefix, Delimiter="/"
+            )
+            for page in pages:
+                for common in page.get("CommonPrefixes", []):
+                    sessions.append(common["Prefix"][len(prefix) :].rstrip("/"))
+        except (ClientError, BotoCoreError) as exc:
+            raise store_error("list sessions", exc) from exc
+        out = []
+        for session in sessions:
+            if session in ended:
+                continue
+            try:
+                key = self.keys.beside(tenant_id, session, NAME)
+            except InvalidIdentifier:  # not a folder this app made
+                continue
+            found = get_object(self.s3, self.bucket, key, "receipt")
+            waiting = None if found is None else _receipt(found[0])[1]
+            if waiting is not None:
+                out.append((session, waiting))
+        return out
 
     def first_reminder(self, tenant_id: str, session_id: str, request_id: str, n: int) -> bool:
         """A marker object per reminder, created with ``If-None-Match: *``: of any number of

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -69,6 +70,9 @@ def make_web_client(settings: Settings) -> WebClient:
             RateLimitErrorRetryHandler(max_retry_count=2),
         ],
     )
+
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -228,6 +232,19 @@ class Runtime:
             outbox=self.outbox,
             history=self.history,
         )
+
+    @functools.cached_property
+    def workspace_url(self) -> str:
+        """``https://<workspace>.slack.com/`` (one ``auth.test`` per cold start), for links."""
+        try:
+            return str(self.web.auth_test()["url"])
+        except Exception as exc:  # noqa: BLE001 - links then open Slack's own page
+            log.error("auth.test failed: %s", exc)
+            return "https://slack.com/"
+
+    def permalink(self, channel: str, ts: str) -> str:
+        """A message's link, as Slack writes them (``…/archives/<channel>/p<ts without .>``)."""
+        return f"{self.workspace_url.rstrip('/')}/archives/{channel}/p{ts.replace('.', '')}"
 
     @functools.cached_property
     def ack_web(self) -> WebClient:

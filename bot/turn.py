@@ -39,9 +39,9 @@ from workflow.versions import WorkflowVersions
 
 from .history import History, ended_of
 from .logs import log_context
-from .outbox import Outbox, Where
+from .outbox import Outbox, Posted, Where
 from .outcome import Outcome, Report
-from .receipts import Receipts
+from .receipts import Receipts, Waiting
 
 log = logging.getLogger(__name__)
 
@@ -122,8 +122,9 @@ async def take_turn(sessions: Sessions, where: Where, step: Step) -> None:
                 result = await step.act(run, workflow, checkpoints)
                 if isinstance(result, Redelivered):
                     result = await catch_up(sessions, checkpoints, run, step, result)
-                if sessions.outbox.deliver(where, result):
-                    await _record_shown(sessions, checkpoints, where, result)
+                delivered = sessions.outbox.deliver(where, result)
+                if delivered:
+                    await _record_shown(sessions, checkpoints, where, result, delivered.posted)
                 return
         except SessionBusy as exc:
             log.info("session busy: %s", exc)
@@ -166,10 +167,15 @@ async def catch_up(
 
 
 async def _record_shown(
-    sessions: Sessions, checkpoints: SessionCheckpoints, where: Where, outcome: Outcome
+    sessions: Sessions,
+    checkpoints: SessionCheckpoints,
+    where: Where,
+    outcome: Outcome,
+    posted: tuple[Posted, ...],
 ) -> None:
-    """The receipt: which checkpoint the channel shows now. A turn that ended the session
-    writes its outcome record instead, which is its receipt from then on (one PUT either way)."""
+    """The receipt: which checkpoint the channel shows now, and the basket it waits on (for
+    the Home tab). A turn that ended the session writes its outcome record instead, which is
+    its receipt from then on (one PUT either way)."""
     latest = checkpoints.last
     if latest is None:
         return
@@ -179,8 +185,19 @@ async def _record_shown(
         if ended is not None:
             await asyncio.to_thread(sessions.history.write, tenant, ended, latest.created_at)
         else:
+            waiting = None
+            if posted and isinstance(outcome, Report):
+                last = posted[-1]
+                waiting = Waiting(
+                    request_id=last.request_id,
+                    channel=where.channel,
+                    ts=last.ts,
+                    round=last.round,
+                    requested_by=outcome.requested_by,
+                    posted_at=last.at,
+                )
             await asyncio.to_thread(
-                sessions.receipts.mark_shown, tenant, session, latest.checkpoint_id
+                sessions.receipts.mark_shown, tenant, session, latest.checkpoint_id, waiting
             )
     except StoreError as exc:  # only costs a repost by the next click
         log.error("could not record the shown checkpoint: %s", exc)

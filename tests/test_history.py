@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bench.common import RequestCounter
-from bot.history import Ended, S3History, decode, encode, history_prefix, sign
+from bot.history import Ended, S3History, decode, encode, history_prefix, newest, sign
 from tests.bot_kit import CHANNEL, World, change, objects, start_basket
 from tests.fault_kit import ephemeral_texts, session_of, thread_texts
 from workflow.shop.records import SHOP_PREFIX
@@ -92,10 +92,10 @@ def test_the_newest_outcomes_cost_one_list_and_a_get_each_however_long_the_histo
         history.write("T0TEAM", _ended(f"s{n:03d}"), datetime.fromtimestamp(1_800_000_000 + n, UTC))
     history.write("T0OTHER", _ended("theirs"), datetime.fromtimestamp(1_900_000_000, UTC))
     counter = RequestCounter(s3)
-    newest = history.newest("T0TEAM", 5)
-    assert [e.session for e in newest] == ["s119", "s118", "s117", "s116", "s115"]
+    found = newest(history, "T0TEAM", 5)
+    assert [e.session for _, e in found] == ["s119", "s118", "s117", "s116", "s115"]
     assert counter.take() == {"ListObjectsV2": 1, "GetObject": 5}
-    assert [e.session for e in history.newest("T0OTHER", 5)] == ["theirs"]  # its own only
+    assert [e.session for _, e in newest(history, "T0OTHER", 5)] == ["theirs"]  # its own only
 
 
 def test_an_outcome_record_that_does_not_verify_is_not_read(s3: Any, bucket: str) -> None:

@@ -599,10 +599,13 @@ def test_the_zip_holds_exactly_the_locked_packages(packaged: Packaged) -> None:
 def test_manifest_urls_point_at_the_route() -> None:
     manifest = (ROOT / "infra" / "slack-app-manifest.yml").read_text()
     urls = re.findall(r"^\s*(?:url|request_url): (\S+)$", manifest, flags=re.MULTILINE)
-    assert len(urls) == 2
+    assert len(urls) == 3  # the command, interactivity and the Events API: one route
     assert all(url.startswith("https://") and url.endswith("/slack/events") for url in urls)
     assert re.search(r"^\s*- command: /shop$", manifest, flags=re.MULTILINE)
     assert re.search(r"^\s*should_escape: false$", manifest, flags=re.MULTILINE)
+    assert re.search(r"^\s*home_tab_enabled: true$", manifest, flags=re.MULTILINE)
+    events = manifest.split("bot_events:")[1].split("interactivity:")[0]
+    assert re.findall(r"^\s*- (\S+)$", events, flags=re.MULTILINE) == ["app_home_opened"]
 
 
 def test_put_secrets_writes_the_parameters_the_template_reads(

@@ -61,8 +61,10 @@ def http_event(
     retry_num: int | None = None,
     retry_reason: str = "http_timeout",
     base64_encoded: bool = True,
+    content_type: str = "application/x-www-form-urlencoded",
 ) -> dict[str, Any]:
-    """A signed ``POST /slack/events`` carrying the form ``body``, as API Gateway v2 sends it."""
+    """A signed ``POST /slack/events`` carrying ``body`` (a form, or JSON for the Events API),
+    as API Gateway v2 sends it."""
     ts = str(int(time.time()) if timestamp is None else timestamp)
     signature = SignatureVerifier(secret).generate_signature(timestamp=ts, body=body)
     now = datetime.now(UTC)
@@ -70,7 +72,7 @@ def http_event(
         "accept": "application/json,*/*",
         "accept-encoding": "gzip,deflate",
         "content-length": str(len(body.encode())),
-        "content-type": "application/x-www-form-urlencoded",
+        "content-type": content_type,
         "host": f"fakeapi123.execute-api.{REGION}.amazonaws.com",
         "user-agent": SLACKBOT_UA,
         "x-amzn-trace-id": f"Root=1-{int(now.timestamp()):08x}-{secrets.token_hex(12)}",

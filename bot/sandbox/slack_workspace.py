@@ -90,6 +90,7 @@ class SlackWorkspace:
         self.clock, self.wall, self.ts_base = clock, wall, ts_base
         self.violations: list[Violation] = []
         self.views: dict[str, dict[str, Any]] = {}
+        self.home_ids: dict[str, str] = {}  # user -> the view ID of their Home tab
         self.on_change: Callable[[], None] | None = None  # called after every change
         self._lock = threading.RLock()
         self._channels: dict[str, Channel] = {}
@@ -283,6 +284,23 @@ class SlackWorkspace:
         if trigger.user:
             self._open_views[trigger.user] = result["view"]["id"]
         return result
+
+    def m_views_publish(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A person's Home tab: a view of type ``home`` (no title, no submit), for someone in
+        the workspace (``user_not_found`` otherwise), within a view's limits."""
+        user, view = str(args.get("user_id") or ""), args.get("view")
+        if not isinstance(view, dict) or view.get("type") != "home":
+            raise Reject("invalid_arguments", ["must be a home view [json-pointer:/view/type]"])
+        if not any(user in c.members for c in self._channels.values()):
+            raise Reject("user_not_found")
+        view_id = self.home_ids.setdefault(user, f"VH{next(self._seq):07d}")
+        return self._store_view(view, view_id)
+
+    def home(self, user: str) -> dict[str, Any] | None:
+        """The Home tab ``user`` sees, as last published."""
+        with self._lock:
+            view_id = self.home_ids.get(user)
+            return copy.deepcopy(self.views[view_id]) if view_id else None
 
     def m_views_update(self, args: dict[str, Any]) -> dict[str, Any]:
         if args.get("view_id") not in self.views:

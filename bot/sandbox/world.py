@@ -18,6 +18,7 @@ from .anthropic_api import FakeAnthropic
 from .aws_events import lambda_context
 from .lambda_api import FakeLambda
 from .slack_api import FakeSlack
+from .slack_events import app_home_opened, home_action
 from .slack_requests import block_action, slash_command, view_submission
 
 SECRET = "test-signing-secret-0123456789"
@@ -86,6 +87,26 @@ class World:
                 SECRET, text=text, user_id=user, response_url_base=self.slack.hooks_url, **kw
             )
         )
+
+    def open_home(self, user: str = "U0ALICE", **kw: Any) -> dict[str, Any] | None:
+        """``user`` opens the app's Home tab; the view published for them, once the lazy run
+        is done (None if nothing was published)."""
+        ack = self.send(app_home_opened(SECRET, user, **kw))
+        assert ack["statusCode"] == 200, ack
+        self.run_lazies()
+        return self.slack.home(user)
+
+    def home_click(self, action: str, value: str, user: str = "U0ALICE") -> dict[str, Any] | None:
+        """A button on ``user``'s Home tab; the view published for them afterwards."""
+        view = self.slack.home(user) or {}
+        ack = self.send(
+            home_action(
+                SECRET, action_id=action, value=value, user_id=user, view_id=view.get("id", "VH0")
+            )
+        )
+        assert ack["statusCode"] == 200, ack
+        self.run_lazies()
+        return self.slack.home(user)
 
     def baskets(self, channel: str = CHANNEL) -> list[dict[str, Any]]:
         return [m for m in self.slack.messages(channel) if header(m)]

@@ -1,0 +1,139 @@
+"""Where the app's Home tab is read and published, and where Repeat this order starts a basket.
+
+Opening the Home tab (``app_home_opened``) publishes, for that person and workspace, what waits
+and what became of the last baskets (``bot.home_view``). What it reads, all under the
+workspace's own prefixes and never a checkpoint's payload:
+
+    1 LIST     the newest outcome records' names (``bot.history``, at most 1,000: which
+               sessions ended, and the outcomes to show)
+    ≤ 10 GET   the outcomes shown
+    1 LIST     the sessions' folders (one page per 1,000 sessions: they live 30 days at most)
+    1 GET      per session that has not ended: its receipt says which basket waits
+
+so a workspace with 500 past outcomes costs what one with 1 costs. Show items and Hide items
+publish it again with one outcome's items open. Repeat this order starts a new session in the
+order's channel whose basket 1 is that order again, through the normal turn (lock, approvers,
+reminders), without a model call: its shopper hands back the recorded items.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from workflow.errors import StoreError
+
+from .history import session_of
+from .home_view import MAX_OUTCOMES, failed_view, home_view
+
+if TYPE_CHECKING:
+    from workflow.shop.shopper import Brief, ShopperReply
+
+    from .receipts import Waiting
+    from .runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+LISTED = 1000  # outcome names listed to know which sessions ended (one LIST page)
+UNREADABLE = "I couldn't read the baskets just now. Open this tab again in a minute."
+
+
+def next_times(rt: Runtime, now: float) -> Any:
+    """posted_at -> (next reminder, expiry), as the basket's timers will fire (none without
+    timers)."""
+    timers = rt.timers
+
+    def times(posted_at: int) -> tuple[int | None, int | None]:
+        if timers is None:
+            return None, None
+        plan, reminded = timers.plan, 0
+        step = plan.next(posted_at, reminded)
+        while step is not None and step[0] == "remind" and step[2] <= now:
+            reminded += 1
+            step = plan.next(posted_at, reminded)
+        remind = step[2] if step is not None and step[0] == "remind" else None
+        return remind, plan.expires_at(posted_at)
+
+    return times
+
+
+def read_home(rt: Runtime, tenant: str, now: float) -> tuple[list[Any], list[Any]]:
+    """(waiting baskets, newest first; last outcomes, newest first) of the workspace."""
+    names = rt.history.names(tenant, LISTED)
+    ended = {s for s in map(session_of, names) if s is not None}
+    read = ((n, rt.history.read_name(tenant, n)) for n in names[:MAX_OUTCOMES])
+    outcomes = [(n, e) for n, e in read if e is not None]
+    waiting: list[tuple[str, Waiting]] = rt.receipts.waiting(tenant, ended)
+    expire_after = rt.settings.expire_after if rt.timers is not None else 0
+    if expire_after:  # a session whose end was never recorded, long past its expiry
+        waiting = [w for w in waiting if w[1].posted_at + expire_after + 3600 > now]
+    waiting.sort(key=lambda w: w[1].posted_at, reverse=True)
+    return waiting, outcomes
+
+
+def publish_home(
+    rt: Runtime, tenant: str, user: str, expanded: str | None = None, notice: str = ""
+) -> None:
+    """Publish ``user``'s Home tab (one ``views.publish``); a failure is logged, and the tab
+    keeps what it showed, or says it could not read."""
+    now = time.time()
+    try:
+        waiting, outcomes = read_home(rt, tenant, now)
+        view = home_view(
+            waiting=waiting,
+            outcomes=outcomes,
+            max_rounds=rt.settings.max_rounds,
+            times=next_times(rt, now),
+            link=rt.permalink,
+            expanded=expanded,
+            notice=notice,
+        )
+    except StoreError as exc:
+        log.error("the Home tab could not be read: %s", exc)
+        view = failed_view(UNREADABLE)
+    try:
+        rt.web.views_publish(user_id=user, view=view)
+    except Exception as exc:  # noqa: BLE001 - Slack said no; nothing else to do
+        log.error("views.publish failed: %s", exc)
+
+
+class RepeatShopper:
+    """A shopper that writes a recorded basket again: no model call."""
+
+    label = "repeat of an earlier order"
+
+    def __init__(self, items: list[Any]) -> None:
+        self.items = items
+
+    async def write(self, brief: Brief) -> ShopperReply:
+        from workflow.shop.shopper import ShopperReply
+
+        return ShopperReply(items=list(self.items), output_tokens=0)
+
+
+def repeat_order(rt: Runtime, tenant: str, user: str, name: str, delivery: str) -> str:
+    """Start basket 1 of the order ``name`` again in its channel; what the Home tab says."""
+    from workflow.shop.basket import ShopRequest
+    from workflow.shop.graph import shop_versions
+
+    from .outbox import Where
+    from .payloads import session_id_for
+    from .start import cannot_post_here, start_session
+
+    ended = rt.history.read_name(tenant, name) if session_of(name) else None
+    if ended is None or ended.kind != "ordered":
+        return "I couldn't find that order any more, so nothing started."
+    if rt.outbox.may_post(ended.channel) is False:
+        return cannot_post_here(ended.channel)
+    items = ended.basket().items
+    sessions = dataclasses.replace(
+        rt.sessions,
+        workflow=lambda: shop_versions(RepeatShopper(items), rt.settings.max_rounds),
+    )
+    request = ShopRequest(text=ended.request or "The same again", requested_by=user)
+    session_id = session_id_for("repeat", tenant, name, delivery)
+    asyncio.run(start_session(sessions, Where(tenant, session_id, ended.channel), request))
+    return f"Basket 1 of that order again is in <#{ended.channel}>."

@@ -1,0 +1,170 @@
+"""The app's Home tab through the real handler: signed Events API deliveries (``url_verification``,
+``app_home_opened``), acked at once and published in a lazy run; what waits and what was ordered;
+Show items; Repeat this order through the normal approval flow, without a model call; a bounded
+number of S3 requests, all under the workspace's own prefixes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from bench.common import RequestCounter
+from bot.history import history_prefix
+from bot.home_view import HIDE_ITEMS, REPEAT, SHOW_ITEMS
+from bot.sandbox.block_kit import parsed_texts, view_errors
+from bot.sandbox.slack_events import app_home_opened, url_verification
+from bot.sandbox.slack_requests import with_bad_signature
+from tests.bot_kit import CHANNEL, SECRET, World
+from tests.fault_kit import thread_texts
+from workflow.shop.records import SHOP_PREFIX
+
+
+def texts(view: dict[str, Any] | None) -> str:
+    assert view is not None
+    found = []
+    for block in view["blocks"]:
+        for part in [block.get("text"), *block.get("elements", [])]:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                found.append(part["text"])
+    return "\n".join(found)
+
+
+def buttons(view: dict[str, Any] | None) -> list[dict[str, Any]]:
+    assert view is not None
+    found = [b["accessory"] for b in view["blocks"] if "accessory" in b]
+    found += [e for b in view["blocks"] if b["type"] == "actions" for e in b["elements"]]
+    return found
+
+
+def ordered(world: World, user: str = "U0BOB") -> dict[str, Any]:
+    world.shop()
+    world.run_lazies()
+    basket = world.baskets()[-1]
+    world.click(basket, "approve_basket", user=user)
+    world.run_lazies()
+    return basket
+
+
+def test_slack_checks_the_events_url_with_a_signed_challenge(world: World) -> None:
+    """Saving the Events API request URL sends ``url_verification``; Bolt answers the challenge
+    once the signature checks, and 401 otherwise (docs.slack.dev, "url_verification event")."""
+    answer = world.send(
+        url_verification(SECRET, "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P")
+    )
+    assert answer["statusCode"] == 200
+    assert json.loads(answer["body"]) == {
+        "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"
+    }
+    forged = world.send(with_bad_signature(url_verification(SECRET, "x")))
+    assert forged["statusCode"] == 401 and "x" not in forged.get("body", "")
+
+
+def test_an_empty_home_tab_says_how_to_start(world: World) -> None:
+    view = world.open_home("U0ALICE")
+    shown = texts(view)
+    assert "Nothing is waiting" in shown and "No basket has ended yet" in shown
+    assert world.slack.violations == [] and view_errors(view) == []
+
+
+def test_the_home_tab_shows_what_waits_and_what_was_ordered(world: World) -> None:
+    ordered(world)
+    world.shop("tacos on Friday <!channel>", user="U0CAROL")
+    world.run_lazies()
+    waiting = world.baskets()[-1]
+    view = world.open_home("U0ALICE")
+    shown = texts(view)
+    assert "*Basket 1 of 3* for <@U0CAROL>" in shown
+    assert "*Ordered* · 10 items · by <@U0BOB>" in shown
+    (link,) = [b for b in buttons(view) if b["action_id"] == "home_open"]
+    assert (
+        link["url"]
+        == f"https://weekly-shop.slack.com/archives/{CHANNEL}/p{waiting['ts'].replace('.', '')}"
+    )
+    repeat = [b for b in buttons(view) if b["action_id"] == REPEAT]
+    assert len(repeat) == 1 and repeat[0]["style"] == "primary"
+    # The request is the person's words: shown as typed, pinging nobody.
+    assert "<!channel>" not in "".join(parsed_texts(view))
+    assert world.slack.violations == []
+
+
+def test_a_retried_delivery_or_the_messages_tab_publishes_nothing(world: World) -> None:
+    """Slack retries an event it thinks timed out (``X-Slack-Retry-Num``): the first delivery is
+    already doing the work, so the retry is acked and starts none."""
+    retry = world.send(app_home_opened(SECRET, "U0ALICE", retry_num=1))
+    assert retry["statusCode"] == 200 and world.lam.take() == []
+    assert world.open_home("U0ALICE", tab="messages") is None
+    assert world.slack.calls_to("views.publish") == []
+
+
+def test_show_items_opens_one_outcome_and_hide_closes_it(world: World) -> None:
+    ordered(world)
+    view = world.open_home("U0ALICE")
+    (show,) = [b for b in buttons(view) if b["action_id"] == SHOW_ITEMS]
+    opened = world.home_click(SHOW_ITEMS, show["value"])
+    assert "• 500 g chicken breast" in texts(opened)
+    (hide,) = [b for b in buttons(opened) if b["action_id"] == HIDE_ITEMS]
+    closed = world.home_click(HIDE_ITEMS, hide["value"])
+    assert "chicken breast" not in texts(closed)
+    assert world.slack.violations == []
+
+
+def test_repeat_this_order_posts_it_again_as_basket_one_without_a_model_call(
+    world: World, s3: Any, bucket: str
+) -> None:
+    first = ordered(world)
+    calls = world.claude.message_calls
+    view = world.open_home("U0ALICE")
+    (repeat,) = [b for b in buttons(view) if b["action_id"] == REPEAT]
+    after = world.home_click(REPEAT, repeat["value"], user="U0CAROL")
+    assert f"Basket 1 of that order again is in <#{CHANNEL}>." in texts(after)
+    assert world.claude.message_calls == calls  # the recorded items, not the model's
+    again = world.baskets()[-1]
+    assert again["ts"] != first["ts"]
+    assert [b["text"]["text"] for b in again["blocks"] if b["type"] == "section"] == [
+        b["text"]["text"] for b in first["blocks"] if b["type"] == "section"
+    ]
+    assert "For <@U0CAROL>" in json.dumps(again["blocks"])
+    # The normal approval flow: it waits, shows on the Home tab, and can be approved.
+    assert "*Basket 1 of 3* for <@U0CAROL>" in texts(world.open_home("U0ALICE"))
+    world.click(again, "approve_basket", user="U0BOB")
+    world.run_lazies()
+    assert thread_texts(world, again) == ["Ordered 10 items."]
+    assert texts(world.open_home("U0ALICE")).count("*Ordered* · 10 items") == 2
+
+
+def test_repeat_of_an_order_that_is_not_there_changes_nothing(world: World) -> None:
+    ordered(world)
+    before = len(world.baskets())
+    after = world.home_click(REPEAT, "0000000000000-nosuchsession")
+    assert "I couldn't find that order any more" in texts(after)
+    assert len(world.baskets()) == before
+
+
+@pytest.mark.parametrize("past", [1, 30])
+def test_opening_the_home_tab_costs_the_same_however_long_the_history(
+    world: World, s3: Any, bucket: str, past: int
+) -> None:
+    """At most one LIST of outcome names, ten GETs of outcomes, one LIST of sessions and one
+    GET per session that has not ended; and every key or prefix read is the workspace's."""
+    for _ in range(past):
+        ordered(world)
+    world.shop("tacos")
+    world.run_lazies()
+    counter = RequestCounter(s3)
+    read: list[str] = []
+
+    def note(params: dict[str, Any], **_: Any) -> None:
+        read.append(str(params.get("Key") or params.get("Prefix")))
+
+    s3.meta.events.register("provide-client-params.s3", note)
+    world.open_home("U0ALICE")
+    s3.meta.events.unregister("provide-client-params.s3", note)
+    calls = counter.take()
+    assert calls["ListObjectsV2"] == 2
+    assert calls["GetObject"] == min(past, 10) + 1  # the outcomes shown, one waiting receipt
+    assert all(
+        k.startswith((f"{SHOP_PREFIX}T0TEAM/", f"{history_prefix(SHOP_PREFIX)}T0TEAM/"))
+        for k in read
+    ), read
