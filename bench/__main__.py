@@ -3,7 +3,8 @@
     .venv/bin/python -m bench
 
 Slack level (bench.slack: the bot handler in this process and in fresh processes), engine
-level (bench.resume) and a basket's timers (bench.timers: S3 and Scheduler requests), against
+level (bench.resume), a basket's timers (bench.timers: S3 and Scheduler requests) and the Home
+tab (bench.home: S3 requests with 1 and 500 past outcomes), against
 moto (S3, Scheduler) and the fake Slack, Lambda and Anthropic APIs on 127.0.0.1; each figure
 beside a baseline measured in the same run.
 """
@@ -15,7 +16,7 @@ import dataclasses
 import os
 import time
 
-from bench import coldstart, resume, slack, timers
+from bench import coldstart, home, resume, slack, timers
 from bench.common import loopback
 from bench.table import render
 
@@ -28,6 +29,8 @@ def main() -> None:
         cold_rows, cold_notes = coldstart.measure(lb)
         lb.check_s3.create_bucket(Bucket="bench-engine")
         engine_rows = asyncio.run(resume.measure(lb.check_s3, "bench-engine"))
+    with loopback("bench-home") as lb:
+        home_rows = home.measure(lb)
     with loopback("bench-timers", **timers.TIMER_ENV) as lb:
         timer_rows = timers.measure(lb)
         # As deployed: the approve also makes a Scheduler client and deletes the basket's timers.
@@ -36,7 +39,9 @@ def main() -> None:
             dataclasses.replace(with_timers, figure=f"{with_timers.figure}, timers on")
         )
     print()
-    print(render(cold_rows + slack_rows[:-1] + engine_rows + timer_rows + slack_rows[-1:]))
+    print(
+        render(cold_rows + slack_rows[:-1] + engine_rows + timer_rows + home_rows + slack_rows[-1:])
+    )
     print("\n".join(cold_notes))
     slack.print_profile(found)
     print(f"\n({time.perf_counter() - started:.0f} s)")

@@ -152,8 +152,11 @@ def describe_ops(calls: Counter[str]) -> str:
 
 def lazy_key(payload: dict[str, Any]) -> str:
     """Which request a lazy invocation re-runs: the trigger ID it carries (a view's ID for a
-    submitted modal, whose trigger ID the event builder makes up)."""
-    form = parse_qs(decoded_body(payload))
+    submitted modal, whose trigger ID the event builder makes up; an event's ID)."""
+    raw = decoded_body(payload)
+    if raw.startswith("{"):  # an Events API delivery: JSON, named by its event_id
+        return "event:" + str(json.loads(raw).get("event_id"))
+    form = parse_qs(raw)
     if "payload" in form:
         body = json.loads(form["payload"][0])
         if body.get("type") == "view_submission":
