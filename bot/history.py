@@ -43,8 +43,8 @@ if TYPE_CHECKING:
     from .outbox import Where
     from .outcome import Report
 
-Kind = Literal["ordered", "rejected", "expired"]
-KINDS: tuple[Kind, ...] = ("ordered", "rejected", "expired")
+Kind = Literal["ordered", "rejected", "expired", "failed"]
+KINDS: tuple[Kind, ...] = ("ordered", "rejected", "expired", "failed")
 MAX_MS = 9_999_999_999_999
 
 
@@ -80,7 +80,8 @@ def history_key(prefix: str, tenant: str, name: str) -> str:
 class Ended:
     """One ended session: what was asked and by whom, what became of it, who answered, when,
     and the basket it ended with (``items`` as ``Item.to_json()`` data; ``checkpoint_id`` is the
-    session's last checkpoint, which the channel shows)."""
+    session's last checkpoint, which the channel shows). A ``failed`` one is a first basket the
+    shopper could not write: no checkpoint (""), no items, nobody answered."""
 
     session: str
     checkpoint_id: str
@@ -96,7 +97,8 @@ class Ended:
 
     def __post_init__(self) -> None:
         validate_id(self.session, "session ID")
-        validate_id(self.checkpoint_id, "checkpoint ID")
+        if self.checkpoint_id or self.kind != "failed":
+            validate_id(self.checkpoint_id, "checkpoint ID")
         if self.kind not in KINDS:
             raise ValueError(f"Ended.kind must be one of {', '.join(KINDS)}")
         check_int(self.at, "Ended.at", ge=0)

@@ -30,7 +30,12 @@ OPEN = "home_open"  # a link button: Slack still sends the click, which is acked
 MAX_WAITING = 10
 MAX_OUTCOMES = 10
 MAX_SHOWN_REQUEST = 300
-KIND_WORDS = {"ordered": "Ordered", "rejected": "Rejected", "expired": "Expired"}
+KIND_WORDS = {
+    "ordered": "Ordered",
+    "rejected": "Rejected",
+    "expired": "Expired",
+    "failed": "Failed",
+}
 
 Times = Callable[[int], tuple[int | None, int | None]]  # posted_at -> (next reminder, expiry)
 Link = Callable[[str, str], str]  # (channel, ts) -> the message's permalink
@@ -80,12 +85,15 @@ def outcome_rows(outcomes: list[tuple[str, Ended]], expanded: str | None) -> lis
     rows: list[Block] = []
     for name, ended in outcomes[:MAX_OUTCOMES]:
         n = len(ended.items)
-        by = "nobody answered" if ended.kind == "expired" else f"by <@{ended.answered_by}>"
-        line = f"*{KIND_WORDS[ended.kind]}* · {n} item{'s' if n != 1 else ''} · {by}"
-        row = _mrkdwn(f"{line} · {slack_date(ended.at)}")
+        by = {"expired": "nobody answered", "failed": "the shopper wrote no basket"}.get(
+            ended.kind, f"by <@{ended.answered_by}>"
+        )
+        items = "" if ended.kind == "failed" else f" · {n} item{'s' if n != 1 else ''}"
+        row = _mrkdwn(f"*{KIND_WORDS[ended.kind]}*{items} · {by} · {slack_date(ended.at)}")
         is_open = name == expanded
         toggle = ("Hide items", HIDE_ITEMS) if is_open else ("Show items", SHOW_ITEMS)
-        row["accessory"] = _button(*toggle, value=name)
+        if n:
+            row["accessory"] = _button(*toggle, value=name)
         rows += [row, _asked(ended.requested_by, ended.request)]
         if is_open:
             rows += item_sections(ended.basket().items)

@@ -5,6 +5,7 @@ place turns it into Slack calls (``bot.outbox.Outbox.deliver``):
 
     Tell      an ephemeral reply only the person who acted sees (a refusal, a stale click)
     Post      a message everyone sees, in the channel or in the basket's thread (a failure)
+    Failed    the Post of a first basket that failed: the session's end, kept in the history
     Report    what the run did: outputs for the thread, new baskets with buttons, then the
               answered basket's new look; only a Report the channel fully shows earns a receipt
     Retired   a basket a deploy can no longer resume: why, and Start again, in its thread
@@ -41,6 +42,15 @@ class Tell:
 class Post:
     text: str
     thread_ts: str | None = None
+
+
+@dataclass(frozen=True)
+class Failed(Post):
+    """A first basket that could not be written: said like any Post, and kept in the history
+    as a ``failed`` outcome of ``request`` (``bot.history``)."""
+
+    requested_by: str = ""
+    request: str = ""
 
 
 @dataclass(frozen=True)

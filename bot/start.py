@@ -30,7 +30,7 @@ from workflow.shop.graph import shop_request
 from workflow.versions import WorkflowVersions
 
 from .outbox import Where
-from .outcome import NEWER, Outcome, Post, Report, Settle, Tell, describe_failure
+from .outcome import NEWER, Failed, Outcome, Post, Report, Settle, Tell, describe_failure
 from .payloads import GONE, Click, Shop, session_id_for
 from .rules import Rules
 from .turn import Redelivered, Sessions, take_turn
@@ -67,7 +67,11 @@ class Start:
         events = [event async for event in run.watch()]
         if run.status is RunStatus.FAILED:
             log.error("first basket failed: %r", run.error)
-            return Post(f"{self._who()}No basket this time: {describe_failure(run.error)}. {AGAIN}")
+            return Failed(
+                f"{self._who()}No basket this time: {describe_failure(run.error)}. {AGAIN}",
+                requested_by=self.request.requested_by,
+                request=self.request.text,
+            )
         return self._report(events)
 
     def _report(self, events: list[WorkflowEvent]) -> Report:

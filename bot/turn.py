@@ -26,6 +26,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Protocol
 
 from workflow.checkpoint import AnsweredRequest
@@ -37,10 +38,10 @@ from workflow.runner import Run, RunStatus
 from workflow.session import SessionCheckpoints
 from workflow.versions import WorkflowVersions
 
-from .history import History, ended_of
+from .history import Ended, History, ended_of
 from .logs import log_context
 from .outbox import Outbox, Posted, Where
-from .outcome import Outcome, Report
+from .outcome import Failed, Outcome, Report
 from .receipts import Receipts, Waiting
 
 log = logging.getLogger(__name__)
@@ -125,6 +126,8 @@ async def take_turn(sessions: Sessions, where: Where, step: Step) -> None:
                 delivered = sessions.outbox.deliver(where, result)
                 if delivered:
                     await _record_shown(sessions, checkpoints, where, result, delivered.posted)
+                elif isinstance(result, Failed):
+                    await _record_failed(sessions, where, result)
                 return
         except SessionBusy as exc:
             log.info("session busy: %s", exc)
@@ -164,6 +167,28 @@ async def catch_up(
         log.error("finishing the saved run failed: %r", run.error)
         return step.failed(run.error)
     return step.caught_up(run, events or run.pending_events(), done)
+
+
+async def _record_failed(sessions: Sessions, where: Where, failed: Failed) -> None:
+    """A first basket that failed ends its session: kept as a ``failed`` outcome."""
+    now = datetime.now(UTC)
+    ended = Ended(
+        session=where.session_id,
+        checkpoint_id="",
+        kind="failed",
+        at=int(now.timestamp()),
+        answered_by="",
+        requested_by=failed.requested_by,
+        request=failed.request[:3000],
+        round=1,
+        items=[],
+        channel=where.channel,
+        ts="",
+    )
+    try:
+        await asyncio.to_thread(sessions.history.write, where.tenant, ended, now)
+    except StoreError as exc:
+        log.error("could not record the failed start: %s", exc)
 
 
 async def _record_shown(

@@ -13,10 +13,11 @@ import pytest
 from bench.common import RequestCounter
 from bot.history import history_prefix
 from bot.home_view import HIDE_ITEMS, REPEAT, SHOW_ITEMS
+from bot.sandbox.anthropic_api import Reply
 from bot.sandbox.block_kit import parsed_texts, view_errors
 from bot.sandbox.slack_events import app_home_opened, url_verification
 from bot.sandbox.slack_requests import with_bad_signature
-from tests.bot_kit import CHANNEL, SECRET, World
+from tests.bot_kit import CHANNEL, SECRET, World, start_basket
 from tests.fault_kit import thread_texts
 from workflow.shop.records import SHOP_PREFIX
 
@@ -87,6 +88,20 @@ def test_the_home_tab_shows_what_waits_and_what_was_ordered(world: World) -> Non
     # The request is the person's words: shown as typed, pinging nobody.
     assert "<!channel>" not in "".join(parsed_texts(view))
     assert world.slack.violations == []
+
+
+def test_a_rejected_basket_and_a_failed_first_basket_are_outcomes_too(world: World) -> None:
+    basket = start_basket(world)
+    world.click(basket, "reject_basket", user="U0BOB")
+    world.run_lazies()
+    world.claude.script(Reply(text="500 g chi", stop_reason="max_tokens"))
+    world.shop("fish on Friday")
+    world.run_lazies()
+    shown = texts(world.open_home("U0ALICE"))
+    failed, rejected = shown.index("*Failed*"), shown.index("*Rejected* · 10 items · by <@U0BOB>")
+    assert failed < rejected  # newest first
+    assert "*Failed* · the shopper wrote no basket" in shown
+    assert REPEAT not in json.dumps(world.slack.home("U0ALICE"))  # nothing to repeat
 
 
 def test_a_retried_delivery_or_the_messages_tab_publishes_nothing(world: World) -> None:
