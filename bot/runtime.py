@@ -258,7 +258,8 @@ class Runtime:
         )
 
     def shopper(self) -> Shopper:
-        from workflow.shop.shopper import ClaudeShopper, OfflineShopper
+        from workflow.shop.offline import OfflineShopper
+        from workflow.shop.shopper import ClaudeShopper
 
         if self.shopper_factory is not None:
             return self.shopper_factory()

@@ -193,7 +193,7 @@ def test_the_store_can_be_s3(tmp_path: Path) -> None:
         assert any(k.startswith("team/local/s/weekly-shop/cp/") for k in keys)
         second = console(tmp_path, "y\n", "--store", "s3://shop-bucket/team/", env=aws)
         assert second.returncode == 0, second.stderr
-        assert second.stdout.rstrip().endswith("Ordered 14 items.")
+        assert second.stdout.rstrip().endswith("Ordered 15 items.")
         assert not list((tmp_path / "state" / "weekly-shop").glob("checkpoints"))
 
 

@@ -157,7 +157,10 @@ def configure_bot(sandbox: Sandbox, s3_url: str) -> str:
     if os.environ.get("ANTHROPIC_API_KEY"):
         model = os.environ.get("ANTHROPIC_MODEL") or "claude-haiku-5-5"
         return f"Baskets are written by Claude ({model})."
-    return "Offline shopper: baskets are canned. Set ANTHROPIC_API_KEY to have Claude write them."
+    return (
+        "Offline shopper: baskets come from a built-in recipe table. "
+        "Set ANTHROPIC_API_KEY to have Claude write them."
+    )
 
 
 async def serve(port: int, ready: asyncio.Event | None = None) -> int:

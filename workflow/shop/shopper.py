@@ -8,8 +8,9 @@ read back; what it sends is still checked here, field by field (a reply that doe
 that stopped for another reason than calling the tool, is a :class:`ShopperError`). It imports the
 anthropic SDK only when it is first used (the import alone takes seconds on a small machine), and
 translates the SDK's errors into :mod:`workflow.shop.errors` here, so nothing else names an SDK
-class. ``OfflineShopper`` writes a fixed, clearly labelled basket so the product runs without a
-key; it reads the brief's fields, never the prompt.
+class. ``OfflineShopper`` (:mod:`workflow.shop.offline`) writes a clearly labelled basket from a
+built-in recipe table so the product runs without a key; it reads the brief's fields, never the
+prompt.
 """
 
 from __future__ import annotations
@@ -211,49 +212,10 @@ class ClaudeShopper:
         return ShopperReply(items=items, output_tokens=int(response.usage.output_tokens))
 
 
-OFFLINE_BASKET = [
-    Item(name="chicken breast", quantity=500, unit="g", aisle="meat and fish"),
-    Item(name="bell peppers", quantity=2, aisle="produce"),
-    Item(name="broccoli", quantity=1, unit="head", aisle="produce"),
-    Item(name="carrots", quantity=3, aisle="produce"),
-    Item(name="garlic", quantity=1, unit="bulb", aisle="produce"),
-    Item(name="fresh ginger", quantity=1, unit="piece", aisle="produce"),
-    Item(name="mushrooms", quantity=150, unit="g", aisle="produce"),
-    Item(name="mozzarella", quantity=250, unit="g", aisle="dairy and eggs"),
-    Item(name="pizza bases", quantity=2, aisle="bakery"),
-    Item(name="soy sauce", quantity=100, unit="ml", aisle="pantry"),
-    Item(name="red lentils", quantity=250, unit="g", aisle="pantry"),
-    Item(name="tinned chopped tomatoes", quantity=400, unit="g", aisle="pantry"),
-    Item(name="vegetable stock", quantity=1, unit="l", aisle="pantry"),
-    Item(name="tomato passata", quantity=200, unit="g", aisle="pantry"),
-]
-
-
-class OfflineShopper:
-    """A stand-in that needs no key: a fixed basket, minus items a change names with 'no …'."""
-
-    label = "offline shopper (no ANTHROPIC_API_KEY; baskets are canned, not written by Claude)"
-
-    async def write(self, brief: Brief) -> ShopperReply:
-        items = list(OFFLINE_BASKET)
-        if brief.change is not None:
-            change = brief.change.lower()
-            shown = set(brief.last_basket)
-            items = [i for i in OFFLINE_BASKET if i.line() in shown] or items
-            words = [w.strip(" ,.!") for w in change.replace("no ", "\0").split("\0")[1:]]
-            for word in filter(None, (w.split()[0] if w.split() else "" for w in words)):
-                items = [i for i in items if not _mentions(i.name, word)]
-        return ShopperReply(items=items, output_tokens=len(items) * 8)
-
-
-def _mentions(item: str, word: str) -> bool:
-    return word in item.lower() or (
-        word == "pizza" and any(w in item.lower() for w in ("pizza", "mozzarella", "passata"))
-    )
-
-
 def default_shopper() -> Shopper:
     """Claude when ANTHROPIC_API_KEY is set, otherwise the offline shopper."""
+    from .offline import OfflineShopper  # offline.py imports Brief and ShopperReply from here
+
     if os.environ.get("ANTHROPIC_API_KEY"):
         return ClaudeShopper()
     return OfflineShopper()
