@@ -276,15 +276,32 @@ def test_history_says_which_version_wrote_each_checkpoint(tmp_path: Path) -> Non
     assert console(tmp_path, None, "--history").stdout.endswith("No basket is waiting.\n")
     console(tmp_path, None, "pasta on Monday")
     lines = console(tmp_path, None, "--history").stdout.splitlines()
-    assert lines[1] == "2 checkpoints in this week's session:"
-    assert all(line.endswith("weekly-shop v1 · format 2 · record v2") for line in lines[2:])
+    assert lines[1:3] == ["No week has ended yet.", "2 checkpoints in this week's session:"]
+    assert all(line.endswith("weekly-shop v1 · format 2 · record v2") for line in lines[3:])
 
     first = sorted((tmp_path / "state").rglob("*.ckpt"))[0]
     first.write_bytes(b"\x00 not a record")  # one damaged record does not hide the others
     damaged = console(tmp_path, None, "--history")
     assert damaged.returncode == 0, damaged.stderr
-    rows = damaged.stdout.splitlines()[2:]
+    rows = damaged.stdout.splitlines()[3:]
     assert rows[0].endswith("unreadable") and rows[1].endswith("· record v2")
+
+
+def test_history_prints_the_last_weeks_outcomes_newest_first(tmp_path: Path) -> None:
+    """An ended week's checkpoints go; what became of it stays in the outcome log, signed: a
+    record edited by hand is left out."""
+    for week, answer in (("tacos on Friday", "y\n"), ("pasta on Monday", "n\n")):
+        console(tmp_path, None, week)  # basket 1, then waiting
+        console(tmp_path, answer)  # the next run answers it: the week ends
+    lines = console(tmp_path, None, "--history").stdout.splitlines()
+    assert lines[1] == "Last outcomes:"
+    assert lines[2].endswith("No order placed: rejected (basket 1)  pasta on Monday")
+    assert " Ordered " in lines[3] and lines[3].endswith("(basket 1)  tacos on Friday")
+    assert lines[4] == "No basket is waiting."
+    (oldest, _) = sorted((tmp_path / "state").rglob("outcomes/*.json"), reverse=True)
+    oldest.write_text(oldest.read_text().replace("tacos", "caviar"))
+    lines = console(tmp_path, None, "--history").stdout.splitlines()
+    assert "caviar" not in "\n".join(lines) and len([ln for ln in lines if "basket 1" in ln]) == 1
 
 
 def test_a_basket_of_a_retired_version_says_so_and_starts_the_same_week_on_request(

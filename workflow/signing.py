@@ -49,6 +49,12 @@ class CheckpointSigner:
         digest = hmac.new(self._key, head + record.state.encode(), hashlib.sha256).digest()
         return base64.urlsafe_b64encode(digest[:MAC_BYTES]).rstrip(b"=").decode()
 
+    def mac_of(self, purpose: str, data: bytes) -> str:
+        """A MAC of ``data`` for something else that crosses a trust boundary (the console's
+        outcome log), under a key derived from this one for ``purpose`` alone."""
+        key = hmac.new(self._key, purpose.encode(), hashlib.sha256).digest()
+        return hmac.new(key, data, hashlib.sha256).hexdigest()
+
     def sign(self, record: CheckpointRecord) -> str:
         """The signature of ``record`` under the current MAC version (2)."""
         return self._mac(record, CURRENT_MAC)

@@ -5,8 +5,10 @@ from the latest checkpoint, shows the same basket without a model call and asks 
 input leaves the basket waiting. When the workflow ends, the session is deleted, so the next run
 starts a new week. A basket saved by a version of the graph that has since been removed says so
 and, if asked, starts the same week again. ``--new`` starts the given week even when a basket is
-waiting, once the person has agreed to discard it. ``--history`` lists the session's checkpoints and
-what wrote each (the workflow's version, the document format, the record version).
+waiting, once the person has agreed to discard it. ``--history`` prints the last weeks'
+outcomes (kept in an outcome log beside the checkpoints, ``workflow.shop.outcomes``), then the
+waiting session's checkpoints and what wrote each (the workflow's version, the document format,
+the record version).
 """
 
 from __future__ import annotations
@@ -16,10 +18,14 @@ import asyncio
 import os
 import secrets
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import TextIO
+
+from botocore.exceptions import BotoCoreError, ClientError
 
 from ..checkpoint import written_with
 from ..errors import WorkflowError, WorkflowVersionRemoved
@@ -38,6 +44,7 @@ from .basket import (
     ShopRequest,
 )
 from .graph import DEFAULT_MAX_ROUNDS, shop_request, shop_versions
+from .outcomes import FolderOutcomeLog, Outcome, OutcomeLog, S3OutcomeLog
 from .records import SHOP_PREFIX, SHOP_RECORDS
 from .shopper import Shopper, default_shopper
 
@@ -60,6 +67,20 @@ DISCARD = "A basket is waiting for approval. Discard it and start the new week? 
 KEPT_WAITING = "The waiting basket is kept. Run again without --new to answer it."
 DISCARDED = "The waiting basket is discarded."
 CONFIRM = ("y", "yes")  # what a yes-or-no question takes as yes; anything else, or none, is no
+
+
+LAST_OUTCOMES = 10
+
+
+def outcome_log(store: CheckpointStore, signer: CheckpointSigner) -> OutcomeLog:
+    """Where the console keeps its ended weeks: beside the store's checkpoints."""
+    from ..s3_store import S3CheckpointStore
+
+    if isinstance(store, S3CheckpointStore):
+        return S3OutcomeLog(store.s3, store.bucket, store.keys.prefix, signer)
+    if isinstance(store, FolderCheckpointStore):
+        return FolderOutcomeLog(store.root, signer)
+    raise TypeError(f"no outcome log for {type(store).__name__}")
 
 
 def state_dir() -> Path:
@@ -153,8 +174,29 @@ class Console:
         if waiting or run.status is RunStatus.PENDING_REQUESTS:
             self.say(WAITING)
             return 0
+        self.keep(run, outcome_log(store, signer))
         await checkpoints.discard()
         return 0
+
+    def keep(self, run: Run, log: OutcomeLog) -> None:
+        """The ended week in the outcome log, before its checkpoints go."""
+        said = str(run.outputs[-1]) if run.outputs else ""
+        answered = [a.data for a in run.answered.values() if isinstance(a.data, Basket)]
+        if not answered:
+            return
+        basket, asked = answered[-1], shop_request(run)
+        outcome = Outcome(
+            at=int(time.time()),
+            kind="ordered" if said.startswith("Ordered") else "rejected",
+            round=basket.round,
+            request=asked.text if asked is not None else "",
+            items=basket.lines,
+            said=said[:1000],
+        )
+        try:
+            log.add(outcome)
+        except (OSError, BotoCoreError, ClientError) as exc:
+            print(f"weekly-shop: the outcome was not kept: {exc}", file=sys.stderr)
 
     async def discard_waiting(self, checkpoints: SessionCheckpoints) -> bool:
         """``--new``: True when no basket is waiting, or the person confirmed discarding it.
@@ -202,8 +244,15 @@ class Console:
                 print(f"Workflow error: {event.error}", file=sys.stderr)
         return False
 
-    def history(self, store: CheckpointStore) -> int:
-        """The session's checkpoints, oldest first, and what wrote each."""
+    def history(self, store: CheckpointStore, signer: CheckpointSigner) -> int:
+        """The last weeks' outcomes, newest first; then the waiting session's checkpoints,
+        oldest first, and what wrote each."""
+        outcomes = outcome_log(store, signer).newest(LAST_OUTCOMES)
+        self.say("Last outcomes:" if outcomes else "No week has ended yet.")
+        for o in outcomes:
+            at = datetime.fromtimestamp(o.at).isoformat(sep=" ", timespec="minutes")
+            asked = f"  {o.request[:60]}" + ("…" if len(o.request) > 60 else "")
+            self.say(f"  {at}  {o.said} (basket {o.round})" + (asked if o.request else ""))
         infos = store.list(TENANT, SESSION)
         if not infos:
             self.say("No basket is waiting.")
@@ -250,7 +299,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{DEFAULT_MAX_ROUNDS})",
     )
     parser.add_argument(
-        "--history", action="store_true", help="list the checkpoints and what wrote each"
+        "--history",
+        action="store_true",
+        help="print the last weeks' outcomes, and the waiting basket's checkpoints",
     )
     parser.add_argument(
         "--new",
@@ -265,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with open_store(args.store) as store:
             if args.history:
-                return console.history(store)
+                return console.history(store, signing_key())
             return asyncio.run(console.run(store, signing_key(), args.request, args.new))
     except WorkflowError as exc:
         print(f"weekly-shop: {exc}", file=sys.stderr)
