@@ -70,16 +70,20 @@ LAZY_ONLY = [
     "workflow.shop.basket",
     "bot.turn",
     "bot.reminders",
+    "bot.home",
+    "bot.history",
 ]
 
 
-@pytest.mark.parametrize("action", ["/shop", "approve_basket", "change_basket"])
+@pytest.mark.parametrize("action", ["/shop", "approve_basket", "change_basket", "home"])
 def test_the_ack_path_imports_only_what_it_needs(served: World, action: str) -> None:
     """An ack in a fresh process loads neither the model SDK nor the workflow engine nor
     pydantic: at a small Lambda's CPU share their import alone would cost seconds of Slack's 3
     (bench/coldstart.py). Only the lazy runs import them."""
     if action == "/shop":
         event = f"slash_command({SECRET!r}, text='dinners')"
+    elif action == "home":
+        event = f"app_home_opened({SECRET!r}, 'U0ALICE')"
     else:
         served.shop()
         served.run_lazies()
@@ -93,6 +97,7 @@ def test_the_ack_path_imports_only_what_it_needs(served: World, action: str) -> 
     code = (
         "import json, sys\n"
         "from bot.sandbox.slack_requests import block_action, slash_command\n"
+        "from bot.sandbox.slack_events import app_home_opened\n"
         "from bot.sandbox.aws_events import lambda_context\n"
         "from bot.handler import handler\n"
         f"r = handler({event}, lambda_context())\n"
