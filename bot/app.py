@@ -232,8 +232,8 @@ def home_listeners(app: App, rt: Runtime, ack_now: Callable[[Ack], None]) -> Non
             return
         from .home import publish_home, repeat_order
 
-        tenant, user, name, delivery = click
-        publish_home(rt, tenant, user, notice=repeat_order(rt, tenant, user, name, delivery))
+        tenant, user, name, _ = click
+        publish_home(rt, tenant, user, notice=repeat_order(rt, tenant, user, name))
 
     app.action(SHOW_ITEMS)(ack=ack_now, lazy=[run_toggle])
     app.action(HIDE_ITEMS)(ack=ack_now, lazy=[run_toggle])

@@ -35,9 +35,10 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from workflow.s3_client import get_object, store_error
 from workflow.store import validate_id
-from workflow.values import check_int, check_str, fields_of
+from workflow.values import check_bool, check_int, check_str, fields_of
 
 from .outcome import APPROVED, EXPIRED
+from .receipts import check_slack_ids
 
 if TYPE_CHECKING:
     from .outbox import Where
@@ -53,10 +54,19 @@ def history_prefix(checkpoint_prefix: str) -> str:
     return f"{checkpoint_prefix.rstrip('/')}-history/" if checkpoint_prefix else "history/"
 
 
+FAILED = "failed."  # a failed start's record names "failed.<session>": it did not end that ID
+
+
 def record_name(session: str, ended_at: datetime) -> str:
     """A record's name in its workspace's folder: newest first, then the session."""
     ms = int(ended_at.timestamp() * 1000)
     return f"{MAX_MS - ms:013d}-{validate_id(session, 'session ID')}"
+
+
+def name_of(ended: Ended, ended_at: datetime) -> str:
+    """The name ``ended`` is kept under. A failed start's session ID may start again (a
+    redelivery that works): its record does not name the session as ended."""
+    return record_name((FAILED if ended.kind == "failed" else "") + ended.session, ended_at)
 
 
 def session_of(name: str) -> str | None:
@@ -94,6 +104,7 @@ class Ended:
     items: list[dict[str, Any]]
     channel: str
     ts: str  # the basket message, for a link
+    shown: bool = True  # Slack shows the end (else the next click shows it, and writes it again)
 
     def __post_init__(self) -> None:
         validate_id(self.session, "session ID")
@@ -108,6 +119,10 @@ class Ended:
         check_int(self.round, "Ended.round", ge=1)
         check_str(self.channel, "Ended.channel", max_length=64)
         check_str(self.ts, "Ended.ts", max_length=32)
+        check_bool(self.shown, "Ended.shown")
+        bot = self.kind in ("expired", "failed")  # answered by the bot, or by nobody
+        check_slack_ids("Ended", channel=self.channel, ts=self.ts, user=self.requested_by)
+        check_slack_ids("Ended", user="" if bot else self.answered_by)
         from workflow.shop.basket import Basket
 
         Basket.from_json({"items": self.items, "round": self.round})  # the items are a basket's
@@ -182,7 +197,7 @@ class InMemoryHistory:
 
     def write(self, tenant: str, ended: Ended, ended_at: datetime) -> None:
         with self._mutex:
-            self._records.setdefault(tenant, {})[record_name(ended.session, ended_at)] = ended
+            self._records.setdefault(tenant, {})[name_of(ended, ended_at)] = ended
 
     def read(self, tenant: str, session: str, ended_at: datetime) -> Ended | None:
         return self.read_name(tenant, record_name(session, ended_at))
@@ -204,7 +219,7 @@ class S3History:
         self.key = key
 
     def write(self, tenant: str, ended: Ended, ended_at: datetime) -> None:
-        name = record_name(ended.session, ended_at)
+        name = name_of(ended, ended_at)
         try:
             self.s3.put_object(
                 Bucket=self.bucket,
@@ -233,10 +248,12 @@ class S3History:
         """One GET; a record that is missing or does not verify for ``tenant`` is None."""
         found = get_object(self.s3, self.bucket, history_key(self.prefix, tenant, name), "outcome")
         ended = None if found is None else decode(self.key, tenant, found[0])
-        return ended if ended is not None and session_of(name) == ended.session else None
+        if ended is None or session_of(name) not in (ended.session, FAILED + ended.session):
+            return None
+        return ended
 
 
-def ended_of(report: Report, where: Where, checkpoint_id: str) -> Ended | None:
+def ended_of(report: Report, where: Where, checkpoint_id: str, *, shown: bool) -> Ended | None:
     """The outcome record of a turn that ended its session (None for any other turn)."""
     mark = report.mark
     if not report.ended or mark is None:
@@ -254,4 +271,5 @@ def ended_of(report: Report, where: Where, checkpoint_id: str) -> Ended | None:
         items=mark.basket.to_json()["items"],
         channel=where.channel,
         ts=mark.ts,
+        shown=shown,
     )

@@ -22,6 +22,7 @@ import asyncio
 import dataclasses
 import logging
 import time
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from workflow.errors import StoreError
@@ -60,16 +61,39 @@ def next_times(rt: Runtime, now: float) -> Any:
     return times
 
 
-def read_home(rt: Runtime, tenant: str, now: float) -> tuple[list[Any], list[Any]]:
-    """(waiting baskets, newest first; last outcomes, newest first) of the workspace."""
+class Visible:
+    """Whether ``user`` may see what was posted in a channel: only a member may (a private
+    channel's or a DM's baskets are nobody else's business). One ``conversations.members`` a
+    channel, asked once a publish; a channel Slack would not say about is hidden."""
+
+    def __init__(self, rt: Runtime, user: str) -> None:
+        self.rt, self.user = rt, user
+        self._known: dict[str, bool] = {}
+
+    def __call__(self, channel: str) -> bool:
+        if channel not in self._known:
+            members = self.rt.outbox.members(channel)
+            self._known[channel] = members is not None and self.user in members
+        return self._known[channel]
+
+
+def read_home(
+    rt: Runtime, tenant: str, now: float, visible: Visible
+) -> tuple[list[Any], list[Any]]:
+    """(waiting baskets, newest first; last outcomes, newest first) of the workspace, of the
+    channels the viewer is in."""
     names = rt.history.names(tenant, LISTED)
     ended = {s for s in map(session_of, names) if s is not None}
-    read = ((n, rt.history.read_name(tenant, n)) for n in names[:MAX_OUTCOMES])
-    outcomes = [(n, e) for n, e in read if e is not None]
+    outcomes: list[tuple[str, Any]] = []
+    for name in names[:MAX_OUTCOMES]:  # the newest: at most MAX_OUTCOMES GETs
+        record = rt.history.read_name(tenant, name)
+        if record is not None and visible(record.channel):
+            outcomes.append((name, record))
     waiting: list[tuple[str, Waiting]] = rt.receipts.waiting(tenant, ended)
     expire_after = rt.settings.expire_after if rt.timers is not None else 0
     if expire_after:  # a session whose end was never recorded, long past its expiry
         waiting = [w for w in waiting if w[1].posted_at + expire_after + 3600 > now]
+    waiting = [w for w in waiting if visible(w[1].channel)]
     waiting.sort(key=lambda w: w[1].posted_at, reverse=True)
     return waiting, outcomes
 
@@ -81,7 +105,7 @@ def publish_home(
     keeps what it showed, or says it could not read."""
     now = time.time()
     try:
-        waiting, outcomes = read_home(rt, tenant, now)
+        waiting, outcomes = read_home(rt, tenant, now, Visible(rt, user))
         view = home_view(
             waiting=waiting,
             outcomes=outcomes,
@@ -114,7 +138,7 @@ class RepeatShopper:
         return ShopperReply(items=list(self.items), output_tokens=0)
 
 
-def repeat_order(rt: Runtime, tenant: str, user: str, name: str, delivery: str) -> str:
+def repeat_order(rt: Runtime, tenant: str, user: str, name: str) -> str:
     """Start basket 1 of the order ``name`` again in its channel; what the Home tab says."""
     from workflow.shop.basket import ShopRequest
     from workflow.shop.graph import shop_versions
@@ -124,16 +148,21 @@ def repeat_order(rt: Runtime, tenant: str, user: str, name: str, delivery: str) 
     from .start import cannot_post_here, start_session
 
     ended = rt.history.read_name(tenant, name) if session_of(name) else None
-    if ended is None or ended.kind != "ordered":
+    if ended is None or ended.kind != "ordered" or not Visible(rt, user)(ended.channel):
         return "I couldn't find that order any more, so nothing started."
     if rt.outbox.may_post(ended.channel) is False:
         return cannot_post_here(ended.channel)
+    # One repeat of an order a week, whoever presses and however often: a second press finds
+    # the session started (and two at once meet at its lock).
+    week = datetime.fromtimestamp(time.time(), UTC).strftime("%G-W%V")
+    session_id = session_id_for("repeat", tenant, name, week)
+    if rt.store.latest(tenant, session_id) is not None:
+        return f"That order was already repeated this week: its basket is in <#{ended.channel}>."
     items = ended.basket().items
     sessions = dataclasses.replace(
         rt.sessions,
         workflow=lambda: shop_versions(RepeatShopper(items), rt.settings.max_rounds),
     )
     request = ShopRequest(text=ended.request or "The same again", requested_by=user)
-    session_id = session_id_for("repeat", tenant, name, delivery)
     asyncio.run(start_session(sessions, Where(tenant, session_id, ended.channel), request))
     return f"Basket 1 of that order again is in <#{ended.channel}>."

@@ -76,6 +76,8 @@ def waiting_rows(
         row = _mrkdwn(f"*Basket {basket.round} of {max_rounds}*{who}\n" + " · ".join(when))
         row["accessory"] = _button("Open", OPEN, url=link(basket.channel, basket.ts))
         rows.append(row)
+    if len(waiting) > MAX_WAITING:
+        rows.append(context(f"…and {len(waiting) - MAX_WAITING} older ones, not shown here."))
     return rows
 
 

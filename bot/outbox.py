@@ -146,6 +146,22 @@ class Outbox:
             return None
         return bool(info.get("is_member") or info.get("is_im"))
 
+    def members(self, channel: str) -> set[str] | None:
+        """Who is in ``channel`` (``conversations.members``, every page); None when Slack
+        would not say (the bot cannot see it, or Slack could not be reached)."""
+        found: set[str] = set()
+        cursor = ""
+        try:
+            while True:
+                page = self.web.conversations_members(channel=channel, cursor=cursor, limit=1000)
+                found.update(str(m) for m in page.get("members") or [])
+                cursor = str((page.get("response_metadata") or {}).get("next_cursor") or "")
+                if not cursor:
+                    return found
+        except SLACK_FAILURES as exc:
+            log.info("conversations.members %s: %s", channel, slack_error(exc))
+            return None
+
     def reply(self, url: str, mrkdwn: str) -> bool:
         """An ephemeral answer through a slash command's response_url (slack_sdk's
         WebhookClient), for where the bot cannot post with its token."""

@@ -13,9 +13,9 @@ different, and it shows what the latest checkpoint holds, then writes the receip
     S3Receipts         ``<prefix><tenant>/s/<session>/shown``, beside the session's checkpoints
 
 A receipt written when a basket was posted also says which basket waits (:class:`Waiting`: the
-message, its round, who asked, when), so the Home tab lists the waiting baskets from receipts
-alone, never from a checkpoint's payload (``waiting``). A receipt from before that is the bare
-checkpoint ID, and still reads.
+message, its round, who asked, when), in the object's metadata (``x-amz-meta-*``), so the Home tab
+lists the waiting baskets with a HEAD of each receipt, never a checkpoint's payload
+(``waiting``); the body stays the bare checkpoint ID, as older code reads it.
 
 What a failure costs is the caller's policy (``bot.turn``): a receipt that could not be written
 only costs a repost later.
@@ -23,7 +23,7 @@ only costs a repost later.
 
 from __future__ import annotations
 
-import json
+import re
 import threading
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -32,7 +32,7 @@ from typing import Any, Protocol
 from botocore.exceptions import BotoCoreError, ClientError
 
 from workflow.errors import InvalidIdentifier
-from workflow.s3_client import create_marker, get_object, store_error
+from workflow.s3_client import create_marker, get_object, is_missing, store_error
 from workflow.s3_keys import S3Keys
 from workflow.store import validate_id
 from workflow.values import check_int, check_str, fields_of
@@ -58,6 +58,7 @@ class Waiting:
         check_int(self.round, "Waiting.round", ge=1)
         check_str(self.requested_by, "Waiting.requested_by", max_length=64)
         check_int(self.posted_at, "Waiting.posted_at", ge=0)
+        check_slack_ids("Waiting", user=self.requested_by, channel=self.channel, ts=self.ts)
 
     def to_json(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in WAITING_FIELDS}
@@ -70,21 +71,37 @@ class Waiting:
 WAITING_FIELDS = tuple(Waiting.__dataclass_fields__)
 
 
-def _receipt(raw: bytes) -> tuple[str | None, Waiting | None]:
-    """(checkpoint ID, waiting basket) of a receipt's bytes: JSON, or a bare ID (older)."""
-    text = raw.decode("ascii", "replace").strip()
-    if not text.startswith("{"):
-        return text or None, None
+SLACK_USER = re.compile(r"^[UW][A-Z0-9]{2,20}$")
+SLACK_CHANNEL = re.compile(r"^[CDG][A-Z0-9]{2,20}$")
+SLACK_TS = re.compile(r"^\d{1,12}\.\d{6}$")
+
+
+def check_slack_ids(where: str, *, user: str = "", channel: str = "", ts: str = "") -> None:
+    """Slack's own shapes for IDs read back from S3 before they go into mrkdwn or a link."""
+    if user and not SLACK_USER.fullmatch(user):
+        raise ValueError(f"{where}: not a Slack user ID")
+    if channel and not SLACK_CHANNEL.fullmatch(channel):
+        raise ValueError(f"{where}: not a Slack channel ID")
+    if ts and not SLACK_TS.fullmatch(ts):
+        raise ValueError(f"{where}: not a Slack message ts")
+
+
+def _metadata(waiting: Waiting | None) -> dict[str, str]:
+    if waiting is None:
+        return {}
+    return {k.replace("_", "-"): str(v) for k, v in waiting.to_json().items()}
+
+
+def _waiting(meta: dict[str, str]) -> Waiting | None:
+    """The waiting basket a receipt's metadata names (None: none, or not one we wrote)."""
+    data: dict[str, Any] = {name: meta.get(name.replace("_", "-")) for name in WAITING_FIELDS}
+    if any(v is None for v in data.values()):
+        return None
     try:
-        data = json.loads(text)
-        shown = validate_id(data["shown"], "checkpoint ID")
-    except (ValueError, TypeError, KeyError):
-        return None, None
-    try:
-        waiting = None if data.get("waiting") is None else Waiting.from_json(data["waiting"])
+        data["round"], data["posted_at"] = int(data["round"]), int(data["posted_at"])
+        return Waiting.from_json(data)
     except (ValueError, TypeError):
-        waiting = None
-    return shown, waiting
+        return None
 
 
 class Receipts(Protocol):
@@ -101,6 +118,10 @@ class Receipts(Protocol):
     def waiting(self, tenant_id: str, ended: Collection[str]) -> list[tuple[str, Waiting]]:
         """(session, basket) for each session of the tenant whose receipt names a waiting
         basket, leaving out the ``ended`` sessions (their receipts are older than their end)."""
+        ...
+
+    def forget(self, tenant_id: str, session_id: str) -> None:
+        """The session waits on nothing any more (its basket was retired)."""
         ...
 
     def first_reminder(self, tenant_id: str, session_id: str, request_id: str, n: int) -> bool:
@@ -130,6 +151,11 @@ class InMemoryReceipts:
             if waiting is not None:
                 self._waiting[key] = waiting
 
+    def forget(self, tenant_id: str, session_id: str) -> None:
+        with self._mutex:
+            self._shown.pop((tenant_id, session_id), None)
+            self._waiting.pop((tenant_id, session_id), None)
+
     def waiting(self, tenant_id: str, ended: Collection[str]) -> list[tuple[str, Waiting]]:
         with self._mutex:
             return [
@@ -155,29 +181,31 @@ class S3Receipts:
     def shown(self, tenant_id: str, session_id: str) -> str | None:
         key = self.keys.beside(tenant_id, session_id, NAME)
         found = get_object(self.s3, self.bucket, key, "receipt")
-        return None if found is None else _receipt(found[0])[0]
+        if found is None:
+            return None
+        return found[0].decode("ascii", "replace").strip() or None
 
     def mark_shown(
         self, tenant_id: str, session_id: str, checkpoint_id: str, waiting: Waiting | None = None
     ) -> None:
         key = self.keys.beside(tenant_id, session_id, NAME)
-        shown = validate_id(checkpoint_id, "checkpoint ID")
-        body = {"shown": shown, "waiting": None if waiting is None else waiting.to_json()}
         try:
             self.s3.put_object(
                 Bucket=self.bucket,
                 Key=key,
-                Body=json.dumps(body, separators=(",", ":")).encode(),
-                ContentType="application/json",
+                Body=validate_id(checkpoint_id, "checkpoint ID").encode("ascii"),
+                ContentType="text/plain",
+                Metadata=_metadata(waiting),
                 ServerSideEncryption="AES256",
             )
         except (ClientError, BotoCoreError) as exc:
             raise store_error("put receipt", exc) from exc
 
     def waiting(self, tenant_id: str, ended: Collection[str]) -> list[tuple[str, Waiting]]:
-        """One LIST page per 1,000 sessions (their folders, ``Delimiter="/"``), then a GET of
-        the receipt of each session not ``ended``. Sessions live under ``s/`` for the bucket's
-        30 days at most, so this grows with recent sessions, never with the history."""
+        """One LIST page per 1,000 sessions (their folders, ``Delimiter="/"``), then a HEAD of
+        the receipt of each session not ``ended`` (its metadata: no body is read). Sessions
+        live under ``s/`` for the bucket's 30 days at most, so this grows with recent sessions,
+        never with the history."""
         prefix = self.keys.tenant(tenant_id) + "s/"
         sessions: list[str] = []
         try:
@@ -197,11 +225,30 @@ class S3Receipts:
                 key = self.keys.beside(tenant_id, session, NAME)
             except InvalidIdentifier:  # not a folder this app made
                 continue
-            found = get_object(self.s3, self.bucket, key, "receipt")
-            waiting = None if found is None else _receipt(found[0])[1]
+            meta = self._head(key)
+            waiting = None if meta is None else _waiting(meta)
             if waiting is not None:
                 out.append((session, waiting))
         return out
+
+    def forget(self, tenant_id: str, session_id: str) -> None:
+        """The session waits on nothing any more (a retired basket): its receipt goes."""
+        try:
+            key = self.keys.beside(tenant_id, session_id, NAME)
+            self.s3.delete_object(Bucket=self.bucket, Key=key)
+        except (ClientError, BotoCoreError) as exc:
+            raise store_error("delete receipt", exc) from exc
+
+    def _head(self, key: str) -> dict[str, str] | None:
+        try:
+            meta = self.s3.head_object(Bucket=self.bucket, Key=key).get("Metadata") or {}
+        except ClientError as exc:
+            if is_missing(exc):
+                return None
+            raise store_error("head receipt", exc) from exc
+        except BotoCoreError as exc:
+            raise store_error("head receipt", exc) from exc
+        return {str(k): str(v) for k, v in meta.items()}
 
     def first_reminder(self, tenant_id: str, session_id: str, request_id: str, n: int) -> bool:
         """A marker object per reminder, created with ``If-None-Match: *``: of any number of

@@ -40,8 +40,8 @@ from workflow.versions import WorkflowVersions
 
 from .history import Ended, History, ended_of
 from .logs import log_context
-from .outbox import Outbox, Posted, Where
-from .outcome import Failed, Outcome, Report
+from .outbox import Delivered, Outbox, Where
+from .outcome import Failed, Outcome, Report, Retired
 from .receipts import Receipts, Waiting
 
 log = logging.getLogger(__name__)
@@ -124,10 +124,7 @@ async def take_turn(sessions: Sessions, where: Where, step: Step) -> None:
                 if isinstance(result, Redelivered):
                     result = await catch_up(sessions, checkpoints, run, step, result)
                 delivered = sessions.outbox.deliver(where, result)
-                if delivered:
-                    await _record_shown(sessions, checkpoints, where, result, delivered.posted)
-                elif isinstance(result, Failed):
-                    await _record_failed(sessions, where, result)
+                await _record(sessions, checkpoints, where, result, delivered)
                 return
         except SessionBusy as exc:
             log.info("session busy: %s", exc)
@@ -139,6 +136,11 @@ async def take_turn(sessions: Sessions, where: Where, step: Step) -> None:
             log.exception("the turn failed")
             outcome = step.refused(exc)
         sessions.outbox.deliver(where, outcome)
+        if isinstance(outcome, Retired):  # it waits on nothing now (nor on the Home tab)
+            try:
+                await asyncio.to_thread(sessions.receipts.forget, where.tenant, where.session_id)
+            except StoreError as exc:
+                log.error("could not forget the retired basket's receipt: %s", exc)
 
 
 async def catch_up(
@@ -159,7 +161,7 @@ async def catch_up(
         return step.up_to_date(done)
     if not run.pending_requests:  # perhaps ended: its outcome record is its receipt
         ended = await asyncio.to_thread(sessions.history.read, tenant, session, latest.created_at)
-        if ended is not None and ended.checkpoint_id == latest.checkpoint_id:
+        if ended is not None and ended.checkpoint_id == latest.checkpoint_id and ended.shown:
             return step.up_to_date(done)
     log.warning("the channel is behind checkpoint %s; catching up", latest.checkpoint_id)
     events = [event async for event in run.watch()]
@@ -191,21 +193,29 @@ async def _record_failed(sessions: Sessions, where: Where, failed: Failed) -> No
         log.error("could not record the failed start: %s", exc)
 
 
-async def _record_shown(
+async def _record(
     sessions: Sessions,
     checkpoints: SessionCheckpoints,
     where: Where,
     outcome: Outcome,
-    posted: tuple[Posted, ...],
+    delivered: Delivered,
 ) -> None:
-    """The receipt: which checkpoint the channel shows now, and the basket it waits on (for
-    the Home tab). A turn that ended the session writes its outcome record instead, which is
-    its receipt from then on (one PUT either way)."""
+    """After Slack was told: the receipt (which checkpoint the channel shows now, and the
+    basket it waits on, for the Home tab), when the channel shows all of it. A turn that ended
+    the session writes its outcome record instead, shown or not, which is its receipt from then
+    on once shown (one PUT either way: a later full show writes the same record again)."""
+    if isinstance(outcome, Failed):
+        await _record_failed(sessions, where, outcome)
     latest = checkpoints.last
     if latest is None:
         return
     tenant, session = checkpoints.tenant_id, checkpoints.session_id
-    ended = ended_of(outcome, where, latest.checkpoint_id) if isinstance(outcome, Report) else None
+    ended = None
+    if isinstance(outcome, Report):
+        ended = ended_of(outcome, where, latest.checkpoint_id, shown=bool(delivered))
+    if ended is None and not delivered:
+        return
+    posted = delivered.posted
     try:
         if ended is not None:
             await asyncio.to_thread(sessions.history.write, tenant, ended, latest.created_at)

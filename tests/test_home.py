@@ -17,7 +17,7 @@ from bot.sandbox.anthropic_api import Reply
 from bot.sandbox.block_kit import parsed_texts, view_errors
 from bot.sandbox.slack_events import app_home_opened, url_verification
 from bot.sandbox.slack_requests import with_bad_signature
-from tests.bot_kit import CHANNEL, SECRET, World, start_basket
+from tests.bot_kit import CHANNEL, SECRET, World, context_text, start_basket
 from tests.fault_kit import thread_texts
 from workflow.shop.records import SHOP_PREFIX
 
@@ -162,7 +162,7 @@ def test_opening_the_home_tab_costs_the_same_however_long_the_history(
     world: World, s3: Any, bucket: str, past: int
 ) -> None:
     """At most one LIST of outcome names, ten GETs of outcomes, one LIST of sessions and one
-    GET per session that has not ended; and every key or prefix read is the workspace's."""
+    HEAD per session that has not ended; and every key or prefix read is the workspace's."""
     for _ in range(past):
         ordered(world)
     world.shop("tacos")
@@ -178,8 +178,72 @@ def test_opening_the_home_tab_costs_the_same_however_long_the_history(
     s3.meta.events.unregister("provide-client-params.s3", note)
     calls = counter.take()
     assert calls["ListObjectsV2"] == 2
-    assert calls["GetObject"] == min(past, 10) + 1  # the outcomes shown, one waiting receipt
+    assert calls["GetObject"] == min(past, 10)  # the outcomes shown
+    assert calls["HeadObject"] == 1  # the waiting basket's receipt: its metadata only
+    assert sum(calls.values()) == 2 + min(past, 10) + 1
     assert all(
         k.startswith((f"{SHOP_PREFIX}T0TEAM/", f"{history_prefix(SHOP_PREFIX)}T0TEAM/"))
         for k in read
     ), read
+
+
+def test_only_a_channels_members_see_its_baskets_or_can_repeat_its_orders(world: World) -> None:
+    """A private channel's baskets are nobody else's business: the Home tab lists a basket, an
+    outcome, only for people in its channel (``conversations.members``), and Repeat this order
+    from someone else finds nothing, as if there were no such order."""
+    world.slack.add_channel("G0PRIV", "family", members=["U0ALICE"], private=True)
+    world.shop("birthday dinner", user="U0ALICE", channel_id="G0PRIV")
+    world.run_lazies()
+    (private,) = world.baskets("G0PRIV")
+    world.click(private, "approve_basket", user="U0ALICE", channel_id="G0PRIV")
+    world.run_lazies()
+    world.shop("tacos", user="U0ALICE", channel_id="G0PRIV")
+    world.run_lazies()
+    mine = texts(world.open_home("U0ALICE"))
+    assert "*Basket 1 of 3* for <@U0ALICE>" in mine and "*Ordered*" in mine
+    theirs = texts(world.open_home("U0BOB"))
+    assert "Nothing is waiting" in theirs and "No basket has ended yet" in theirs
+    (repeat,) = [b for b in buttons(world.slack.home("U0ALICE")) if b["action_id"] == REPEAT]
+    refused = world.home_click(REPEAT, repeat["value"], user="U0BOB")
+    assert "I couldn't find that order any more" in texts(refused)
+    assert len(world.baskets("G0PRIV")) == 2  # nothing posted for Bob
+
+
+def test_repeat_this_order_twice_in_a_week_posts_it_once(world: World) -> None:
+    ordered(world)
+    (repeat,) = [b for b in buttons(world.open_home("U0ALICE")) if b["action_id"] == REPEAT]
+    world.home_click(REPEAT, repeat["value"], user="U0ALICE")
+    again = world.home_click(REPEAT, repeat["value"], user="U0CAROL")
+    assert "That order was already repeated this week" in texts(again)
+    assert len(world.baskets()) == 2
+
+
+def test_an_end_slack_did_not_fully_show_is_still_an_outcome_and_the_next_click_shows_it(
+    world: World,
+) -> None:
+    """The order is placed and said in the thread, but the basket's own update fails: the
+    session has ended all the same (the Home tab says so, not "waiting"), and a second click
+    finishes showing it (saying the outcome again, as every repair errs toward a repeat, never
+    toward a loss), then counts as its receipt."""
+    basket = start_basket(world)
+    world.slack.fail_next("chat.update", error="internal_error")
+    world.click(basket, "approve_basket", user="U0BOB")
+    world.run_lazies()
+    shown = texts(world.open_home("U0ALICE"))
+    assert "Nothing is waiting" in shown and "*Ordered* · 10 items" in shown
+    world.click(basket, "approve_basket", user="U0BOB")
+    world.run_lazies()
+    assert "Approved by <@U0BOB>" in context_text(world.baskets()[0])
+    assert set(thread_texts(world, basket)) == {"Ordered 10 items."}  # once or twice, no more
+    ended = [r for r in json.dumps(world.slack.home("U0ALICE")).split() if "Ordered" in r]
+    assert ended
+
+
+def test_a_retired_basket_is_not_listed_as_waiting(world: World, bucket: str) -> None:
+    from bot.receipts import S3Receipts
+
+    basket = start_basket(world)
+    session = json.loads(world.buttons(basket)["approve_basket"])["s"]
+    assert "*Basket 1 of 3*" in texts(world.open_home("U0ALICE"))
+    S3Receipts(bucket, SHOP_PREFIX, world.s3).forget("T0TEAM", session)  # as a retire does
+    assert "Nothing is waiting" in texts(world.open_home("U0ALICE"))

@@ -225,6 +225,15 @@ class SlackWorkspace:
             "is_enterprise_install": False,
         }
 
+    def m_conversations_members(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A conversation's members, as Slack answers a bot: any public channel's; a private
+        channel's or a DM's only if the bot is in it (channel_not_found otherwise)."""
+        channel = self._channels.get(str(args.get("channel")))
+        if channel is None or (channel.private and self.user_id not in channel.members):
+            raise Reject("channel_not_found")
+        members = sorted(channel.members)
+        return {"members": members, "response_metadata": {"next_cursor": ""}}
+
     def m_conversations_info(self, args: dict[str, Any]) -> dict[str, Any]:
         """As Slack answers a bot: a private channel or DM it is not in does not exist for it
         (channel_not_found); a public one says whether the bot is a member."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from ..events import WorkflowEvent
@@ -46,10 +47,11 @@ def _quantity(value: Any, where: str) -> int | float:
 
 
 def _amount(quantity: int | float) -> str:
-    """``500``, ``1.5``, ``0.25``: as a person writes a quantity (no exponent, no ``.0``)."""
+    """``500``, ``1.5``, ``0.0004``: as a person writes a quantity (no exponent, no ``.0``), and
+    exactly the number that is ordered (never rounded for show)."""
     if float(quantity).is_integer():
         return str(int(quantity))
-    return f"{quantity:.3f}".rstrip("0").rstrip(".")
+    return format(Decimal(repr(float(quantity))), "f")
 
 
 # The values below cross checkpoints: plain frozen classes with to_json/from_json
@@ -158,15 +160,12 @@ BASKET_VERSION = 2  # Basket: 2 made each item an Item (name, quantity, unit, no
 
 def basket_from_v1(value: Any) -> Any:
     """A ``Basket@1`` value (``{"items": ["500 g chicken", ...], "round": n}``) as version 2:
-    each line becomes an item named by it, with no quantity of its own."""
+    each line becomes an item named by it, with no quantity of its own. Version 1 took any
+    strings: an empty one is left out, a longer one than a name may be is clipped."""
     lines = fields_of(value, "Basket@1", ("items", "round"), ("items", "round"))["items"]
-    return {
-        **value,
-        "items": [
-            Item.named(line).to_json()
-            for line in check_str_list(lines, "Basket@1.items", max_length=MAX_ITEMS)
-        ],
-    }
+    lines = check_str_list(lines, "Basket@1.items", max_length=MAX_ITEMS)
+    named = [Item.named(line[:MAX_ITEM_LENGTH]) for line in lines if line]
+    return {**value, "items": [item.to_json() for item in named]}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

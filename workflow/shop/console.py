@@ -318,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.history:
                 return console.history(store, signing_key())
             return asyncio.run(console.run(store, signing_key(), args.request, args.new))
-    except WorkflowError as exc:
+    except (WorkflowError, BotoCoreError, ClientError) as exc:
         print(f"weekly-shop: {exc}", file=sys.stderr)
         return 1
 

@@ -50,7 +50,7 @@ BASKET_TOOL: dict[str, Any] = {
         "properties": {
             "items": {
                 "type": "array",
-                "description": f"Everything to buy, at most {MAX_ITEMS} items.",
+                "description": f"Everything to buy: at least 1 item, at most {MAX_ITEMS}.",
                 "items": {
                     "type": "object",
                     "properties": {
@@ -85,6 +85,8 @@ def items_from_tool(data: Any) -> list[Item]:
     raw = data["items"]
     if not isinstance(raw, list):
         raise ValueError(f"items must be a list, not {type(raw).__name__}")
+    if not raw:
+        raise ValueError("items is empty: a basket has at least one item")
     if len(raw) > MAX_ITEMS:
         raise ValueError(f"items must have at most {MAX_ITEMS} entries, not {len(raw)}")
     items = []
