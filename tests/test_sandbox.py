@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -174,6 +175,39 @@ def test_ctrl_c_stops_everything_cleanly() -> None:
         assert "Stopping the sandbox." in out
         err = running.process.stderr.read() if running.process.stderr else ""
         assert "Traceback" not in err
+
+
+def _open_events(port: int) -> socket.socket:
+    """A page's change stream (``/ui/events``), as the page's own tab asks for it."""
+    stream = socket.create_connection(("127.0.0.1", port), timeout=10)
+    stream.sendall(
+        f"GET /ui/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        "Accept: text/event-stream\r\nSec-Fetch-Site: same-origin\r\n\r\n".encode()
+    )
+    return stream
+
+
+def test_a_closed_tab_prints_nothing_and_an_open_one_does_not_hold_up_ctrl_c() -> None:
+    """A tab closed before its change stream started (the sandbox then writes to a closed
+    connection) or while it runs prints nothing; Ctrl-C with a tab still open stops at once,
+    not after aiohttp's 60-second shutdown timeout."""
+    with running_sandbox() as running:
+        for _ in range(5):
+            _open_events(running.port).close()  # gone before the answer
+        reading = _open_events(running.port)
+        assert reading.recv(4096).startswith(b"HTTP/1.1 200")
+        reading.close()  # gone while it streams
+        still_open = _open_events(running.port)
+        assert still_open.recv(4096).startswith(b"HTTP/1.1 200")
+        call(running, "/ui/command", {"user": "U0ALICE", "text": "hello"})  # a change to send
+        time.sleep(0.5)
+        started = time.monotonic()
+        running.process.send_signal(signal.SIGINT)
+        assert running.process.wait(timeout=20) == 0
+        assert time.monotonic() - started < 10
+        still_open.close()
+        err = running.process.stderr.read() if running.process.stderr else ""
+        assert "Error" not in err and "Traceback" not in err, err
 
 
 def test_a_person_drives_the_page_in_chromium(sandbox: SandboxProcess) -> None:

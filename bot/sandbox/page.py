@@ -15,7 +15,7 @@ import json
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from aiohttp import ClientConnectionResetError, web
+from aiohttp import web
 
 from . import slack_requests as sr
 
@@ -88,19 +88,26 @@ async def ui_state(request: web.Request) -> web.Response:
 
 
 async def ui_events(request: web.Request) -> web.StreamResponse:
+    """The page's change notifications (Server-Sent Events). A tab that closes, even before the
+    stream's headers went out, ends its stream quietly: the write that finds the connection gone
+    ends it. Stopping the sandbox ends every stream at once, rather than after aiohttp's
+    shutdown timeout."""
     sandbox: Sandbox = request.app["sandbox"]
     response = web.StreamResponse(
         headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
     )
-    await response.prepare(request)
-    while True:
-        try:
-            version = await sandbox.changes()
-            await response.write(f"event: change\ndata: {version}\n\n".encode())
-        except TimeoutError:
-            await response.write(b": keep-alive\n\n")
-        except (ConnectionError, ClientConnectionResetError, asyncio.CancelledError):
-            break
+    try:
+        await response.prepare(request)
+        while not sandbox.stopping:
+            try:
+                version = await sandbox.changes()
+            except TimeoutError:
+                await response.write(b": keep-alive\n\n")
+                continue
+            if not sandbox.stopping:
+                await response.write(f"event: change\ndata: {version}\n\n".encode())
+    except ConnectionError:  # the tab closed (aiohttp's ClientConnectionResetError is one)
+        pass
     return response
 
 
@@ -244,6 +251,11 @@ async def same_origin_only(request: web.Request, handler: Any) -> web.StreamResp
 def build_app(sandbox: Sandbox) -> web.Application:
     app = web.Application(client_max_size=1024**2, middlewares=[same_origin_only])
     app["sandbox"] = sandbox
+
+    async def end_streams(_: web.Application) -> None:
+        sandbox.stop_streams()
+
+    app.on_shutdown.append(end_streams)
     app.router.add_get("/", page)
     app.router.add_get("/static/{name}", page)
     app.router.add_get("/favicon.ico", no_icon)
