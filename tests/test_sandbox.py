@@ -67,6 +67,11 @@ def headers(messages: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+def panel_session(sandbox: SandboxProcess, session: str) -> dict[str, Any]:
+    (found,) = [s for s in state(sandbox, "U0ALICE")["sessions"] if s["session"] == session]
+    return found  # type: ignore[no-any-return]
+
+
 def test_the_whole_flow_over_the_page_api(sandbox: SandboxProcess) -> None:
     call(sandbox, "/ui/command", {"user": "U0ALICE", "text": "/shop fish on Friday"})
     seen = wait_for(lambda: "Basket 1 of 3" in headers(state(sandbox, "U0BOB")["messages"]))
@@ -106,6 +111,9 @@ def test_the_whole_flow_over_the_page_api(sandbox: SandboxProcess) -> None:
     panel = state(sandbox, "U0BOB")["sessions"]
     (session,) = [s for s in panel if len(s["checkpoints"]) >= 5]
     assert session["lock"] is None
+    # Each session says where it is, and who asked and answered, by name.
+    assert session["status"] == "ordered"
+    assert (session["requested_by"], session["answered_by"]) == ("Alice", "Carol")
     chain = session["checkpoints"]
     assert chain[0]["parent"] is None
     assert all(c["parent"] == p["id"] for p, c in zip(chain, chain[1:], strict=False))
@@ -124,7 +132,8 @@ def test_fast_forward_fires_a_baskets_reminders_then_its_expiry(sandbox: Sandbox
         return None
 
     basket = wait_for(mine)
-    assert any(t["thread_ts"] == basket["ts"] for t in state(sandbox, "U0DAVE")["timers"])
+    (timer,) = [t for t in state(sandbox, "U0DAVE")["timers"] if t["thread_ts"] == basket["ts"]]
+    assert panel_session(sandbox, timer["session"])["status"] == "waiting"
     said: list[str] = []
     for _ in range(12):  # other tests' baskets may be due first
         call(sandbox, "/ui/fast-forward", {"user": "U0DAVE"})
@@ -135,6 +144,9 @@ def test_fast_forward_fires_a_baskets_reminders_then_its_expiry(sandbox: Sandbox
     assert len(said) == 3 and all("still waiting for an answer" in t for t in said[:2])
     assert said[-1] == "No order placed: nobody answered in time"  # two reminders, the expiry
     assert not [t for t in state(sandbox, "U0DAVE")["timers"] if t["thread_ts"] == basket["ts"]]
+    expired = panel_session(sandbox, timer["session"])
+    assert expired["status"] == "expired"
+    assert (expired["requested_by"], expired["answered_by"]) == ("Alice", "weekly-shop")
 
 
 def test_it_listens_on_loopback_only(sandbox: SandboxProcess) -> None:

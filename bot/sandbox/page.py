@@ -70,7 +70,7 @@ async def ui_state(request: web.Request) -> web.Response:
     channel = _channel(sandbox, request.query.get("channel"))
     rt, _ = cold_start()
     panel = await asyncio.get_running_loop().run_in_executor(
-        sandbox.pool, sessions, rt, sandbox.slack.team_id
+        sandbox.pool, sessions, rt, sandbox.slack.team_id, PEOPLE
     )
     armed = await asyncio.get_running_loop().run_in_executor(sandbox.pool, timers, rt)
     state = snapshot(sandbox, user, channel)

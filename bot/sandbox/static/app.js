@@ -120,6 +120,21 @@ document.addEventListener("click", (event) => {
   refresh();
 });
 
+function renderCheckpoints(s) {
+  if (!s.checkpoints.length) return '<div class="panel-hint">No checkpoints: only its outcome record is left.</div>';
+  // What wrote the checkpoints: one line when they agree (a deploy in between makes a column).
+  const versions = [...new Set(s.checkpoints.map((c) => c.version || ""))];
+  const mixed = versions.length > 1;
+  const rows = s.checkpoints.map((c, i) => `<tr class="${i === s.checkpoints.length - 1 ? "latest" : ""}">
+    <td>${esc(c.id)}</td><td>${esc(c.parent || "—")}</td><td>${esc(c.run)}</td>
+    <td>${esc(c.created_at.slice(11, 19))}</td><td>${c.size} B</td>
+    ${mixed ? `<td class="wraps">${esc(c.version || "")}</td>` : ""}
+    <td class="wraps">${esc((c.pending || []).join(", "))}</td></tr>`).join("");
+  return `${mixed || !versions[0] ? "" : `<div class="written-by">written by ${esc(versions[0])}</div>`}
+    <table><tr><th>checkpoint</th><th>parent</th><th>run</th><th>at</th><th>size</th>
+    ${mixed ? "<th>written by</th>" : ""}<th>pending</th></tr>${rows}</table>`;
+}
+
 function renderSessions() {
   if (!state.sessions.length) {
     $("#sessions").innerHTML = '<p class="panel-hint">No sessions yet: type /shop …</p>';
@@ -129,13 +144,12 @@ function renderSessions() {
     const lock = s.lock
       ? `<div class="lock held">Lock held by ${esc(s.lock.owner)} until ${new Date(s.lock.expires_at * 1000).toLocaleTimeString()}</div>`
       : '<div class="lock">Lock free</div>';
-    const rows = s.checkpoints.map((c, i) => `<tr class="${i === s.checkpoints.length - 1 ? "latest" : ""}">
-      <td>${esc(c.id)}</td><td>${esc(c.parent || "—")}</td><td>${esc(c.run)}</td>
-      <td>${esc(c.created_at.slice(11, 19))}</td><td>${c.size} B</td><td>${esc(c.version || "")}</td>
-      <td>${esc((c.pending || []).join(", "))}</td></tr>`).join("");
-    return `<div class="session"><div class="session-id">session ${esc(s.session)}</div>${lock}
-      <table><tr><th>checkpoint</th><th>parent</th><th>run</th><th>at</th><th>size</th><th>written by</th><th>pending</th></tr>
-      ${rows}</table></div>`;
+    const who = [s.requested_by ? `asked by ${esc(s.requested_by)}` : "",
+      s.answered_by ? `answered by ${esc(s.answered_by)}` : ""].filter(Boolean).join(" · ");
+    const status = s.status ? `<span class="status ${esc(s.status)}">${esc(s.status)}</span>` : "";
+    return `<div class="session"><div class="session-id">session ${esc(s.session)} ${status}</div>
+      ${who ? `<div class="who-did">${who}</div>` : ""}
+      ${s.error ? `<div class="lock held">${esc(s.error)}</div>` : lock}${renderCheckpoints(s)}</div>`;
   }).join("");
 }
 
