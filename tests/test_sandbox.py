@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +20,7 @@ import pytest
 from tests.sandbox_process import SandboxProcess, running_sandbox
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+DOCS = Path(__file__).resolve().parent.parent / "docs"  # the README's screenshots
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless=new",
@@ -66,6 +69,22 @@ def headers(messages: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+def baskets_asking(sandbox: SandboxProcess, text: str) -> list[dict[str, Any]]:
+    """The basket messages whose request is ``text``, oldest first."""
+    seen = state(sandbox, "U0ALICE")["messages"]
+    return [m for m in seen if m.get("blocks") and text in json.dumps(m["blocks"])]
+
+
+def replies_to(sandbox: SandboxProcess, ts: str) -> list[str]:
+    seen = state(sandbox, "U0ALICE")["messages"]
+    return [r["text"] for m in seen if m["ts"] == ts for r in m["replies"]]
+
+
+def panel_session(sandbox: SandboxProcess, session: str) -> dict[str, Any]:
+    (found,) = [s for s in state(sandbox, "U0ALICE")["sessions"] if s["session"] == session]
+    return found  # type: ignore[no-any-return]
+
+
 def test_the_whole_flow_over_the_page_api(sandbox: SandboxProcess) -> None:
     call(sandbox, "/ui/command", {"user": "U0ALICE", "text": "/shop fish on Friday"})
     seen = wait_for(lambda: "Basket 1 of 3" in headers(state(sandbox, "U0BOB")["messages"]))
@@ -105,6 +124,9 @@ def test_the_whole_flow_over_the_page_api(sandbox: SandboxProcess) -> None:
     panel = state(sandbox, "U0BOB")["sessions"]
     (session,) = [s for s in panel if len(s["checkpoints"]) >= 5]
     assert session["lock"] is None
+    # Each session says where it is, and who asked and answered, by name.
+    assert session["status"] == "ordered"
+    assert (session["requested_by"], session["answered_by"]) == ("Alice", "Carol")
     chain = session["checkpoints"]
     assert chain[0]["parent"] is None
     assert all(c["parent"] == p["id"] for p, c in zip(chain, chain[1:], strict=False))
@@ -123,7 +145,8 @@ def test_fast_forward_fires_a_baskets_reminders_then_its_expiry(sandbox: Sandbox
         return None
 
     basket = wait_for(mine)
-    assert any(t["thread_ts"] == basket["ts"] for t in state(sandbox, "U0DAVE")["timers"])
+    (timer,) = [t for t in state(sandbox, "U0DAVE")["timers"] if t["thread_ts"] == basket["ts"]]
+    assert panel_session(sandbox, timer["session"])["status"] == "waiting"
     said: list[str] = []
     for _ in range(12):  # other tests' baskets may be due first
         call(sandbox, "/ui/fast-forward", {"user": "U0DAVE"})
@@ -134,6 +157,69 @@ def test_fast_forward_fires_a_baskets_reminders_then_its_expiry(sandbox: Sandbox
     assert len(said) == 3 and all("still waiting for an answer" in t for t in said[:2])
     assert said[-1] == "No order placed: nobody answered in time"  # two reminders, the expiry
     assert not [t for t in state(sandbox, "U0DAVE")["timers"] if t["thread_ts"] == basket["ts"]]
+    expired = panel_session(sandbox, timer["session"])
+    assert expired["status"] == "expired"
+    assert (expired["requested_by"], expired["answered_by"]) == ("Alice", "weekly-shop")
+
+
+def home_of(sandbox: SandboxProcess, user: str, has: str) -> dict[str, Any] | None:
+    """``user``'s Home tab once it shows ``has``."""
+    home = state(sandbox, user)["home"]
+    return home if home is not None and has in json.dumps(home) else None
+
+
+def outcome_row(home: dict[str, Any], request: str) -> dict[str, Any]:
+    """The Last outcomes row of the basket asked for with ``request`` (the newest such)."""
+    blocks = home["blocks"]
+    (at, *_) = [i for i, b in enumerate(blocks) if request in json.dumps(b) and i > 0]
+    return blocks[at - 1]  # type: ignore[no-any-return]
+
+
+def test_the_home_tab_over_the_page_api(sandbox: SandboxProcess) -> None:
+    """Opening the Home tab is a signed app_home_opened; its buttons are signed block_actions
+    on the view, only as the view has them; Repeat this order posts basket 1 again."""
+    call(sandbox, "/ui/command", {"user": "U0CAROL", "text": "/shop tacos on Tuesday"})
+    (basket,) = wait_for(lambda: baskets_asking(sandbox, "tacos on Tuesday"))
+    approve = {"user": "U0BOB", "ts": basket["ts"], "action_id": "approve_basket"}
+    assert call(sandbox, "/ui/action", approve)["ok"]
+    wait_for(lambda: replies_to(sandbox, basket["ts"]))
+    assert call(sandbox, "/ui/home", {"user": "U0CAROL"})["ok"]
+    home = wait_for(lambda: home_of(sandbox, "U0CAROL", "tacos on Tuesday"))
+    row = outcome_row(home, "tacos on Tuesday")
+    assert row["text"]["text"].startswith("*Ordered* · 14 items · by <@U0BOB>")
+    name = row["accessory"]["value"]
+    show = {"user": "U0CAROL", "action_id": "home_show_items", "value": name}
+    assert call(sandbox, "/ui/home-click", show)["ok"]
+    home = wait_for(lambda: home_of(sandbox, "U0CAROL", "Hide items"))
+    assert "500 g chicken breast" in json.dumps(home)
+    # Only what the person's view has can be clicked, with its own value.
+    for forged in ({**show, "value": "0000000000000-elsewhere"}, {**show, "action_id": "x"}):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            call(sandbox, "/ui/home-click", forged)
+        assert refused.value.code == 404
+    with pytest.raises(urllib.error.HTTPError):
+        call(sandbox, "/ui/home-click", {**show, "user": "U0BOB"})  # Bob's tab was never open
+    repeat = {"user": "U0CAROL", "action_id": "home_repeat", "value": name}
+    assert call(sandbox, "/ui/home-click", repeat)["ok"]
+    wait_for(lambda: home_of(sandbox, "U0CAROL", "Basket 1 of that order again is in"))
+    (again,) = wait_for(
+        lambda: [m for m in baskets_asking(sandbox, "tacos on Tuesday") if m["ts"] != basket["ts"]]
+    )
+    assert headers([again]) == ["Basket 1 of 3"]
+
+    def carols(status: str) -> list[tuple[str, str]]:
+        return [
+            (s["session"], s["answered_by"])
+            for s in state(sandbox, "U0CAROL")["sessions"]
+            if s["requested_by"] == "Carol" and s["status"] == status
+        ]
+
+    assert [by for _, by in carols("ordered")] == ["Bob"]
+    ((repeated, nobody),) = carols("waiting")  # Carol asked for it again
+    assert nobody == ""
+    reject = {"user": "U0ALICE", "ts": again["ts"], "action_id": "reject_basket"}
+    assert call(sandbox, "/ui/action", reject)["ok"]
+    assert wait_for(lambda: carols("rejected")) == [(repeated, "Alice")]
 
 
 def test_it_listens_on_loopback_only(sandbox: SandboxProcess) -> None:
@@ -176,11 +262,47 @@ def test_ctrl_c_stops_everything_cleanly() -> None:
         assert "Traceback" not in err
 
 
-def test_a_person_drives_the_page_in_chromium(sandbox: SandboxProcess) -> None:
+def _open_events(port: int) -> socket.socket:
+    """A page's change stream (``/ui/events``), as the page's own tab asks for it."""
+    stream = socket.create_connection(("127.0.0.1", port), timeout=10)
+    stream.sendall(
+        f"GET /ui/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        "Accept: text/event-stream\r\nSec-Fetch-Site: same-origin\r\n\r\n".encode()
+    )
+    return stream
+
+
+def test_a_closed_tab_prints_nothing_and_an_open_one_does_not_hold_up_ctrl_c() -> None:
+    """A tab closed before its change stream started (the sandbox then writes to a closed
+    connection) or while it runs prints nothing; Ctrl-C with a tab still open stops at once,
+    not after aiohttp's 60-second shutdown timeout."""
+    with running_sandbox() as running:
+        for _ in range(5):
+            _open_events(running.port).close()  # gone before the answer
+        reading = _open_events(running.port)
+        assert reading.recv(4096).startswith(b"HTTP/1.1 200")
+        reading.close()  # gone while it streams
+        still_open = _open_events(running.port)
+        assert still_open.recv(4096).startswith(b"HTTP/1.1 200")
+        call(running, "/ui/command", {"user": "U0ALICE", "text": "hello"})  # a change to send
+        time.sleep(0.5)
+        started = time.monotonic()
+        running.process.send_signal(signal.SIGINT)
+        assert running.process.wait(timeout=20) == 0
+        assert time.monotonic() - started < 10
+        still_open.close()
+        err = running.process.stderr.read() if running.process.stderr else ""
+        assert "Error" not in err and "Traceback" not in err, err
+
+
+def test_a_person_drives_the_page_in_chromium() -> None:
+    """A basket changed, approved, left waiting and reminded; the Home tab's Show items, Open
+    and Repeat this order. A sandbox of its own, so that the README's screenshots, written here
+    every run (docs/sandbox.png, docs/home.png), show only what this test did."""
     from playwright.sync_api import expect, sync_playwright
 
     ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
+    with running_sandbox() as sandbox, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.goto(sandbox.url)
@@ -212,28 +334,65 @@ def test_a_person_drives_the_page_in_chromium(sandbox: SandboxProcess) -> None:
         latest = page.locator(".session").first
         expect(latest).to_contain_text("000004-", timeout=10000)  # start 2, change 2, approve 1
         expect(latest).to_contain_text("Lock free")
+        expect(latest.locator(".status")).to_have_text("ordered")
+        expect(latest).to_contain_text("asked by Alice · answered by Bob")
+        expect(latest).to_contain_text("written by weekly-shop v1 · format 2 · record v2")
+        # The README's picture: basket 1 as Bob changed it, basket 2 approved, what was ordered.
+        page.set_viewport_size({"width": 1400, "height": 1200})
+        basket.locator(".block-context", has_text="Change asked by").evaluate(
+            "e => e.scrollIntoView({block: 'start'})"
+        )
+        page.screenshot(path=str(DOCS / "sandbox.png"))
+        page.set_viewport_size({"width": 1400, "height": 900})
         # A basket left waiting: the Timers panel fires its reminder without waiting 6 hours.
         page.fill("#composer", "/shop fish on Friday")
         page.press("#composer", "Enter")
         waiting = page.locator(".message", has_text="fish on Friday").last
         expect(waiting).to_be_visible(timeout=20000)
         expect(page.locator("#timers")).to_contain_text("reminder 1", timeout=10000)
-        for _ in range(5):  # another test's basket may be due first
-            page.click("#fast-forward")
-            if "still waiting for an answer" in (waiting.text_content() or ""):
-                break
-            page.wait_for_timeout(500)
+        page.click("#fast-forward")
         expect(waiting).to_contain_text("still waiting for an answer", timeout=10000)
+        expect(page.locator(".session").first.locator(".status")).to_have_text("waiting")
         page.screenshot(path=str(ARTIFACTS / "sandbox.png"))
+        # The Home tab: what waits, the last outcome; Show items, Open, Repeat this order.
+        page.click("#home-link")
+        home = page.locator("#home")
+        expect(home).to_contain_text("Last outcomes", timeout=20000)
+        expect(home).to_contain_text("Ordered · 11 items · by @Bob")
+        expect(home).to_contain_text("For @Alice: chicken stir-fry Monday")
+        expect(page.locator("#messages")).to_be_hidden()
+        home.get_by_role("button", name="Show items").click()
+        expect(home.get_by_role("button", name="Hide items")).to_be_visible(timeout=20000)
+        expect(home).to_contain_text("• 2 bell peppers")
+        opens = home.get_by_role("link", name="Open")
+        expect(opens).to_have_count(1)  # the fish basket waits
+        expect(opens).to_have_attribute("target", "_blank")
+        page.screenshot(path=str(DOCS / "home.png"))
+        opens.click()  # a permalink: the sandbox shows the message in its channel
+        expect(waiting).to_be_in_viewport(timeout=10000)
+        page.click("#home-link")
+        home.get_by_role("button", name="Repeat this order").click()
+        expect(home).to_contain_text(
+            "Basket 1 of that order again is in #weekly-shop", timeout=20000
+        )
+        expect(home.get_by_role("link", name="Open")).to_have_count(2)
+        home.locator(".channel-link", has_text="#weekly-shop").click()
+        repeated = page.locator(".message", has_text="Basket 1 of 3").last
+        expect(repeated).to_contain_text("For @Bob: chicken stir-fry Monday", timeout=20000)
+        expect(repeated).to_contain_text("• 2 bell peppers")  # basket 2's items, not basket 1's
+        expect(repeated).not_to_contain_text("pizza bases")
+        expect(repeated.get_by_role("button", name="Approve")).to_be_visible()
         # Only http(s) links are rendered as links (a javascript: URL stays text).
         rendered = page.evaluate("mrkdwn('<javascript:alert(1)|click> <https://example.com|ok>')")
         assert "javascript:" not in rendered and 'href="https://example.com"' in rendered
+        link = page.evaluate(
+            "renderButton({type: 'button', url: 'javascript:alert(1)', text: {text: 'x'}}, '')"
+        )
+        assert "javascript:" not in link and "href" not in link
         browser.close()
 
 
 def test_only_the_page_itself_can_drive_it(sandbox: SandboxProcess) -> None:
-    import urllib.error
-
     def status(path: str, data: bytes | None, headers: dict[str, str]) -> int:
         request = urllib.request.Request(sandbox.url.rstrip("/") + path, data=data, headers=headers)
         try:
@@ -251,6 +410,13 @@ def test_only_the_page_itself_can_drive_it(sandbox: SandboxProcess) -> None:
     json_type = {"Content-Type": "application/json"}
     assert status("/ui/state?user=U0ALICE", None, {"Sec-Fetch-Site": "cross-site"}) == 403
     assert status("/ui/command", body, {**json_type, "Origin": "http://evil.example"}) == 403
+    # The Home tab's endpoints too: opening it and clicking on it.
+    home = json.dumps({"user": "U0ALICE", "action_id": "home_repeat", "value": "x"}).encode()
+    for path in ("/ui/home", "/ui/home-click"):
+        assert status(path, home, {"Content-Type": "text/plain"}) == 415
+        assert status(path, home, {**json_type, "Origin": "http://evil.example"}) == 403
+        assert status(path, home, {**json_type, "Sec-Fetch-Site": "cross-site"}) == 403
+        assert status(path, home, {**json_type, "Host": f"evil.example:{sandbox.port}"}) == 403
     own = f"http://127.0.0.1:{sandbox.port}"
     assert status("/ui/state?user=U0ALICE", None, {"Origin": own}) == 200
 
@@ -294,8 +460,6 @@ async def test_the_sandbox_refuses_invalid_block_kit_exactly_as_the_tests_fake_d
 
 
 def _status(url: str, data: bytes | None = None, headers: dict[str, str] | None = None) -> int:
-    import urllib.error
-
     request = urllib.request.Request(url, data=data, headers=headers or {})
     try:
         with urllib.request.urlopen(request, timeout=10) as response:

@@ -4,8 +4,9 @@ Typing ``/shop …`` becomes a signed slash command, a button a signed ``block_a
 the change modal a signed ``view_submission`` (all built by ``slack_requests``, as in the tests);
 each is delivered to ``bot.handler.handler`` as API Gateway would deliver it, with trigger IDs and
 response URLs the fake Slack issued. The page reads the channel, its modal and the checkpoints
-panel from ``/ui/state`` and refreshes when ``/ui/events`` says something changed. Only the page
-itself may call these endpoints (``same_origin_only``).
+panel from ``/ui/state`` (and the person's Home tab: ``home_page``) and refreshes when
+``/ui/events`` says something changed. Only the page itself may call these endpoints
+(``same_origin_only``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import json
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from aiohttp import ClientConnectionResetError, web
+from aiohttp import web
 
 from . import slack_requests as sr
 
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
 PEOPLE = {"U0ALICE": "Alice", "U0BOB": "Bob", "U0CAROL": "Carol"}
 
 
-def _person(request_user: str) -> str:
+def person(request_user: str) -> str:
+    """Who the page says "You are": one of PEOPLE (Alice if it says anything else)."""
     return request_user if request_user in PEOPLE else "U0ALICE"
 
 
@@ -66,11 +68,11 @@ async def ui_state(request: web.Request) -> web.Response:
     from .panel import sessions, timers
 
     sandbox: Sandbox = request.app["sandbox"]
-    user = _person(request.query.get("user", ""))
+    user = person(request.query.get("user", ""))
     channel = _channel(sandbox, request.query.get("channel"))
     rt, _ = cold_start()
     panel = await asyncio.get_running_loop().run_in_executor(
-        sandbox.pool, sessions, rt, sandbox.slack.team_id
+        sandbox.pool, sessions, rt, sandbox.slack.team_id, PEOPLE
     )
     armed = await asyncio.get_running_loop().run_in_executor(sandbox.pool, timers, rt)
     state = snapshot(sandbox, user, channel)
@@ -80,6 +82,7 @@ async def ui_state(request: web.Request) -> web.Response:
         people=PEOPLE,
         busy=sandbox.busy,
         banner=sandbox.banner,
+        home=sandbox.slack.home(user),
         sessions=panel,
         timers=armed,
         max_rounds=rt.settings.max_rounds,
@@ -88,19 +91,26 @@ async def ui_state(request: web.Request) -> web.Response:
 
 
 async def ui_events(request: web.Request) -> web.StreamResponse:
+    """The page's change notifications (Server-Sent Events). A tab that closes, even before the
+    stream's headers went out, ends its stream quietly: the write that finds the connection gone
+    ends it. Stopping the sandbox ends every stream at once, rather than after aiohttp's
+    shutdown timeout."""
     sandbox: Sandbox = request.app["sandbox"]
     response = web.StreamResponse(
         headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
     )
-    await response.prepare(request)
-    while True:
-        try:
-            version = await sandbox.changes()
-            await response.write(f"event: change\ndata: {version}\n\n".encode())
-        except TimeoutError:
-            await response.write(b": keep-alive\n\n")
-        except (ConnectionError, ClientConnectionResetError, asyncio.CancelledError):
-            break
+    try:
+        await response.prepare(request)
+        while not sandbox.stopping:
+            try:
+                version = await sandbox.changes()
+            except TimeoutError:
+                await response.write(b": keep-alive\n\n")
+                continue
+            if not sandbox.stopping:
+                await response.write(f"event: change\ndata: {version}\n\n".encode())
+    except ConnectionError:  # the tab closed (aiohttp's ClientConnectionResetError is one)
+        pass
     return response
 
 
@@ -112,7 +122,7 @@ async def ui_command(request: web.Request) -> web.Response:
     sandbox: Sandbox = request.app["sandbox"]
     slack = sandbox.slack
     data = await request.json()
-    user = _person(str(data.get("user", "")))
+    user = person(str(data.get("user", "")))
     channel = _channel(sandbox, data.get("channel"))
     text = str(data.get("text", "")).strip()
     if text.startswith("/invite") and "@weekly-shop" in text:
@@ -143,7 +153,7 @@ async def ui_action(request: web.Request) -> web.Response:
     sandbox: Sandbox = request.app["sandbox"]
     slack = sandbox.slack
     data = await request.json()
-    user = _person(str(data.get("user", "")))
+    user = person(str(data.get("user", "")))
     channel = _channel(sandbox, data.get("channel"))
     message = slack.message(channel, str(data.get("ts", "")))
     if message is None:
@@ -174,7 +184,7 @@ async def ui_view(request: web.Request) -> web.Response:
     sandbox: Sandbox = request.app["sandbox"]
     slack = sandbox.slack
     data = await request.json()
-    user = _person(str(data.get("user", "")))
+    user = person(str(data.get("user", "")))
     view = slack.open_view(user)
     if view is None:
         return web.json_response({"ok": False, "error": "no_open_view"}, status=404)
@@ -203,7 +213,7 @@ async def ui_fast_forward(request: web.Request) -> web.Response:
 
 async def ui_close(request: web.Request) -> web.Response:
     sandbox: Sandbox = request.app["sandbox"]
-    sandbox.slack.close_view(_person(str((await request.json()).get("user", ""))))
+    sandbox.slack.close_view(person(str((await request.json()).get("user", ""))))
     return web.json_response({"ok": True})
 
 
@@ -244,6 +254,11 @@ async def same_origin_only(request: web.Request, handler: Any) -> web.StreamResp
 def build_app(sandbox: Sandbox) -> web.Application:
     app = web.Application(client_max_size=1024**2, middlewares=[same_origin_only])
     app["sandbox"] = sandbox
+
+    async def end_streams(_: web.Application) -> None:
+        sandbox.stop_streams()
+
+    app.on_shutdown.append(end_streams)
     app.router.add_get("/", page)
     app.router.add_get("/static/{name}", page)
     app.router.add_get("/favicon.ico", no_icon)
@@ -254,4 +269,7 @@ def build_app(sandbox: Sandbox) -> web.Application:
     app.router.add_post("/ui/view", ui_view)
     app.router.add_post("/ui/close", ui_close)
     app.router.add_post("/ui/fast-forward", ui_fast_forward)
+    from .home_page import add_routes  # it builds on this module: imported once this one is
+
+    add_routes(app)
     return app

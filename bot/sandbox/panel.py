@@ -4,12 +4,16 @@ This is where a newcomer sees the mechanism: every superstep appends a checkpoin
 the lock, and the pending request in the latest checkpoint is the basket on screen; each waiting
 basket's next timer (a reminder or its expiry) is listed, and can be fired at once. Each
 checkpoint says what wrote it: the workflow's name and graph version, the document format and
-the record version (README.md, "Changing the workflow").
+the record version (README.md, "Changing the workflow"). Each session says where it is
+(:class:`Status`), and people are named as the page names them (``people``), not by their IDs.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -18,11 +22,51 @@ from workflow.checkpoint import written_with
 from workflow.errors import WorkflowError
 from workflow.s3_store import S3CheckpointStore
 
+from ..history import MAX_MS, Ended, session_of
+from ..home import LISTED
 from ..runtime import Runtime
 
+Name = Callable[[str], str]  # a user ID -> how the page names them
 
-def sessions(rt: Runtime, tenant: str) -> list[dict[str, Any]]:
-    """Every session of ``tenant``, newest first, with its checkpoints oldest first."""
+
+class Status(StrEnum):
+    """Where a session is: its outcome record says how it ended; until then its latest
+    checkpoint says whether a basket waits for an answer (or the lock that a turn is running)."""
+
+    WAITING = "waiting"  # the latest checkpoint has a pending request: a basket with buttons
+    WORKING = "working"  # no basket waits and the session has not ended: a turn is running
+    ORDERED = "ordered"
+    REJECTED = "rejected"
+    EXPIRED = "expired"
+    FAILED = "failed"  # the shopper could not write the first basket
+
+
+def status(ended: Ended | None, state: dict[str, Any] | None) -> Status:
+    """The session's status from its outcome record, else from its latest checkpoint's state
+    (``state``: the checkpoint document; None when it has none)."""
+    if ended is not None:
+        return Status(ended.kind)
+    if state is None:
+        return Status.WORKING
+    if state.get("requests"):
+        return Status.WAITING
+    decision = _last_decision(state)
+    if decision is None or decision.get("change"):  # not answered yet, or the next basket
+        return Status.WORKING
+    if decision.get("approved"):
+        return Status.ORDERED
+    return Status.EXPIRED if decision.get("expired_at") is not None else Status.REJECTED
+
+
+def _last_decision(state: dict[str, Any]) -> dict[str, Any] | None:
+    answered = list((state.get("answered") or {}).values())
+    value = answered[-1].get("response", {}).get("v") if answered else None
+    return value if isinstance(value, dict) else None
+
+
+def sessions(rt: Runtime, tenant: str, people: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Every session of ``tenant``, newest first, with its checkpoints oldest first; a session
+    that ended with no checkpoint left (a first basket that failed) from its outcome alone."""
     store = rt.store
     if not isinstance(store, S3CheckpointStore):  # the sandbox always runs on (moto) S3
         return []
@@ -35,14 +79,68 @@ def sessions(rt: Runtime, tenant: str) -> list[dict[str, Any]]:
             for obj in page.get("Contents", []):
                 session, _, rest = obj["Key"][len(prefix) :].partition("/")
                 sizes.setdefault(session, {})[rest] = int(obj["Size"])
-    except (ClientError, BotoCoreError):
+        outcomes = _outcomes(rt, tenant)
+    except (ClientError, BotoCoreError, WorkflowError):
         return []
-    found = [_session(rt, store, tenant, s, objects) for s, objects in sizes.items()]
+
+    def name(user: str) -> str:  # a person as the page names them (Alice), else their ID
+        return people.get(user, user)
+
+    found = [
+        _session(rt, store, tenant, s, objects, outcomes.get(s, ("", None))[1], name)
+        for s, objects in sizes.items()
+    ]
+    found += [_ended_only(s, n, e, name) for s, (n, e) in outcomes.items() if s not in sizes]
     return sorted(found, key=lambda s: s["updated"], reverse=True)
 
 
+def _outcomes(rt: Runtime, tenant: str) -> dict[str, tuple[str, Ended]]:
+    """session -> its outcome record's name and record (one LIST, one GET per ended session)."""
+    found: dict[str, tuple[str, Ended]] = {}
+    for name in rt.history.names(tenant, LISTED):
+        session = session_of(name)
+        if session is None or session in found:  # names sort newest first
+            continue
+        ended = rt.history.read_name(tenant, name)
+        if ended is not None:
+            found[session] = (name, ended)
+    return found
+
+
+def _ended_only(session: str, name: str, ended: Ended, person: Name) -> dict[str, Any]:
+    """A session of which only its outcome record is left; when it ended is in the record's
+    name, to the millisecond (``bot.history.record_name``)."""
+    ended_at = datetime.fromtimestamp((MAX_MS - int(name[:13])) / 1000, UTC)
+    return {
+        "session": session,
+        "status": Status(ended.kind).value,
+        "requested_by": person(ended.requested_by),
+        "answered_by": person(ended.answered_by),
+        "checkpoints": [],
+        "lock": None,
+        "updated": ended_at.isoformat(),
+    }
+
+
+def _people(ended: Ended | None, state: dict[str, Any] | None, name: Name) -> dict[str, str]:
+    """Who asked for the session's baskets, and who gave its last answer."""
+    if ended is not None:
+        return {"requested_by": name(ended.requested_by), "answered_by": name(ended.answered_by)}
+    shop = ((state or {}).get("state") or {}).get("n:shop") or {}
+    request = (shop.get("request") or {}).get("v") or {}
+    answered = list(((state or {}).get("answered") or {}).values())
+    by = answered[-1].get("by", "") if answered else ""
+    return {"requested_by": name(str(request.get("requested_by", ""))), "answered_by": name(by)}
+
+
 def _session(
-    rt: Runtime, store: S3CheckpointStore, tenant: str, session: str, objects: dict[str, int]
+    rt: Runtime,
+    store: S3CheckpointStore,
+    tenant: str,
+    session: str,
+    objects: dict[str, int],
+    ended: Ended | None,
+    name: Name,
 ) -> dict[str, Any]:
     try:
         infos = store.list(tenant, session)
@@ -50,10 +148,8 @@ def _session(
         lease = rt.lock.holder(tenant, session)
     except WorkflowError as exc:
         return {"session": session, "error": str(exc), "checkpoints": [], "updated": ""}
-    pending: list[str] = []
-    if latest is not None:
-        state = json.loads(latest.state)
-        pending = [f"{r['port']} {r['id'][:8]}" for r in state.get("requests", [])]
+    state = None if latest is None else json.loads(latest.state)
+    pending = [f"{r['port']} {r['id'][:8]}" for r in (state or {}).get("requests", [])]
     keys = store.keys
     checkpoints = [
         {
@@ -74,11 +170,13 @@ def _session(
     ]
     return {
         "session": session,
+        "status": status(ended, state).value,
+        **_people(ended, state, name),
         "checkpoints": checkpoints,
         "lock": None
         if lease is None
-        else {"owner": lease.owner.split(":")[0], "expires_at": lease.expires_at},
-        "updated": checkpoints[-1]["created_at"] if checkpoints else "",
+        else {"owner": name(lease.owner.split(":")[0]), "expires_at": lease.expires_at},
+        "updated": infos[-1].created_at.isoformat() if infos else "",  # newest first, to the µs
     }
 
 

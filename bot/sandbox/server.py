@@ -63,6 +63,7 @@ class Sandbox:
         self.busy = 0
         self.version = 0
         self.banner = ""
+        self.stopping = False
         self.pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="invocation")
         self._changed = asyncio.Event()
         self._loop = asyncio.get_running_loop()
@@ -77,6 +78,11 @@ class Sandbox:
             self._changed.set()
 
         self._loop.call_soon_threadsafe(_set)
+
+    def stop_streams(self) -> None:
+        """End every page's change stream (``page.ui_events``): the sandbox is stopping."""
+        self.stopping = True
+        self._changed.set()
 
     async def changes(self) -> int:
         await asyncio.wait_for(self._changed.wait(), timeout=15)

@@ -6,6 +6,8 @@ const $ = (sel) => document.querySelector(sel);
 let state = { messages: [], people: {}, sessions: [], version: undefined };
 let user = localStorage.getItem("sandbox-user") || "U0ALICE";
 let channel = localStorage.getItem("sandbox-channel") || "C0WEEKLYSHOP";
+// What the middle column shows: the channel, or the app's Home tab ("home").
+let view = localStorage.getItem("sandbox-view") === "home" ? "home" : "channel";
 
 function esc(text) {
   return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
@@ -44,6 +46,14 @@ function mrkdwn(text) {
       const id = inner.slice(1).split("|")[0];
       return `<span class="mention">@${esc(state.people[id] || id)}</span>`;
     }
+    if (inner.startsWith("#")) {
+      const [id, label] = inner.slice(1).split("|");
+      const known = (state.channels || []).find((c) => c.id === id);
+      const name = known ? known.name : label || id;
+      return known
+        ? `<span class="mention channel-link" data-channel="${esc(id)}">#${esc(name)}</span>`
+        : `<span class="mention">#${esc(name)}</span>`;
+    }
     if (inner.startsWith("!date^")) return formatDate(inner);
     if (inner.startsWith("!")) return `<span class="mention">@${esc(inner.slice(1))}</span>`;
     const [url, label] = inner.split("|");
@@ -58,17 +68,35 @@ function textOf(obj) {
   return obj.type === "mrkdwn" ? mrkdwn(obj.text) : esc(obj.text);
 }
 
-function renderBlock(block, message) {
+function renderButton(el, where) {
+  // A url button is a link (only http(s), as in mrkdwn()); any other sends its click. `where`
+  // says whose button it is: a message's (data-ts) or the Home tab's (data-home).
+  const label = esc(el.text.text);
+  if (el.url !== undefined) {
+    if (!/^https?:\/\//i.test(el.url)) return `<span class="block-button">${label}</span>`;
+    return `<a class="block-button" href="${esc(el.url)}" target="_blank"
+      rel="noopener noreferrer">${label}</a>`;
+  }
+  return `<button class="block-button ${esc(el.style || "")}" ${where}
+    data-action="${esc(el.action_id)}" data-value="${esc(el.value || "")}">${label}</button>`;
+}
+
+function renderBlock(block, where) {
   switch (block.type) {
     case "header": return `<div class="block-header">${esc(block.text.text)}</div>`;
-    case "section": return `<div class="block-section">${textOf(block.text)}</div>`;
+    case "section": {
+      const text = `<div class="block-section">${textOf(block.text)}</div>`;
+      const side = block.accessory && block.accessory.type === "button" ? block.accessory : null;
+      return side
+        ? `<div class="with-accessory">${text}${renderButton(side, where)}</div>`
+        : text;
+    }
     case "context":
       return `<div class="block-context">${block.elements.map(textOf).join(" ")}</div>`;
     case "divider": return "<hr>";
     case "actions":
-      return `<div class="block-actions">${block.elements.map((el) =>
-        `<button class="block-button ${esc(el.style || "")}" data-ts="${esc(message.ts)}"
-          data-action="${esc(el.action_id)}">${esc(el.text.text)}</button>`).join("")}</div>`;
+      return `<div class="block-actions">${block.elements.filter((el) => el.type === "button")
+        .map((el) => renderButton(el, where)).join("")}</div>`;
     default: return "";
   }
 }
@@ -76,7 +104,7 @@ function renderBlock(block, message) {
 function renderBody(m) {
   // As Slack shows a message: its blocks when it has any, else its text.
   return (m.blocks && m.blocks.length)
-    ? m.blocks.map((b) => renderBlock(b, m)).join("")
+    ? m.blocks.map((b) => renderBlock(b, `data-ts="${esc(m.ts)}"`)).join("")
     : `<div class="block-section">${mrkdwn(m.text)}</div>`;
 }
 
@@ -99,26 +127,81 @@ function renderMessage(m) {
 }
 
 function renderChannels() {
-  $("#channels").innerHTML = state.channels.map((c) =>
+  $("#channels").innerHTML = (state.channels || []).map((c) =>
     `<div class="channel${c.id === channel ? " active" : ""}" data-channel="${esc(c.id)}">
       # ${esc(c.name)}${c.bot ? "" : ' <span class="not-in">(Weekly shop not added)</span>'}</div>`).join("");
-  const here = state.channels.find((c) => c.id === channel);
+  const here = (state.channels || []).find((c) => c.id === channel);
   const name = here ? here.name : "weekly-shop";
-  $(".channel-header").textContent = `# ${name}`;
+  $(".channel-header").textContent = view === "home" ? "Weekly shop · Home" : `# ${name}`;
+  $("#home-link").classList.toggle("active", view === "home");
+  document.querySelectorAll("#channels .channel.active").forEach((c) => {
+    if (view === "home") c.classList.remove("active");
+  });
   $("#composer").placeholder = here && !here.bot
     ? `Message #${name} — /shop is refused here until /invite @weekly-shop`
     : `Message #${name} — try /shop pasta Monday, fish Friday; we have rice`;
 }
 
-document.addEventListener("click", (event) => {
-  const item = event.target.closest("[data-channel]");
-  if (!item) return;
-  channel = item.dataset.channel;
+function showChannel(id, ts) {
+  channel = id;
+  view = "channel";
   localStorage.setItem("sandbox-channel", channel);
+  localStorage.setItem("sandbox-view", view);
   state.version = undefined;
   closeOverlay();
-  refresh();
+  refresh().then(() => {
+    const shown = ts && document.querySelector(`.message[data-ts="${CSS.escape(ts)}"]`);
+    if (shown) shown.scrollIntoView({ block: "center" });
+  });
+}
+
+document.addEventListener("click", (event) => {
+  const item = event.target.closest("[data-channel]");
+  if (item) showChannel(item.dataset.channel);
 });
+
+// A message's permalink (what the Home tab's Open links to) opens it here: there is no Slack.
+document.addEventListener("click", (event) => {
+  const link = event.target.closest("a[href]");
+  const found = link && /\/archives\/([A-Z0-9]+)\/p(\d{7,})$/.exec(link.getAttribute("href"));
+  if (!found || !(state.channels || []).some((c) => c.id === found[1])) return;
+  event.preventDefault();
+  showChannel(found[1], `${found[2].slice(0, -6)}.${found[2].slice(-6)}`);
+});
+
+async function openHome() {
+  // Opening the tab is what Slack tells the bot (app_home_opened); it publishes the view.
+  view = "home";
+  localStorage.setItem("sandbox-view", view);
+  closeOverlay();
+  render();
+  await post("/ui/home", {});
+  refresh();
+}
+
+$("#home-link").addEventListener("click", openHome);
+
+function renderHome() {
+  const home = state.home;
+  $("#home").innerHTML = home
+    ? home.blocks.map((b) => renderBlock(b, 'data-home="1"')).join("")
+    : '<p class="panel-hint">Opening the Home tab…</p>';
+}
+
+function renderCheckpoints(s) {
+  if (!s.checkpoints.length) return '<div class="panel-hint">No checkpoints: only its outcome record is left.</div>';
+  // What wrote the checkpoints: one line when they agree (a deploy in between makes a column).
+  const versions = [...new Set(s.checkpoints.map((c) => c.version || ""))];
+  const mixed = versions.length > 1;
+  const rows = s.checkpoints.map((c, i) => `<tr class="${i === s.checkpoints.length - 1 ? "latest" : ""}">
+    <td>${esc(c.id)}</td><td>${esc(c.parent || "—")}</td><td>${esc(c.run)}</td>
+    <td>${esc(c.created_at.slice(11, 19))}</td><td>${c.size} B</td>
+    ${mixed ? `<td class="wraps">${esc(c.version || "")}</td>` : ""}
+    <td class="wraps">${esc((c.pending || []).join(", "))}</td></tr>`).join("");
+  return `${mixed || !versions[0] ? "" : `<div class="written-by">written by ${esc(versions[0])}</div>`}
+    <table><tr><th>checkpoint</th><th>parent</th><th>run</th><th>at</th><th>size</th>
+    ${mixed ? "<th>written by</th>" : ""}<th>pending</th></tr>${rows}</table>`;
+}
 
 function renderSessions() {
   if (!state.sessions.length) {
@@ -129,13 +212,12 @@ function renderSessions() {
     const lock = s.lock
       ? `<div class="lock held">Lock held by ${esc(s.lock.owner)} until ${new Date(s.lock.expires_at * 1000).toLocaleTimeString()}</div>`
       : '<div class="lock">Lock free</div>';
-    const rows = s.checkpoints.map((c, i) => `<tr class="${i === s.checkpoints.length - 1 ? "latest" : ""}">
-      <td>${esc(c.id)}</td><td>${esc(c.parent || "—")}</td><td>${esc(c.run)}</td>
-      <td>${esc(c.created_at.slice(11, 19))}</td><td>${c.size} B</td><td>${esc(c.version || "")}</td>
-      <td>${esc((c.pending || []).join(", "))}</td></tr>`).join("");
-    return `<div class="session"><div class="session-id">session ${esc(s.session)}</div>${lock}
-      <table><tr><th>checkpoint</th><th>parent</th><th>run</th><th>at</th><th>size</th><th>written by</th><th>pending</th></tr>
-      ${rows}</table></div>`;
+    const who = [s.requested_by ? `asked by ${esc(s.requested_by)}` : "",
+      s.answered_by ? `answered by ${esc(s.answered_by)}` : ""].filter(Boolean).join(" · ");
+    const status = s.status ? `<span class="status ${esc(s.status)}">${esc(s.status)}</span>` : "";
+    return `<div class="session"><div class="session-id">session ${esc(s.session)} ${status}</div>
+      ${who ? `<div class="who-did">${who}</div>` : ""}
+      ${s.error ? `<div class="lock held">${esc(s.error)}</div>` : lock}${renderCheckpoints(s)}</div>`;
   }).join("");
 }
 
@@ -246,12 +328,22 @@ async function refresh() {
       (state.version !== undefined && next.version < state.version)) return;
   state = next;
   channel = state.channel;
+  render();
+}
+
+function render() {
   renderChannels();
+  const home = view === "home";
   const list = $("#messages");
-  const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+  // Where a channel is opened (again), it shows its newest messages.
+  const atBottom = list.hidden || list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+  list.hidden = home;
+  $("#composer-form").hidden = home;
+  $("#home").hidden = !home;
+  if (home) renderHome();
   list.innerHTML = state.messages.map(renderMessage).join("");
   if (atBottom) list.scrollTop = list.scrollHeight;
-  $("#banner").textContent = state.banner;
+  $("#banner").textContent = state.banner || "";
   $("#working").hidden = !state.busy;
   const select = $("#user");
   if (!select.options.length) {
@@ -264,8 +356,14 @@ async function refresh() {
 }
 
 document.addEventListener("click", (event) => {
-  const button = event.target.closest(".block-button");
+  const button = event.target.closest("button.block-button");
   if (!button) return;
+  if (button.dataset.home) {
+    button.disabled = true;
+    post("/ui/home-click", { action_id: button.dataset.action, value: button.dataset.value })
+      .then(refresh);
+    return;
+  }
   const { ts, action } = button.dataset;
   const element = findElement(ts, action);
   const go = async () => { button.disabled = true; await post("/ui/action", { ts, action_id: action }); refresh(); };
@@ -287,8 +385,8 @@ $("#user").addEventListener("change", (event) => {
   state.version = undefined;
   localStorage.setItem("sandbox-user", user);
   closeOverlay();
-  refresh();
+  if (view === "home") openHome(); else refresh();
 });
 
 new EventSource("/ui/events").addEventListener("change", () => refresh());
-refresh();
+if (view === "home") openHome(); else refresh();

@@ -1,0 +1,77 @@
+"""The sandbox's Checkpoints panel (``bot.sandbox.panel``) over what the real handler wrote: each
+session's status, from its outcome record or else its latest checkpoint, and people by name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.handler import cold_start
+from bot.history import history_prefix
+from bot.sandbox.anthropic_api import Reply
+from bot.sandbox.panel import Status, sessions, status
+from tests.bot_kit import World, start_basket
+from workflow.shop.records import SHOP_PREFIX
+
+TENANT = "T0TEAM"
+PEOPLE = {"U0ALICE": "Alice", "U0BOB": "Bob"}
+
+
+def panel() -> list[dict[str, Any]]:
+    rt, _ = cold_start()
+    return sessions(rt, TENANT, PEOPLE)
+
+
+def test_each_session_says_where_it_is_and_names_its_people(world: World) -> None:
+    basket = start_basket(world)
+    (waiting,) = panel()
+    assert waiting["status"] == "waiting"
+    assert (waiting["requested_by"], waiting["answered_by"]) == ("Alice", "")
+    world.click(basket, "reject_basket", user="U0CAROL")  # not one of the page's people
+    world.run_lazies()
+    world.shop("fish on Friday", user="U0BOB")
+    world.run_lazies()
+    (ordered,) = [m for m in world.baskets() if m["ts"] != basket["ts"]]
+    world.click(ordered, "approve_basket", user="U0ALICE")
+    world.run_lazies()
+    world.claude.script(Reply(text="500 g chi", stop_reason="max_tokens"))
+    world.shop("soup")  # a first basket the shopper could not write
+    world.run_lazies()
+    shown = [(s["status"], s["requested_by"], s["answered_by"]) for s in panel()]
+    assert shown == [
+        ("failed", "Alice", ""),
+        ("ordered", "Bob", "Alice"),
+        ("rejected", "Alice", "U0CAROL"),  # someone the page does not know: their ID
+    ]
+
+
+def test_without_its_outcome_record_an_ended_session_says_so_from_its_checkpoint(
+    world: World, s3: Any, bucket: str
+) -> None:
+    """An outcome record is written after the checkpoint that ended the session: a turn that
+    stopped in between leaves the checkpoint, which says how it ended, and who answered."""
+    basket = start_basket(world)
+    world.click(basket, "approve_basket", user="U0BOB")
+    world.run_lazies()
+    prefix = history_prefix(SHOP_PREFIX)
+    for obj in s3.list_objects_v2(Bucket=bucket, Prefix=prefix)["Contents"]:
+        s3.delete_object(Bucket=bucket, Key=obj["Key"])
+    (ordered,) = panel()
+    assert (ordered["status"], ordered["requested_by"], ordered["answered_by"]) == (
+        "ordered",
+        "Alice",
+        "Bob",
+    )
+
+
+def test_the_status_of_a_checkpoint_document() -> None:
+    def answered(**decision: Any) -> dict[str, Any]:
+        response = {"t": "BasketDecision", "v": {"approved": False, "round": 1, **decision}}
+        return {"requests": [], "answered": {"r1": {"by": "U0BOB", "response": response}}}
+
+    assert status(None, None) is Status.WORKING  # no checkpoint yet: the start is running
+    assert status(None, {"requests": [{"id": "r1"}]}) is Status.WAITING
+    assert status(None, {"requests": [], "answered": {}}) is Status.WORKING
+    assert status(None, answered(approved=True)) is Status.ORDERED
+    assert status(None, answered()) is Status.REJECTED
+    assert status(None, answered(expired_at=1700000000)) is Status.EXPIRED
+    assert status(None, answered(change="no pizza")) is Status.WORKING  # the next basket
