@@ -32,7 +32,7 @@ from typing import Any, Protocol
 from botocore.exceptions import BotoCoreError, ClientError
 
 from workflow.errors import InvalidIdentifier
-from workflow.s3_client import create_marker, get_object, is_missing, store_error
+from workflow.s3_client import create_marker, get_object, head_metadata, store_error
 from workflow.s3_keys import S3Keys
 from workflow.store import validate_id
 from workflow.values import check_int, check_str, fields_of
@@ -225,7 +225,7 @@ class S3Receipts:
                 key = self.keys.beside(tenant_id, session, NAME)
             except InvalidIdentifier:  # not a folder this app made
                 continue
-            meta = self._head(key)
+            meta = head_metadata(self.s3, self.bucket, key, "receipt")
             waiting = None if meta is None else _waiting(meta)
             if waiting is not None:
                 out.append((session, waiting))
@@ -238,17 +238,6 @@ class S3Receipts:
             self.s3.delete_object(Bucket=self.bucket, Key=key)
         except (ClientError, BotoCoreError) as exc:
             raise store_error("delete receipt", exc) from exc
-
-    def _head(self, key: str) -> dict[str, str] | None:
-        try:
-            meta = self.s3.head_object(Bucket=self.bucket, Key=key).get("Metadata") or {}
-        except ClientError as exc:
-            if is_missing(exc):
-                return None
-            raise store_error("head receipt", exc) from exc
-        except BotoCoreError as exc:
-            raise store_error("head receipt", exc) from exc
-        return {str(k): str(v) for k, v in meta.items()}
 
     def first_reminder(self, tenant_id: str, session_id: str, request_id: str, n: int) -> bool:
         """A marker object per reminder, created with ``If-None-Match: *``: of any number of

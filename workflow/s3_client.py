@@ -65,6 +65,20 @@ class Found(NamedTuple):
     last_modified: datetime | None  # when S3 wrote it, by S3's clock
 
 
+def head_metadata(s3: Any, bucket: str, key: str, what: str) -> dict[str, str] | None:
+    """The user metadata of the object at ``key`` (one HEAD, no body), or None if there is
+    none; other failures are StoreError."""
+    try:
+        meta = s3.head_object(Bucket=bucket, Key=key).get("Metadata") or {}
+    except ClientError as exc:
+        if is_missing(exc):
+            return None
+        raise store_error(f"head {what}", exc) from exc
+    except BotoCoreError as exc:
+        raise store_error(f"head {what}", exc) from exc
+    return {str(k): str(v) for k, v in meta.items()}
+
+
 def get_object(s3: Any, bucket: str, key: str, what: str) -> Found | None:
     """The object at ``key``, or None if there is none; other failures are StoreError."""
     try:

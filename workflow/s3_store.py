@@ -27,8 +27,8 @@ from .errors import CheckpointConflict, CheckpointTampered, StoreError
 from .record_format import PLAIN, RecordCodec
 from .s3_client import (
     get_object,
+    head_metadata,
     is_conditional_conflict,
-    is_missing,
     is_precondition_failed,
     make_s3_client,
     store_error,
@@ -154,15 +154,8 @@ class S3CheckpointStore:
         return keys
 
     def _head_info(self, key: str, tenant_id: str, session_id: str) -> CheckpointInfo | None:
-        try:
-            meta = self.s3.head_object(Bucket=self.bucket, Key=key)["Metadata"]
-        except ClientError as exc:
-            if is_missing(exc):
-                return None
-            raise store_error("head checkpoint", exc) from exc
-        except BotoCoreError as exc:
-            raise store_error("head checkpoint", exc) from exc
-        return _info(meta, tenant_id, session_id)
+        meta = head_metadata(self.s3, self.bucket, key, "checkpoint")
+        return None if meta is None else _info(meta, tenant_id, session_id)
 
     def list(self, tenant_id: str, session_id: str) -> builtins.list[CheckpointInfo]:
         keys = self._keys(self.keys.checkpoints(tenant_id, session_id))

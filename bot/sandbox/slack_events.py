@@ -16,12 +16,10 @@ from typing import Any
 
 from .slack_requests import (
     APP_ID,
-    TEAM_DOMAIN,
     VERIFICATION_TOKEN,
     _interaction,
-    _user,
+    action_base,
     http_event,
-    new_trigger_id,
 )
 
 
@@ -82,15 +80,8 @@ def home_action(
 ) -> dict[str, Any]:
     """A button on the Home tab: its container is the view, there is no channel or message."""
     payload: dict[str, Any] = {
-        "type": "block_actions",
-        "team": {"id": team_id, "domain": TEAM_DOMAIN},
-        "user": _user(user_id, team_id),
-        "api_app_id": APP_ID,
-        "token": VERIFICATION_TOKEN,
+        **action_base(team_id, user_id),
         "container": {"type": "view", "view_id": view_id},
-        "trigger_id": new_trigger_id(),
-        "enterprise": None,
-        "is_enterprise_install": False,
         "view": {"id": view_id, "team_id": team_id, "type": "home", "blocks": [], "hash": "1.x"},
         "actions": [
             {

@@ -167,6 +167,20 @@ def slash_command(
     return http_event(secret, urlencode(form), **kw)
 
 
+def action_base(team_id: str, user_id: str, trigger_id: str | None = None) -> dict[str, Any]:
+    """What every ``block_actions`` payload starts with: who, where, the app, a trigger ID."""
+    return {
+        "type": "block_actions",
+        "team": {"id": team_id, "domain": TEAM_DOMAIN},
+        "user": _user(user_id, team_id),
+        "api_app_id": APP_ID,
+        "token": VERIFICATION_TOKEN,
+        "trigger_id": trigger_id or new_trigger_id(),
+        "enterprise": None,
+        "is_enterprise_install": False,
+    }
+
+
 def _interaction(secret: str, payload: dict[str, Any], **kw: Any) -> dict[str, Any]:
     body = urlencode({"payload": json.dumps(payload, separators=(",", ":"))})
     return http_event(secret, body, **kw)
@@ -194,11 +208,7 @@ def block_action(
     ``thread_ts`` for a message in a thread, which Slack names in the container too)."""
     now = f"{time.time():.6f}"
     payload: dict[str, Any] = {
-        "type": "block_actions",
-        "team": {"id": team_id, "domain": TEAM_DOMAIN},
-        "user": _user(user_id, team_id),
-        "api_app_id": APP_ID,
-        "token": VERIFICATION_TOKEN,
+        **action_base(team_id, user_id, trigger_id),
         "container": {
             "type": "message",
             "message_ts": message_ts,
@@ -206,9 +216,6 @@ def block_action(
             "is_ephemeral": is_ephemeral,
             **({"thread_ts": thread_ts} if thread_ts else {}),
         },
-        "trigger_id": trigger_id or new_trigger_id(),
-        "enterprise": None,
-        "is_enterprise_install": False,
         "channel": {"id": channel_id, "name": CHANNEL_NAME},
         "message": message or {"type": "message", "ts": message_ts, "text": "", "blocks": []},
         "state": {"values": {}},
