@@ -23,7 +23,7 @@ from typing import Any
 
 from bench.common import BASKET_17, TENANT, atomic_moto_server
 from bench.table import Row, ratio, render
-from bot.sandbox.anthropic_api import basket_items
+from bot.sandbox.anthropic_tools import basket_items
 from workflow.checkpoint import PendingRequest
 from workflow.respond import respond_in_session
 from workflow.runner import Run

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.sandbox.anthropic_api import FakeAnthropic, Reply, shorter_revisions, tools_problem
+from bot.sandbox.anthropic_api import FakeAnthropic, Reply, shorter_revisions
+from bot.sandbox.anthropic_tools import tools_problem
 from tests.engine_kit import drain, session
 from workflow.errors import CheckpointCorrupt
 from workflow.events import ExecutorFailedEvent, OutputEvent, RequestInfoEvent, WorkflowErrorEvent

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bot.sandbox.anthropic_api import basket_items
+from bot.sandbox.anthropic_tools import basket_items
 from workflow.memory_store import InMemoryCheckpointStore
 from workflow.runner import Run
 from workflow.s3_keys import S3Keys

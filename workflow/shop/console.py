@@ -18,7 +18,6 @@ import asyncio
 import os
 import secrets
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -44,7 +43,7 @@ from .basket import (
     ShopRequest,
 )
 from .graph import DEFAULT_MAX_ROUNDS, shop_request, shop_versions
-from .outcomes import FolderOutcomeLog, Outcome, OutcomeLog, S3OutcomeLog
+from .outcomes import OutcomeLog, ended_week, outcome_log
 from .records import SHOP_PREFIX, SHOP_RECORDS
 from .shopper import Shopper, default_shopper
 
@@ -70,17 +69,6 @@ CONFIRM = ("y", "yes")  # what a yes-or-no question takes as yes; anything else,
 
 
 LAST_OUTCOMES = 10
-
-
-def outcome_log(store: CheckpointStore, signer: CheckpointSigner) -> OutcomeLog:
-    """Where the console keeps its ended weeks: beside the store's checkpoints."""
-    from ..s3_store import S3CheckpointStore
-
-    if isinstance(store, S3CheckpointStore):
-        return S3OutcomeLog(store.s3, store.bucket, store.keys.prefix, signer)
-    if isinstance(store, FolderCheckpointStore):
-        return FolderOutcomeLog(store.root, signer)
-    raise TypeError(f"no outcome log for {type(store).__name__}")
 
 
 def state_dir() -> Path:
@@ -180,21 +168,10 @@ class Console:
 
     def keep(self, run: Run, log: OutcomeLog) -> None:
         """The ended week in the outcome log, before its checkpoints go."""
-        said = str(run.outputs[-1]) if run.outputs else ""
-        answered = [a.data for a in run.answered.values() if isinstance(a.data, Basket)]
-        if not answered:
-            return
-        basket, asked = answered[-1], shop_request(run)
-        outcome = Outcome(
-            at=int(time.time()),
-            kind="ordered" if said.startswith("Ordered") else "rejected",
-            round=basket.round,
-            request=asked.text if asked is not None else "",
-            items=basket.lines,
-            said=said[:1000],
-        )
+        outcome = ended_week(run)
         try:
-            log.add(outcome)
+            if outcome is not None:
+                log.add(outcome)
         except (OSError, BotoCoreError, ClientError) as exc:
             print(f"weekly-shop: the outcome was not kept: {exc}", file=sys.stderr)
 

@@ -21,8 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..folder_store import FolderCheckpointStore
+from ..runner import Run
 from ..signing import CheckpointSigner
+from ..store import CheckpointStore
 from ..values import check_int, check_str, check_str_list, fields_of
+from .basket import Basket
+from .graph import shop_request
 
 PURPOSE = "weekly-shop console outcomes v1"
 MAX_MS = 9_999_999_999_999
@@ -125,3 +130,31 @@ class S3OutcomeLog:
             if outcome is not None:
                 out.append(outcome)
         return out
+
+
+def outcome_log(store: CheckpointStore, signer: CheckpointSigner) -> OutcomeLog:
+    """Where the console keeps its ended weeks: beside the store's checkpoints."""
+    from ..s3_store import S3CheckpointStore
+
+    if isinstance(store, S3CheckpointStore):
+        return S3OutcomeLog(store.s3, store.bucket, store.keys.prefix, signer)
+    if isinstance(store, FolderCheckpointStore):
+        return FolderOutcomeLog(store.root, signer)
+    raise TypeError(f"no outcome log for {type(store).__name__}")
+
+
+def ended_week(run: Run) -> Outcome | None:
+    """What became of a run that ended: its last answered basket and what the workflow said."""
+    said = str(run.outputs[-1]) if run.outputs else ""
+    answered = [a.data for a in run.answered.values() if isinstance(a.data, Basket)]
+    if not answered:
+        return None
+    basket, asked = answered[-1], shop_request(run)
+    return Outcome(
+        at=int(time.time()),
+        kind="ordered" if said.startswith("Ordered") else "rejected",
+        round=basket.round,
+        request=asked.text if asked is not None else "",
+        items=basket.lines,
+        said=said[:1000],
+    )
