@@ -47,6 +47,10 @@ TOO_LONG = f"That's more than I can read: keep the week under {MAX_REQUEST_LENGT
 WRITING = "Writing your basket…"
 NO_MODAL = "The change form didn't open. Try again."
 INCOMPLETE = "I couldn't read that request. Try /shop again."
+NOT_INSTALLED = (
+    "Weekly shop isn't installed in this workspace (or was removed): someone who may add apps "
+    "can install it again with Add to Slack."
+)
 
 
 def run_click(rt: Runtime, click: Click) -> None:
@@ -55,6 +59,7 @@ def run_click(rt: Runtime, click: Click) -> None:
 
     from .clicks import answer_click
 
+    rt = rt.for_workspace(click.tenant)
     asyncio.run(answer_click(rt.sessions, rt.rules, click))
 
 
@@ -73,12 +78,23 @@ class ShopApp(App):
 
 
 def build_app(rt: Runtime) -> App:
-    """One Bolt app per cold start, with ``process_before_response`` for Lambda."""
+    """One Bolt app per cold start, with ``process_before_response`` for Lambda. Many
+    workspaces: Bolt's OAuth flow serves the install pages, and each request is authorised with
+    its workspace's token (``bot.installs``); one workspace: SLACK_BOT_TOKEN, for every request."""
     token = rt.settings.slack_bot_token.get_secret_value()
 
     def authorize(enterprise_id: str | None, team_id: str | None, **_: Any) -> AuthorizeResult:
         # One workspace, one bot token: no auth.test round trip on the ack path.
         return AuthorizeResult(enterprise_id=enterprise_id, team_id=team_id, bot_token=token)
+
+    auth: dict[str, Any] = {"authorize": authorize}
+    if rt.oauth is not None:
+        flow, by_workspace = rt.oauth
+        auth = {
+            "authorize": by_workspace,
+            "oauth_flow": flow,
+            "user_facing_authorize_error_message": NOT_INSTALLED,
+        }
 
     bolt_logger = logging.getLogger("slack_bolt")
     quiet = bolt_logger.level
@@ -91,10 +107,10 @@ def build_app(rt: Runtime) -> App:
             # of every loaded module: ~45 ms of a cold start.
             name="weekly-shop",
             signing_secret=rt.settings.slack_signing_secret.get_secret_value(),
-            authorize=authorize,
             client=WebClient(base_url=rt.settings.slack_api_url, timeout=10),
             process_before_response=True,
             logger=bolt_logger,
+            **auth,
         )
     finally:
         bolt_logger.setLevel(quiet)
@@ -122,7 +138,7 @@ def build_app(rt: Runtime) -> App:
         if shop is not None:
             from .start import start_command
 
-            start_command(rt.sessions, shop)
+            start_command(rt.for_workspace(shop.where.tenant).sessions, shop)
 
     app.command("/shop")(ack=ack_shop, lazy=[run_shop])
 
@@ -149,7 +165,8 @@ def build_app(rt: Runtime) -> App:
 
         from .start import start_again
 
-        asyncio.run(start_again(rt.sessions, rt.rules, click))
+        here = rt.for_workspace(click.tenant)
+        asyncio.run(start_again(here.sessions, here.rules, click))
 
     app.action(START_AGAIN)(ack=ack_now, lazy=[run_again])
     app.action(APPROVE)(ack=ack_now, lazy=[lazy_click("approve")])
@@ -162,18 +179,19 @@ def build_app(rt: Runtime) -> App:
         if click is None:
             log.warning("malformed change click ignored")
             return
-        refusal = rt.rules.may_answer(click.user) or (None if click.ref.session_id else GONE)
+        here = rt.for_workspace(click.tenant)
+        refusal = here.rules.may_answer(click.user) or (None if click.ref.session_id else GONE)
         if refusal:
-            rt.ack_outbox.tell(click.channel, click.user, refusal)
+            here.ack_outbox.tell(click.channel, click.user, refusal)
             return
         metadata = modal_metadata(
-            rt.metadata_key, click.tenant, click.ref, click.channel, click.message_ts
+            here.metadata_key, click.tenant, click.ref, click.channel, click.message_ts
         )
         try:
-            rt.ack_web.views_open(trigger_id=body.get("trigger_id"), view=change_modal(metadata))
+            here.ack_web.views_open(trigger_id=body.get("trigger_id"), view=change_modal(metadata))
         except Exception as exc:  # noqa: BLE001 - any failure: say so, never crash the ack
             log.error("views.open failed: %s", exc)
-            rt.ack_outbox.tell(click.channel, click.user, NO_MODAL)
+            here.ack_outbox.tell(click.channel, click.user, NO_MODAL)
 
     def ack_change(ack: Ack, body: dict[str, Any]) -> None:
         change = read_change(rt.metadata_key, body)
@@ -201,7 +219,8 @@ def home_listeners(app: App, rt: Runtime, ack_now: Callable[[Ack], None]) -> Non
         if event.get("tab") == "home" and isinstance(event.get("user"), str):
             from .home import publish_home
 
-            publish_home(rt, str(body.get("team_id")), event["user"])
+            team = str(body.get("team_id"))
+            publish_home(rt.for_workspace(team), team, event["user"])
 
     app.event("app_home_opened")(ack=ack_now, lazy=[run_home])
 
@@ -223,7 +242,7 @@ def home_listeners(app: App, rt: Runtime, ack_now: Callable[[Ack], None]) -> Non
 
             (action, *_) = body["actions"]
             expanded = click[2] if action.get("action_id") == SHOW_ITEMS else None
-            publish_home(rt, click[0], click[1], expanded=expanded)
+            publish_home(rt.for_workspace(click[0]), click[0], click[1], expanded=expanded)
 
     def run_repeat(body: dict[str, Any]) -> None:
         click = home_click(body)
@@ -233,7 +252,8 @@ def home_listeners(app: App, rt: Runtime, ack_now: Callable[[Ack], None]) -> Non
         from .home import publish_home, repeat_order
 
         tenant, user, name, _ = click
-        publish_home(rt, tenant, user, notice=repeat_order(rt, tenant, user, name))
+        here = rt.for_workspace(tenant)
+        publish_home(here, tenant, user, notice=repeat_order(here, tenant, user, name))
 
     app.action(SHOW_ITEMS)(ack=ack_now, lazy=[run_toggle])
     app.action(HIDE_ITEMS)(ack=ack_now, lazy=[run_toggle])

@@ -97,7 +97,9 @@ def scheduled_start(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
     if not settings.shop_channel or not settings.shop_request:
         log.error("the schedule needs SHOP_CHANNEL and SHOP_REQUEST; nothing started")
         return {"started": False}
-    tenant = str(rt.web.auth_test()["team_id"])  # the workspace the bot token belongs to
+    # The workspace the schedule is for: SHOP_TEAM with many workspaces, else the bot token's.
+    tenant = settings.shop_team or str(rt.web.auth_test()["team_id"])
+    rt = rt.for_workspace(tenant)
     # EventBridge delivers at least once, a duplicate with a new event ID: key the session on what
     # is stable, the rule and the scheduled time.
     rule = ",".join(str(r) for r in event.get("resources") or [])
@@ -136,8 +138,15 @@ def fire_timer(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
     def first_reminder(t: Timer) -> bool:
         return rt.receipts.first_reminder(t.tenant, t.session, t.request, t.n)
 
+    from .installs import NotInstalled
+
     with log_context(tenant=timer.tenant, session=timer.session):
-        asyncio.run(fire(rt.sessions, timers, rt.rules, timer, first_reminder))
+        try:
+            here = rt.for_workspace(timer.tenant)
+        except NotInstalled:  # uninstalled since: its baskets are gone with it
+            log.warning("timer dropped: the workspace has no installation")
+            return {"fired": False}
+        asyncio.run(fire(here.sessions, timers, here.rules, timer, first_reminder))
     return {"fired": True, "kind": timer.kind}
 
 

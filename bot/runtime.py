@@ -25,7 +25,7 @@ from slack_sdk.http_retry.builtin_handlers import (
 
 from .outbox import Outbox
 from .rules import Rules
-from .settings import Settings
+from .settings import Secret, Settings
 
 if TYPE_CHECKING:
     from workflow.lock import SessionLock
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from workflow.versions import WorkflowVersions
 
     from .history import History
+    from .installs import ByWorkspace
     from .lost import LostRuns
     from .receipts import Receipts
     from .timers import Timers
@@ -84,11 +85,61 @@ class Runtime:
     clock: Callable[[], float] = time.time
     _store: CheckpointStore | None = field(default=None, repr=False)
     _lock: SessionLock | None = field(default=None, repr=False)
+    _workspaces: dict[tuple[str, str], Runtime] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_settings(cls, settings: Settings, **clients: Any) -> Runtime:
         web = clients.pop("web", None) or make_web_client(settings)
         return cls(settings=settings, web=web, **clients)
+
+    @functools.cached_property
+    def oauth(self) -> tuple[Any, ByWorkspace] | None:
+        """Many workspaces: Bolt's OAuth flow and the authorize reading its installations
+        (``bot.installs``); None with one workspace and SLACK_BOT_TOKEN."""
+        s = self.settings
+        if not s.multi_workspace or s.slack_client_secret is None:
+            return None
+        from workflow.s3_client import make_s3_client
+
+        from .installs import install_prefix, oauth_flow
+
+        return oauth_flow(
+            client_id=s.slack_client_id,
+            client_secret=s.slack_client_secret.get_secret_value(),
+            bucket=s.checkpoint_bucket,
+            prefix=install_prefix(s.checkpoint_prefix),
+            make_s3=make_s3_client,
+            web_client=WebClient(base_url=s.slack_api_url, timeout=10),
+        )
+
+    def for_workspace(self, team_id: str) -> Runtime:
+        """This runtime as the workspace ``team_id`` sees it: its own bot token (itself, with
+        one workspace). Raises :class:`~bot.installs.NotInstalled` for a workspace without an
+        installation. The S3 client, the store and the lock are shared."""
+        oauth = self.oauth
+        if oauth is None:
+            return self
+        from .installs import NotInstalled
+
+        bot = oauth[1].bot(None, team_id)
+        if bot is None:
+            raise NotInstalled(team_id)
+        key = (team_id, bot.bot_token)
+        found = self._workspaces.get(key)
+        if found is None:
+            settings = self.settings.replace(slack_bot_token=Secret(bot.bot_token))
+            found = Runtime(
+                settings=settings,
+                web=make_web_client(settings),
+                s3_client=self._s3(),
+                shopper_factory=self.shopper_factory,
+                clock=self.clock,
+                _store=self.store,
+                _lock=self.lock,
+            )
+            self._workspaces = {k: v for k, v in self._workspaces.items() if k[0] != team_id}
+            self._workspaces[key] = found
+        return found
 
     @functools.cached_property
     def signer(self) -> CheckpointSigner:

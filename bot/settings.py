@@ -45,6 +45,9 @@ ENV_NAMES = {
     "timer_group": "TIMER_GROUP",
     "timer_target_arn": "TIMER_TARGET_ARN",
     "timer_role_arn": "TIMER_ROLE_ARN",
+    "slack_client_id": "SLACK_CLIENT_ID",
+    "slack_client_secret": "SLACK_CLIENT_SECRET",
+    "shop_team": "SHOP_TEAM",
 }
 
 
@@ -157,15 +160,18 @@ CONVERT: dict[str, Callable[[str], Any]] = {
     "timer_group": _text(1, 64),
     "timer_target_arn": _text(20, 2048),
     "timer_role_arn": _text(20, 2048),
+    "slack_client_id": _text(5, 64),
+    "slack_client_secret": Secret,
+    "shop_team": _text(2, 32),
 }
-REQUIRED = ("slack_bot_token", "slack_signing_secret", "checkpoint_bucket")
+REQUIRED = ("slack_signing_secret", "checkpoint_bucket")
 
 
 @dataclass(frozen=True)
 class Settings:
-    slack_bot_token: Secret
     slack_signing_secret: Secret
     checkpoint_bucket: str
+    slack_bot_token: Secret = field(default_factory=lambda: Secret(""))
     checkpoint_prefix: str = SHOP_PREFIX
     checkpoint_signing_key: Secret | None = None
     anthropic_api_key: Secret | None = None
@@ -189,6 +195,22 @@ class Settings:
     timer_group: str = ""
     timer_target_arn: str = ""
     timer_role_arn: str = ""
+    # Many workspaces (``bot.installs``): the app's OAuth credentials; without both, one
+    # workspace with SLACK_BOT_TOKEN. SHOP_TEAM: the workspace the weekly schedule is for.
+    slack_client_id: str = ""
+    slack_client_secret: Secret | None = None
+    shop_team: str = ""
+
+    def __post_init__(self) -> None:
+        if bool(self.slack_client_id) != (self.slack_client_secret is not None):
+            raise SettingsError("SLACK_CLIENT_ID and SLACK_CLIENT_SECRET go together")
+        if not self.multi_workspace and not self.slack_bot_token.get_secret_value():
+            raise SettingsError("SLACK_BOT_TOKEN is not set")
+
+    @property
+    def multi_workspace(self) -> bool:
+        """Installed per workspace through Slack's OAuth flow (``bot.installs``)."""
+        return bool(self.slack_client_id and self.slack_client_secret is not None)
 
     @property
     def has_timers(self) -> bool:

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from bot.history import history_prefix
+from bot.installs import install_prefix
 
 ROOT = Path(__file__).resolve().parent.parent
 STAGE = "test"
@@ -38,6 +39,7 @@ FUNCTION_ARN = (
 TIMER_GROUP = f"weekly-shop-{STAGE}-baskets"
 PREFIX = "weekly-shop/"
 HISTORY = history_prefix(PREFIX)  # "weekly-shop-history/", as bot/history.py derives it
+INSTALLS = install_prefix(PREFIX)  # "weekly-shop-installs/", as bot/installs.py derives it
 SCHEDULE = "cron(0 9 ? * SAT *)"
 SECRET_PARAMETERS = {
     "SLACK_BOT_TOKEN": "slack-bot-token",
@@ -221,7 +223,11 @@ def test_no_schema_warnings(packaged: Packaged) -> None:
 
 def test_http_api_route(packaged: Packaged) -> None:
     routes = packaged.resources("AWS::ApiGatewayV2::Route")
-    assert [r["Properties"]["RouteKey"] for r in routes.values()] == ["POST /slack/events"]
+    assert sorted(r["Properties"]["RouteKey"] for r in routes.values()) == [
+        "GET /slack/install",
+        "GET /slack/oauth_redirect",
+        "POST /slack/events",
+    ]
     integration = packaged.one("AWS::ApiGatewayV2::Integration")
     assert integration["IntegrationUri"] == {"Fn::GetAtt": ["SlackLambdaFunction", "Arn"]}
     assert integration["PayloadFormatVersion"] == "2.0"
@@ -273,9 +279,11 @@ def test_s3_object_access_only_under_the_prefix(packaged: Packaged) -> None:
     """Sessions' objects: read, written, deleted under the prefix; outcome records: read and
     written under the history prefix the code derives from it, never deleted by the function."""
     object_actions = {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}
-    sessions, history = [
+    sessions, installs, history = [
         s for s in packaged.statements if object_actions & set(_as_list(s["Action"]))
     ]
+    assert set(_as_list(installs["Action"])) == object_actions
+    assert _as_list(installs["Resource"]) == [{"Fn::Sub": f"${{CheckpointBucket.Arn}}/{INSTALLS}*"}]
     assert sessions["Effect"] == "Allow" and history["Effect"] == "Allow"
     assert set(_as_list(sessions["Action"])) == object_actions
     assert _as_list(sessions["Resource"]) == [{"Fn::Sub": f"${{CheckpointBucket.Arn}}/{PREFIX}*"}]
@@ -288,7 +296,9 @@ def test_list_bucket_only_with_the_prefix(packaged: Packaged) -> None:
     [statement] = [s for s in packaged.statements if "s3:ListBucket" in _as_list(s["Action"])]
     assert _as_list(statement["Action"]) == ["s3:ListBucket"]
     assert _as_list(statement["Resource"]) == [{"Fn::GetAtt": ["CheckpointBucket", "Arn"]}]
-    assert statement["Condition"] == {"StringLike": {"s3:prefix": [f"{PREFIX}*", f"{HISTORY}*"]}}
+    assert statement["Condition"] == {
+        "StringLike": {"s3:prefix": [f"{PREFIX}*", f"{HISTORY}*", f"{INSTALLS}*"]}
+    }
 
 
 def test_lambda_invokes_only_itself(packaged: Packaged) -> None:
@@ -426,7 +436,8 @@ def test_checkpoint_bucket(packaged: Packaged) -> None:
     assert bucket["OwnershipControls"]["Rules"] == [{"ObjectOwnership": "BucketOwnerEnforced"}]
     rules = bucket["LifecycleConfiguration"]["Rules"]
     assert all(rule["Status"] == "Enabled" for rule in rules)
-    sessions, history = [rule for rule in rules if "ExpirationInDays" in rule]
+    sessions, states, history = [rule for rule in rules if "ExpirationInDays" in rule]
+    assert states["Prefix"] == f"{INSTALLS}states/" and int(states["ExpirationInDays"]) == 1
     assert sessions["Prefix"] == PREFIX
     assert sessions["ExpirationInDays"] == 30
     # History outlives sessions only outside their prefix: S3 applies the shortest of

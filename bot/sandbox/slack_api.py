@@ -12,6 +12,7 @@ the sandbox all use this one fake.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import secrets
@@ -22,6 +23,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from .loopback import LoopbackServer, QuietHandler, refused
+from .slack_oauth import SlackOAuth
 from .slack_workspace import MESSAGE_METHODS, Reject, SlackWorkspace, Violation
 
 _JSON_ARGS = ("blocks", "attachments", "view", "metadata")
@@ -57,6 +59,7 @@ class FakeSlack(SlackWorkspace, LoopbackServer):
     def __init__(self, token: str = "xoxb-test", **workspace: Any) -> None:
         super().__init__(**workspace)
         self.token = token
+        self.oauth = SlackOAuth(token, self.team_id, self.user_id, self.bot_id)
         self.calls: list[Call] = []
         self.responses: list[HookPost] = []
         self._failures: dict[str, deque[_Failure]] = defaultdict(deque)
@@ -101,7 +104,10 @@ class FakeSlack(SlackWorkspace, LoopbackServer):
             failure = self._failures[method].popleft() if self._failures[method] else None
             status, headers, error = 200, {}, None
             extra: dict[str, Any] = {}
-            if token != self.token:
+            team = self.oauth.team_of(token)
+            if method == "oauth.v2.access":
+                error, extra = self.oauth.access(args)
+            elif team is None:
                 error = "invalid_auth"
             elif failure and failure.error:
                 error = failure.error
@@ -113,6 +119,8 @@ class FakeSlack(SlackWorkspace, LoopbackServer):
             else:
                 try:
                     extra = self.method(method, args)
+                    if method == "auth.test":  # which workspace this token is of
+                        extra["team_id"] = team
                 except Reject as e:
                     error = e.error
                     if e.errors:
@@ -172,6 +180,9 @@ def _handler(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
                 auth = self.headers.get("authorization", "")
                 token = auth.removeprefix("Bearer ") if auth.startswith("Bearer ") else None
                 token = token or args.pop("token", None)
+                if auth.startswith("Basic "):  # oauth.v2.access: the app's client ID and secret
+                    pair = base64.b64decode(auth.removeprefix("Basic ")).decode(errors="replace")
+                    args["client_id"], _, args["client_secret"] = pair.partition(":")
                 status, headers, body = fake._api(method, args, token)
             else:
                 status, body = fake._hook_post(parts.path, args)

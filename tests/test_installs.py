@@ -1,0 +1,126 @@
+"""Many workspaces, through the real handler: "Add to Slack" with Bolt's Lambda OAuth flow and its
+S3 stores under their own prefix, against the fake Web API's ``oauth.v2.access``; every request
+authorised with its own workspace's token, found once per warm container."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from bench.common import RequestCounter
+from bot.installs import install_prefix
+from bot.sandbox.slack_oauth import browser_get
+from tests.bot_kit import World, objects
+from workflow.shop.records import SHOP_PREFIX
+
+CLIENT_ID, CLIENT_SECRET = "1111.2222", "not-a-real-client-secret"
+INSTALLS = install_prefix(SHOP_PREFIX)
+
+
+@pytest.fixture
+def many(world: World) -> World:
+    world.slack.oauth.register_app(CLIENT_ID, CLIENT_SECRET)
+    world.boot(SLACK_CLIENT_ID=CLIENT_ID, SLACK_CLIENT_SECRET=CLIENT_SECRET, SLACK_BOT_TOKEN="")
+    return world
+
+
+def install(world: World, team: str = "T0TEAM") -> dict[str, Any]:
+    """A person's browser: the install page, Slack's authorize page (the fake hands a code), and
+    the redirect back; the last response."""
+    page = world.send(browser_get("/slack/install"))
+    assert page["statusCode"] == 200, page
+    link = re.search(r'href="(https://slack.com/oauth/v2/authorize\?[^"]+)"', page["body"])
+    assert link, page["body"][:500]
+    state = parse_qs(urlsplit(link[1].replace("&amp;", "&")).query)["state"][0]
+    cookie = page["headers"]["set-cookie"].split(";")[0]
+    code = world.slack.oauth.authorize(CLIENT_ID, "", team_id=team)
+    return world.send(browser_get("/slack/oauth_redirect", f"code={code}&state={state}", cookie))
+
+
+def test_add_to_slack_installs_the_workspace_under_its_own_prefix(
+    many: World, s3: Any, bucket: str
+) -> None:
+    done = install(many)
+    assert done["statusCode"] == 200, done
+    assert "/invite @weekly-shop" in done["body"] and "/shop" in done["body"]
+    keys = [k for k in objects(s3, bucket) if k.startswith(INSTALLS)]
+    assert any(k.startswith(f"{INSTALLS}{CLIENT_ID}/none-T0TEAM/bot") for k in keys), keys
+    assert all(k.startswith(INSTALLS) for k in objects(s3, bucket))  # nothing at the root
+
+
+def test_requests_use_the_token_of_their_workspace(many: World) -> None:
+    install(many)
+    (token,) = [
+        t for t, team in many.slack.oauth.tokens.items() if team == "T0TEAM" and t != "xoxb-test"
+    ]
+    many.shop()
+    many.run_lazies()
+    (basket,) = many.baskets()
+    posts = many.slack.calls_to("chat.postMessage")
+    assert posts and {c.token for c in posts} == {token}
+
+
+def test_a_forged_or_reused_state_is_refused_with_a_page_and_installs_nothing(
+    many: World, s3: Any, bucket: str
+) -> None:
+    code = many.slack.oauth.authorize(CLIENT_ID, "")
+    forged = many.send(
+        browser_get(
+            "/slack/oauth_redirect", f"code={code}&state=forged", "slack-app-oauth-state=forged"
+        )
+    )
+    assert forged["statusCode"] in (400, 401), forged
+    assert "expired or was already used" in forged["body"]
+    assert not [k for k in objects(s3, bucket) if "/bot" in k]
+    page = many.send(browser_get("/slack/install"))
+    state = re.search(r"state=([0-9a-f-]+)", page["body"])[1]  # type: ignore[index]
+    cookie = page["headers"]["set-cookie"].split(";")[0]
+    first = many.send(browser_get("/slack/oauth_redirect", f"code={code}&state={state}", cookie))
+    assert first["statusCode"] == 200, first
+    again_code = many.slack.oauth.authorize(CLIENT_ID, "")
+    reused = many.send(
+        browser_get("/slack/oauth_redirect", f"code={again_code}&state={state}", cookie)
+    )
+    assert reused["statusCode"] in (400, 401) and "expired or was already used" in reused["body"]
+
+
+def test_a_second_install_rotates_the_token(many: World) -> None:
+    install(many)
+    first = {t for t, team in many.slack.oauth.tokens.items() if team == "T0TEAM"}
+    install(many)
+    second = {t for t, team in many.slack.oauth.tokens.items() if team == "T0TEAM"}
+    assert first.isdisjoint(second)  # the old token is revoked
+    many.shop()
+    many.run_lazies()
+    assert {c.token for c in many.slack.calls_to("chat.postMessage")} == second
+
+
+def test_a_workspace_without_an_installation_gets_no_token(
+    many: World, s3: Any, bucket: str
+) -> None:
+    """Bolt's own refusal, in our words, through the command's response_url (only the person
+    sees it); nothing starts, nothing is written, no other workspace's token is used."""
+    ack = many.shop(team_id="T0OTHER")
+    assert ack["statusCode"] == 200 and "Writing your basket" not in str(ack.get("body"))
+    (said,) = [r.body for r in many.slack.responses]
+    assert "isn't installed in this workspace" in said["text"]
+    many.run_lazies()
+    assert many.baskets() == [] and many.slack.calls_to("chat.postMessage") == []
+    assert not [k for k in objects(s3, bucket) if k.startswith(SHOP_PREFIX)]
+
+
+def test_the_installation_is_read_once_per_warm_container(many: World) -> None:
+    from bot.handler import cold_start
+
+    install(many)
+    rt, _ = cold_start()
+    assert rt.oauth is not None
+    counter = RequestCounter(rt.oauth[1].store.s3_client)
+    many.shop()
+    many.run_lazies()
+    many.shop(text="tacos")
+    many.run_lazies()
+    assert counter.take().get("GetObject", 0) <= 1
