@@ -259,3 +259,18 @@ def home_listeners(app: App, rt: Runtime, ack_now: Callable[[Ack], None]) -> Non
     app.action(HIDE_ITEMS)(ack=ack_now, lazy=[run_toggle])
     app.action(REPEAT)(ack=ack_now, lazy=[run_repeat])
     app.action(OPEN)(ack_now)  # a link button: the browser opens the link
+
+    def run_removed(body: dict[str, Any]) -> None:
+        """The app was removed from a workspace (or its bot token revoked): everything of it
+        goes (``bot.uninstall``). Bolt passes these events without a token to authorise."""
+        event, team = body.get("event") or {}, body.get("team_id")
+        if not isinstance(team, str) or not team:
+            return
+        if event.get("type") == "tokens_revoked" and not (event.get("tokens") or {}).get("bot"):
+            return  # only user tokens: the bot still serves the workspace
+        from .uninstall import forget_workspace
+
+        forget_workspace(rt, team)
+
+    app.event("app_uninstalled")(ack=ack_now, lazy=[run_removed])
+    app.event("tokens_revoked")(ack=ack_now, lazy=[run_removed])

@@ -10,10 +10,11 @@ still costs the same requests), under a prefix of its own:
 The history prefix is a sibling of the checkpoint prefix (``weekly-shop/`` → ``weekly-shop-
 history/``), not inside it: S3 applies the shortest of overlapping expiration rules, so under the
 30-day rule nothing could be kept for ``HISTORY_DAYS``. That lifecycle rule (serverless.yml, 400
-days by default) is the only thing that deletes a record. Keys sort newest first: the newest N
-outcomes are one LIST (``MaxKeys``) and N GETs, however long the history is. A record's key is a
-function of its session and its last checkpoint's time, so a redelivery that finds the session
-ended reads it back as the session's receipt (``bot.turn.catch_up``).
+days by default) deletes a record, or its workspace removing the app (``bot.uninstall``). Keys
+sort newest first: the newest N outcomes are one LIST (``MaxKeys``) and N GETs, however long the
+history is. A record's key is a function of its session and its last checkpoint's time, so a
+redelivery that finds the session ended reads it back as the session's receipt
+(``bot.turn.catch_up``).
 
 A record is signed (HMAC-SHA256, key derived from the checkpoint signing key) and checked field
 by field when read: a "Repeat this order" turns its items into a new basket, so it is a trust

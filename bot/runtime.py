@@ -156,6 +156,10 @@ class Runtime:
         secret = self.settings.slack_signing_secret.get_secret_value().encode()
         return hmac.new(secret, b"weekly-shop modal metadata v1", hashlib.sha256).digest()
 
+    def s3(self) -> Any:
+        """The bot's S3 client (made on first use), for what reads or deletes by prefix."""
+        return self._s3()
+
     def _s3(self) -> Any:
         if self.s3_client is None:
             from workflow.s3_client import make_s3_client

@@ -124,3 +124,66 @@ def test_the_installation_is_read_once_per_warm_container(many: World) -> None:
     many.shop(text="tacos")
     many.run_lazies()
     assert counter.take().get("GetObject", 0) <= 1
+
+
+def test_removing_the_app_deletes_everything_of_that_workspace_and_nothing_else(
+    world: World, s3: Any, bucket: str
+) -> None:
+    """Two workspaces, a basket ordered and one waiting (its timer armed) in each; one removes
+    the app (``app_uninstalled``, then Slack's ``tokens_revoked``): its installation, sessions,
+    receipts, outcome records and schedules are gone; the other's are all there, and it still
+    works."""
+    import boto3
+
+    from bot.sandbox.slack_events import event_callback
+    from tests.bot_kit import SECRET
+    from tests.test_reminders import GROUP, ROLE, TARGET
+
+    scheduler = boto3.client("scheduler", region_name="us-east-1")
+    scheduler.create_schedule_group(Name=GROUP)
+    world.slack.oauth.register_app(CLIENT_ID, CLIENT_SECRET)
+    world.boot(
+        SLACK_CLIENT_ID=CLIENT_ID,
+        SLACK_CLIENT_SECRET=CLIENT_SECRET,
+        SLACK_BOT_TOKEN="",
+        TIMER_GROUP=GROUP,
+        TIMER_TARGET_ARN=TARGET,
+        TIMER_ROLE_ARN=ROLE,
+    )
+    for team in ("T0TEAM", "T0OTHER"):
+        install(world, team)
+        world.shop(team_id=team)
+        world.run_lazies()
+        basket = world.baskets()[-1]
+        world.click(basket, "approve_basket", user="U0BOB", team_id=team)
+        world.run_lazies()
+        world.shop(text="tacos", team_id=team)
+        world.run_lazies()
+
+    def theirs() -> list[str]:
+        return [k for k in objects(s3, bucket) if "T0OTHER" in k]
+
+    def timers() -> list[str]:
+        found = scheduler.list_schedules(GroupName=GROUP)["Schedules"]
+        inputs = [scheduler.get_schedule(Name=s["Name"], GroupName=GROUP) for s in found]
+        return [str(i["Target"]["Input"]) for i in inputs]
+
+    ours = {k: v for k, v in objects(s3, bucket).items() if "T0OTHER" not in k}
+    assert theirs() and len(timers()) == 2
+    assert any(k.startswith(f"{INSTALLS}{CLIENT_ID}/none-T0OTHER/") for k in theirs())
+    assert any(k.startswith("weekly-shop-history/T0OTHER/") for k in theirs())
+    removed = world.send(event_callback(SECRET, {"type": "app_uninstalled"}, team_id="T0OTHER"))
+    assert removed["statusCode"] == 200
+    world.run_lazies()
+    revoked = {"type": "tokens_revoked", "tokens": {"oauth": [], "bot": ["U0BOT"]}}
+    world.send(event_callback(SECRET, revoked, team_id="T0OTHER"))
+    world.run_lazies()
+    assert theirs() == []
+    (left,) = timers()
+    assert "T0TEAM" in left or "T0OTHER" not in left
+    assert {k: v for k, v in objects(s3, bucket).items()} == ours  # the other's, untouched
+    world.shop(text="fish", team_id="T0TEAM")  # and it still works
+    world.run_lazies()
+    assert world.baskets()[-1]["ts"] not in {b["ts"] for b in world.baskets()[:-1]}
+    refused = world.shop(team_id="T0OTHER")
+    assert "Writing your basket" not in str(refused.get("body"))

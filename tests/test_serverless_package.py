@@ -276,8 +276,8 @@ def test_environment_overrides(scheduled: Packaged) -> None:
 
 
 def test_s3_object_access_only_under_the_prefix(packaged: Packaged) -> None:
-    """Sessions' objects: read, written, deleted under the prefix; outcome records: read and
-    written under the history prefix the code derives from it, never deleted by the function."""
+    """Sessions' objects, installations and outcome records: read, written and deleted (an
+    outcome only when its workspace removes the app) under the prefixes the code derives."""
     object_actions = {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}
     sessions, installs, history = [
         s for s in packaged.statements if object_actions & set(_as_list(s["Action"]))
@@ -287,7 +287,7 @@ def test_s3_object_access_only_under_the_prefix(packaged: Packaged) -> None:
     assert sessions["Effect"] == "Allow" and history["Effect"] == "Allow"
     assert set(_as_list(sessions["Action"])) == object_actions
     assert _as_list(sessions["Resource"]) == [{"Fn::Sub": f"${{CheckpointBucket.Arn}}/{PREFIX}*"}]
-    assert set(_as_list(history["Action"])) == {"s3:GetObject", "s3:PutObject"}
+    assert set(_as_list(history["Action"])) == object_actions
     assert _as_list(history["Resource"]) == [{"Fn::Sub": f"${{CheckpointBucket.Arn}}/{HISTORY}*"}]
     assert packaged.function["Environment"]["Variables"]["CHECKPOINT_PREFIX"] == PREFIX
 
