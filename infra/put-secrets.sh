@@ -2,10 +2,11 @@
 # Put weekly-shop's secrets into SSM Parameter Store for one stage, where serverless.yml's
 # {{resolve:ssm:/weekly-shop/<stage>/...}} references find them at deploy time.
 #
-#   infra/put-secrets.sh --stage prod [--region eu-west-1] [--rotate-signing-key]
+#   infra/put-secrets.sh --stage prod [--region eu-west-1] [--workspaces one|many] [--rotate-signing-key]
 #
-# Values come from the environment: SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, ANTHROPIC_API_KEY and
-# optionally CHECKPOINT_SIGNING_KEY. One that is unset is asked for (without echo) when standard
+# Values come from the environment: SLACK_BOT_TOKEN (one workspace) or SLACK_CLIENT_ID and
+# SLACK_CLIENT_SECRET (many), SLACK_SIGNING_SECRET, ANTHROPIC_API_KEY, optionally
+# CHECKPOINT_SIGNING_KEY. One that is unset is asked for (without echo) when standard
 # input is a terminal; otherwise the script stops. CHECKPOINT_SIGNING_KEY, when not given, is
 # kept if the stage already has one (a new key would make every waiting checkpoint unreadable)
 # or generated with `openssl rand -hex 32`; --rotate-signing-key generates a new one anyway.
@@ -18,12 +19,13 @@
 set -euo pipefail
 
 usage() {
-  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 stage="dev"
 region="eu-west-1"
 rotate_signing_key=false
+workspaces="one"
 
 while (($# > 0)); do
   case "$1" in
@@ -43,6 +45,14 @@ while (($# > 0)); do
       region="${1#*=}"
       shift
       ;;
+    --workspaces)
+      workspaces="${2:?--workspaces needs one or many}"
+      shift 2
+      ;;
+    --workspaces=*)
+      workspaces="${1#*=}"
+      shift
+      ;;
     --rotate-signing-key)
       rotate_signing_key=true
       shift
@@ -58,6 +68,11 @@ while (($# > 0)); do
       ;;
   esac
 done
+
+if [[ "$workspaces" != one && "$workspaces" != many ]]; then
+  echo "put-secrets: --workspaces is one or many; got '$workspaces'" >&2
+  exit 2
+fi
 
 if [[ ! "$stage" =~ ^[A-Za-z0-9-]+$ ]]; then
   echo "put-secrets: --stage must be letters, digits and dashes; got '$stage'" >&2
@@ -88,7 +103,12 @@ require_secret() {
   printf -v "$name" '%s' "$value"
 }
 
-require_secret SLACK_BOT_TOKEN
+if [[ "$workspaces" == one ]]; then
+  require_secret SLACK_BOT_TOKEN
+else
+  require_secret SLACK_CLIENT_ID
+  require_secret SLACK_CLIENT_SECRET
+fi
 require_secret SLACK_SIGNING_SECRET
 require_secret ANTHROPIC_API_KEY
 
@@ -122,7 +142,12 @@ parameter_exists() {
   [[ "$found" != "0" ]]
 }
 
-put_parameter slack-bot-token "$SLACK_BOT_TOKEN"
+if [[ "$workspaces" == one ]]; then
+  put_parameter slack-bot-token "$SLACK_BOT_TOKEN"
+else
+  put_parameter slack-client-id "$SLACK_CLIENT_ID"
+  put_parameter slack-client-secret "$SLACK_CLIENT_SECRET"
+fi
 put_parameter slack-signing-secret "$SLACK_SIGNING_SECRET"
 put_parameter anthropic-api-key "$ANTHROPIC_API_KEY"
 

@@ -58,6 +58,8 @@ CONFIG_VARIABLES = (
     "APPROVER_IDS",
     "NO_SELF_APPROVAL",
     "SECRETS_REVISION",
+    "WORKSPACES",
+    "SHOP_TEAM",
 )
 PACKAGE_TIMEOUT = 600
 
@@ -197,6 +199,8 @@ def scheduled(
             "ANTHROPIC_MODEL": "claude-sonnet-test",
             "APPROVER_IDS": "U01,U02",
             "NO_SELF_APPROVAL": "true",
+            "WORKSPACES": "many",
+            "SHOP_TEAM": "T0123456",
         },
     )
 
@@ -270,6 +274,23 @@ def test_environment_overrides(scheduled: Packaged) -> None:
     assert variables["NO_SELF_APPROVAL"] == "true"
     assert variables["SHOP_CHANNEL"] == "C0123456789"
     assert variables["SHOP_REQUEST"] == "tacos on Friday, we have rice"
+
+
+def test_one_workspace_by_default_and_many_with_workspaces_many(
+    packaged: Packaged, scheduled: Packaged
+) -> None:
+    """One workspace: its bot token from SSM, no OAuth credentials. Many (WORKSPACES=many, as
+    put-secrets.sh --workspaces many wrote them): the client ID and secret from SSM, no bot
+    token, and the schedule's workspace named (SHOP_TEAM)."""
+    one = packaged.function["Environment"]["Variables"]
+    assert (one["SLACK_CLIENT_ID"], one["SLACK_CLIENT_SECRET"], one["SHOP_TEAM"]) == ("", "", "")
+    many = scheduled.function["Environment"]["Variables"]
+    assert many["SLACK_BOT_TOKEN"] == ""
+    assert many["SLACK_CLIENT_ID"] == f"{{{{resolve:ssm:/weekly-shop/{STAGE}/slack-client-id}}}}"
+    assert many["SLACK_CLIENT_SECRET"] == (
+        f"{{{{resolve:ssm:/weekly-shop/{STAGE}/slack-client-secret}}}}"
+    )
+    assert many["SHOP_TEAM"] == "T0123456"
 
 
 # --- IAM ---------------------------------------------------------------------------------------
@@ -616,13 +637,23 @@ def test_manifest_urls_point_at_the_route() -> None:
     assert re.search(r"^\s*should_escape: false$", manifest, flags=re.MULTILINE)
     assert re.search(r"^\s*home_tab_enabled: true$", manifest, flags=re.MULTILINE)
     events = manifest.split("bot_events:")[1].split("interactivity:")[0]
-    assert re.findall(r"^\s*- (\S+)$", events, flags=re.MULTILINE) == ["app_home_opened"]
+    assert re.findall(r"^\s*- (\S+)$", events, flags=re.MULTILINE) == [
+        "app_home_opened",
+        "app_uninstalled",
+        "tokens_revoked",
+    ]
+    redirects = manifest.split("redirect_urls:")[1].split("scopes:")[0]
+    (redirect,) = re.findall(r"^\s*- (\S+)$", redirects, flags=re.MULTILINE)
+    assert redirect.startswith("https://") and redirect.endswith("/slack/oauth_redirect")
 
 
+@pytest.mark.parametrize("workspaces", ["one", "many"])
 def test_put_secrets_writes_the_parameters_the_template_reads(
-    packaged: Packaged, tmp_path: Path
+    packaged: Packaged, scheduled: Packaged, tmp_path: Path, workspaces: str
 ) -> None:
-    """infra/put-secrets.sh against a fake `aws`: same names, values never on a command line."""
+    """infra/put-secrets.sh against a fake `aws`: same names, values never on a command line;
+    ``--workspaces many`` writes the OAuth credentials the WORKSPACES=many template reads."""
+    template = packaged if workspaces == "one" else scheduled
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     log = tmp_path / "aws.log"
@@ -640,9 +671,12 @@ def test_put_secrets_writes_the_parameters_the_template_reads(
         "HOME": str(tmp_path),
         **{name: CANARIES[name] for name in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET")},
         "ANTHROPIC_API_KEY": CANARIES["ANTHROPIC_API_KEY"],
+        "SLACK_CLIENT_ID": "1111.2222",
+        "SLACK_CLIENT_SECRET": "canary-client-secret-0f1e2d",
     }
+    script = [str(ROOT / "infra" / "put-secrets.sh"), "--stage", STAGE, "--region", REGION]
     result = subprocess.run(
-        ["bash", str(ROOT / "infra" / "put-secrets.sh"), "--stage", STAGE, "--region", REGION],
+        ["bash", *script, "--workspaces", workspaces],
         env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
@@ -652,13 +686,16 @@ def test_put_secrets_writes_the_parameters_the_template_reads(
     assert result.returncode == 0, result.stdout + result.stderr
     calls = log.read_text()
     written = re.findall(r"put-parameter .*--name (\S+)", calls)
-    references = re.findall(r"\{\{resolve:ssm:([^}]+)\}\}", packaged.template_text)
+    references = re.findall(r"\{\{resolve:ssm:([^}]+)\}\}", template.template_text)
     assert sorted(written) == sorted(references)
     assert all(f"--region {REGION}" in line for line in calls.splitlines())
     values = (tmp_path / "aws.log.values").read_text().splitlines()
-    for name in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "ANTHROPIC_API_KEY"):
+    token = "SLACK_BOT_TOKEN" if workspaces == "one" else "SLACK_SIGNING_SECRET"
+    for name in (token, "SLACK_SIGNING_SECRET", "ANTHROPIC_API_KEY"):
         assert CANARIES[name] in values
         assert CANARIES[name] not in calls
         assert CANARIES[name] not in result.stdout + result.stderr
-    [generated] = [v for v in values if v not in CANARIES.values()]
+    oauth = {"1111.2222", "canary-client-secret-0f1e2d"} if workspaces == "many" else set()
+    assert oauth <= set(values) and "canary-client-secret-0f1e2d" not in calls
+    [generated] = [v for v in values if v not in {*CANARIES.values(), *oauth}]
     assert re.fullmatch(r"[0-9a-f]{64}", generated)
