@@ -45,6 +45,7 @@ import json
 import logging
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import parse_qsl
@@ -98,9 +99,12 @@ class LostRuns:
         schedule_channel: str = "",
         schedule_tenant: Any = None,
         timers: Timers | None = None,
+        outbox_for: Callable[[str], Outbox] | None = None,
     ) -> None:
         self.timers = timers
         self.outbox = outbox
+        # The outbox of a lost run's workspace (with many workspaces, its own token).
+        self.outbox_for = outbox_for or (lambda tenant: outbox)
         self.verifier = SignatureVerifier(signing_secret)
         self.metadata_key = metadata_key
         self.s3, self.bucket, self.prefix = s3, bucket, prefix
@@ -173,11 +177,18 @@ class LostRuns:
         return True
 
     def _say(self, said: Said) -> bool:
+        from .installs import NotInstalled
+
+        try:
+            outbox = self.outbox_for(said.tenant)
+        except NotInstalled:  # the workspace removed the app since: nobody to tell
+            log.warning("a lost run of a workspace without an installation: dropped")
+            return True
         if said.reply_url:
-            return self.outbox.reply(said.reply_url, said.text)
+            return outbox.reply(said.reply_url, said.text)
         if said.user:
-            return self.outbox.tell(said.channel, said.user, said.text)
-        return self.outbox.post(said.channel, said.text, said.thread_ts)
+            return outbox.tell(said.channel, said.user, said.text)
+        return outbox.post(said.channel, said.text, said.thread_ts)
 
     def _what_to_say(self, original: dict[str, Any]) -> Said | None:
         if original.get("source") == "aws.events" and self.schedule_channel:

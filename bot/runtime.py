@@ -269,8 +269,9 @@ class Runtime:
             bucket=s.checkpoint_bucket,
             prefix=s.checkpoint_prefix,
             schedule_channel=s.shop_channel,
-            schedule_tenant=lambda: self.web.auth_test()["team_id"],
+            schedule_tenant=lambda: self.settings.shop_team or self.web.auth_test()["team_id"],
             timers=self.timers,
+            outbox_for=lambda tenant: self.for_workspace(tenant).outbox,
         )
 
     @functools.cached_property

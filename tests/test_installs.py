@@ -13,7 +13,7 @@ import pytest
 from bench.common import RequestCounter
 from bot.installs import install_prefix
 from bot.sandbox.slack_oauth import browser_get
-from tests.bot_kit import World, objects
+from tests.bot_kit import CHANNEL, World, objects
 from workflow.shop.records import SHOP_PREFIX
 
 CLIENT_ID, CLIENT_SECRET = "1111.2222", "not-a-real-client-secret"
@@ -187,3 +187,22 @@ def test_removing_the_app_deletes_everything_of_that_workspace_and_nothing_else(
     assert world.baskets()[-1]["ts"] not in {b["ts"] for b in world.baskets()[:-1]}
     refused = world.shop(team_id="T0OTHER")
     assert "Writing your basket" not in str(refused.get("body"))
+
+
+def test_a_lost_run_is_said_with_its_own_workspaces_token(many: World) -> None:
+    """The lost-lazy-runs queue (bot/lost.py) tells the person with the token of the workspace
+    the lost run came from."""
+    from bot.sandbox.aws_events import lost_run_record, sqs_event
+
+    install(many)
+    many.shop()
+    many.run_lazies()
+    (basket,) = many.baskets()
+    many.click(basket, "approve_basket", user="U0BOB")
+    (lost,) = many.lam.take()  # the approve's lazy run, never finished
+    assert many.send(sqs_event(lost_run_record(lost.payload))) == {"batchItemFailures": []}
+    (said,) = many.slack.thread(CHANNEL, basket["ts"])
+    (call,) = [c for c in many.slack.calls_to("chat.postMessage") if c.args.get("thread_ts")]
+    tokens = many.slack.oauth.tokens
+    assert tokens[str(call.token)] == "T0TEAM" and call.token != "xoxb-test"
+    assert "didn't go through — press Approve again" in said["text"]
