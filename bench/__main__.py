@@ -4,7 +4,8 @@
 
 Slack level (bench.slack: the bot handler in this process and in fresh processes), engine
 level (bench.resume), a basket's timers (bench.timers: S3 and Scheduler requests) and the Home
-tab (bench.home: S3 requests with 1 and 500 past outcomes), against
+tab (bench.home: S3 requests with 1 and 500 past outcomes) and many workspaces (bench.installs:
+the installation read, cold and warm), against
 moto (S3, Scheduler) and the fake Slack, Lambda and Anthropic APIs on 127.0.0.1; each figure
 beside a baseline measured in the same run.
 """
@@ -16,7 +17,7 @@ import dataclasses
 import os
 import time
 
-from bench import coldstart, home, resume, slack, timers
+from bench import coldstart, home, installs, resume, slack, timers
 from bench.common import loopback
 from bench.table import render
 
@@ -31,6 +32,8 @@ def main() -> None:
         engine_rows = asyncio.run(resume.measure(lb.check_s3, "bench-engine"))
     with loopback("bench-home") as lb:
         home_rows = home.measure(lb)
+    with loopback("bench-installs", **installs.MANY) as lb:
+        home_rows += installs.measure(lb)
     with loopback("bench-timers", **timers.TIMER_ENV) as lb:
         timer_rows = timers.measure(lb)
         # As deployed: the approve also makes a Scheduler client and deletes the basket's timers.
