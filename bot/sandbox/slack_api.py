@@ -8,6 +8,13 @@ membership, expired or reused trigger IDs, a ``response_url`` used too often or 
 be told to fail the next call of a method (HTTP 429 with ``Retry-After``, or an ``ok: false``
 body). Any other path (``hooks_url`` + ...) acts as a ``response_url``. The tests, ``bench/`` and
 the sandbox all use this one fake.
+
+It can hold more than one workspace, as Slack does: the fake itself is the first (its
+``team_id``), :meth:`FakeSlack.add_workspace` adds another, and each call is answered by the
+workspace of its token's team (``oauth.tokens``), each ``response_url`` by the workspace it was
+issued for. Channels, messages, ephemerals, views and trigger IDs of one workspace are never seen
+from another. A token of a team with no workspace of its own is answered by the first one (tests
+that only care which token a request was authorised with).
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import contextlib
 import json
 import secrets
 from collections import defaultdict, deque
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -67,6 +75,40 @@ class FakeSlack(SlackWorkspace, LoopbackServer):
         self.url = f"{self.root}/api/"
         # A response_url's secret is its path: only URLs under this per-fake one are taken.
         self.hooks_url = f"{self.root}/hooks/{secrets.token_hex(8)}"
+        self._workspaces: dict[str, SlackWorkspace] = {self.team_id: self}
+
+    # ------------------------------------------------------------ workspaces
+
+    def add_workspace(
+        self, team_id: str, channels: Mapping[str, Iterable[str]] | None = None
+    ) -> SlackWorkspace:
+        """Another workspace behind this Web API, with the same bot user (reached with a token
+        ``oauth.v2.access`` issued for ``team_id``); ``channels`` as for the first."""
+        added = SlackWorkspace(
+            team_id=team_id,
+            user_id=self.user_id,
+            bot_id=self.bot_id,
+            channels=channels,
+            clock=self.clock,
+            wall=self.wall,
+            ts_base=self.ts_base,
+        )
+        added.on_change = self._changed  # whoever watches this fake sees every workspace change
+        with self._lock:
+            if team_id in self._workspaces:
+                raise ValueError(f"workspace {team_id} is already here")
+            self._workspaces[team_id] = added
+        return added
+
+    def workspace(self, team_id: str) -> SlackWorkspace:
+        """The workspace of ``team_id`` (KeyError if this fake holds none)."""
+        with self._lock:
+            return self._workspaces[team_id]
+
+    def team_ids(self) -> list[str]:
+        """Every workspace's team, the first one first."""
+        with self._lock:
+            return list(self._workspaces)
 
     # ------------------------------------------------------------ test helpers
 
@@ -118,7 +160,7 @@ class FakeSlack(SlackWorkspace, LoopbackServer):
                     headers["Retry-After"] = str(failure.retry_after)
             else:
                 try:
-                    extra = self.method(method, args)
+                    extra = self._workspaces.get(team, self).method(method, args)
                     if method == "auth.test":  # which workspace this token is of
                         extra["team_id"] = team
                 except Reject as e:
@@ -130,19 +172,25 @@ class FakeSlack(SlackWorkspace, LoopbackServer):
             return status, headers, _answer(error, extra)
 
     def _hook_post(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        error = None
+        error, workspace = None, self._hook_workspace(path)
         try:
             if not path.startswith(urlsplit(self.hooks_url).path + "/"):
                 raise Reject("invalid_url")
-            status = self.hook(path, body)
+            status = workspace.hook(path, body)
         except Reject as e:
             status, error = (404 if e.error in _GONE_URL else 400), e.error
             if e.errors:
                 with self._lock:
-                    self.violations.append(Violation("response_url", e.errors))
+                    workspace.violations.append(Violation("response_url", e.errors))
         with self._lock:
             self.responses.append(HookPost(path, body, status))
         return status, _answer(error, {})
+
+    def _hook_workspace(self, path: str) -> SlackWorkspace:
+        """The workspace a response_url was issued for (its path names the team)."""
+        seg = [s for s in path.split("/") if s][-7:]
+        with self._lock:
+            return self._workspaces.get(seg[1], self) if len(seg) == 7 else self
 
 
 def _answer(error: str | None, extra: dict[str, Any]) -> dict[str, Any]:
