@@ -24,9 +24,10 @@ def _env() -> dict[str, str]:
 
 
 @contextmanager
-def running_sandbox(port: int = 0) -> Iterator[SandboxProcess]:
+def running_sandbox(port: int = 0, workspaces: str = "one") -> Iterator[SandboxProcess]:
+    command = ["sandbox", "--port", str(port), "--workspaces", workspaces]
     process = subprocess.Popen(
-        [sys.executable, "-m", "bot.cli", "sandbox", "--port", str(port)],
+        [sys.executable, "-m", "bot.cli", *command],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -410,9 +410,9 @@ def test_only_the_page_itself_can_drive_it(sandbox: SandboxProcess) -> None:
     json_type = {"Content-Type": "application/json"}
     assert status("/ui/state?user=U0ALICE", None, {"Sec-Fetch-Site": "cross-site"}) == 403
     assert status("/ui/command", body, {**json_type, "Origin": "http://evil.example"}) == 403
-    # The Home tab's endpoints too: opening it and clicking on it.
+    # The Home tab's endpoints too (opening it and clicking on it), and Add to Slack.
     home = json.dumps({"user": "U0ALICE", "action_id": "home_repeat", "value": "x"}).encode()
-    for path in ("/ui/home", "/ui/home-click"):
+    for path in ("/ui/home", "/ui/home-click", "/ui/install"):
         assert status(path, home, {"Content-Type": "text/plain"}) == 415
         assert status(path, home, {**json_type, "Origin": "http://evil.example"}) == 403
         assert status(path, home, {**json_type, "Sec-Fetch-Site": "cross-site"}) == 403

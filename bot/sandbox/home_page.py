@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 async def ui_home(request: web.Request) -> web.Response:
     """The person opens the app's Home tab."""
     sandbox: Sandbox = request.app["sandbox"]
-    user = person(str((await request.json()).get("user", "")))
-    event = se.app_home_opened(sandbox.secret, user, team_id=sandbox.slack.team_id)
+    data = await request.json()
+    user, slack = person(str(data.get("user", ""))), sandbox.workspace(data.get("team"))
+    event = se.app_home_opened(sandbox.secret, user, team_id=slack.team_id)
     status = int((await sandbox.invoke(event)).get("statusCode", 500))
     return web.json_response({"ok": status == 200, "status": status})
 
@@ -46,8 +47,8 @@ async def ui_home_click(request: web.Request) -> web.Response:
     """A button on the person's Home tab (not a link button: the browser opens those)."""
     sandbox: Sandbox = request.app["sandbox"]
     data = await request.json()
-    user = person(str(data.get("user", "")))
-    view = sandbox.slack.home(user)
+    user, slack = person(str(data.get("user", ""))), sandbox.workspace(data.get("team"))
+    view = slack.home(user)
     if view is None:
         return web.json_response({"ok": False, "error": "no_home_view"}, status=404)
     wanted = (data.get("action_id"), data.get("value", ""))
@@ -59,7 +60,7 @@ async def ui_home_click(request: web.Request) -> web.Response:
             action_id=str(button["action_id"]),
             value=str(button.get("value", "")),
             view_id=str(view["id"]),
-            team_id=sandbox.slack.team_id,
+            team_id=slack.team_id,
             user_id=user,
         )
         status = int((await sandbox.invoke(event)).get("statusCode", 500))

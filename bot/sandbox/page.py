@@ -5,8 +5,10 @@ the change modal a signed ``view_submission`` (all built by ``slack_requests``, 
 each is delivered to ``bot.handler.handler`` as API Gateway would deliver it, with trigger IDs and
 response URLs the fake Slack issued. The page reads the channel, its modal and the checkpoints
 panel from ``/ui/state`` (and the person's Home tab: ``home_page``) and refreshes when
-``/ui/events`` says something changed. Only the page itself may call these endpoints
-(``same_origin_only``).
+``/ui/events`` says something changed. Every request names the workspace the page shows
+(``team``; the first one if it names none), and all of it (channels, messages, triggers, the
+Home tab, the panel's sessions) is that workspace's; "Add to Slack" is ``install_page``. Only the
+page itself may call these endpoints (``same_origin_only``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from . import slack_requests as sr
 
 if TYPE_CHECKING:
     from .server import Sandbox
+    from .slack_workspace import SlackWorkspace
 
 PEOPLE = {"U0ALICE": "Alice", "U0BOB": "Bob", "U0CAROL": "Carol"}
 
@@ -31,29 +34,41 @@ def person(request_user: str) -> str:
     return request_user if request_user in PEOPLE else "U0ALICE"
 
 
-def _channel(sandbox: Sandbox, asked: object) -> str:
-    return (
-        asked
-        if isinstance(asked, str) and asked in sandbox.slack.channel_ids()
-        else sandbox.channel
-    )
+def _channel(sandbox: Sandbox, slack: SlackWorkspace, asked: object) -> str:
+    """The channel asked for, if the workspace has it; else its first (the sandbox's own)."""
+    ids = slack.channel_ids()
+    if isinstance(asked, str) and asked in ids:
+        return asked
+    return sandbox.channel if sandbox.channel in ids else ids[0]
 
 
-def channels(sandbox: Sandbox) -> list[dict[str, Any]]:
+def channels(slack: SlackWorkspace) -> list[dict[str, Any]]:
     """The sidebar: each channel, and whether the bot is in it."""
     found = []
-    for cid in sandbox.slack.channel_ids():
-        info = sandbox.slack.channel_info(cid)
+    for cid in slack.channel_ids():
+        info = slack.channel_info(cid)
         if info is not None:
-            found.append(
-                {"id": cid, "name": info.name, "bot": sandbox.slack.user_id in info.members}
-            )
+            found.append({"id": cid, "name": info.name, "bot": slack.user_id in info.members})
     return found
 
 
-def snapshot(sandbox: Sandbox, user: str, channel: str | None = None) -> dict[str, Any]:
-    """What ``user`` sees in the channel: messages with their threads, their own ephemerals."""
-    slack, channel = sandbox.slack, channel or sandbox.channel
+def workspaces(sandbox: Sandbox) -> list[dict[str, Any]]:
+    """The switcher: each workspace, and whether the app is installed there."""
+    from .server import NAMES
+
+    return [
+        {"id": team, "name": NAMES.get(team, team), "installed": sandbox.installed(team)}
+        for team in sandbox.slack.team_ids()
+    ]
+
+
+def snapshot(
+    sandbox: Sandbox, user: str, channel: str | None = None, slack: SlackWorkspace | None = None
+) -> dict[str, Any]:
+    """What ``user`` sees in the channel (of ``slack``, the first workspace if not given):
+    messages with their threads, their own ephemerals."""
+    slack = slack or sandbox.slack
+    channel = channel or _channel(sandbox, slack, None)
     shown = [dict(m, replies=slack.thread(channel, m["ts"])) for m in slack.messages(channel)]
     for eph in slack.ephemerals(user):
         if eph["channel"] == channel:
@@ -68,21 +83,23 @@ async def ui_state(request: web.Request) -> web.Response:
     from .panel import sessions, timers
 
     sandbox: Sandbox = request.app["sandbox"]
+    slack = sandbox.workspace(request.query.get("team"))
     user = person(request.query.get("user", ""))
-    channel = _channel(sandbox, request.query.get("channel"))
+    channel = _channel(sandbox, slack, request.query.get("channel"))
     rt, _ = cold_start()
-    panel = await asyncio.get_running_loop().run_in_executor(
-        sandbox.pool, sessions, rt, sandbox.slack.team_id, PEOPLE
-    )
-    armed = await asyncio.get_running_loop().run_in_executor(sandbox.pool, timers, rt)
-    state = snapshot(sandbox, user, channel)
+    loop = asyncio.get_running_loop()
+    panel = await loop.run_in_executor(sandbox.pool, sessions, rt, slack.team_id, PEOPLE)
+    armed = await loop.run_in_executor(sandbox.pool, timers, rt, slack.team_id)
+    state = snapshot(sandbox, user, channel, slack)
     state.update(
+        team=slack.team_id,
+        workspaces=workspaces(sandbox),
         channel=channel,
-        channels=channels(sandbox),
+        channels=channels(slack),
         people=PEOPLE,
         busy=sandbox.busy,
         banner=sandbox.banner,
-        home=sandbox.slack.home(user),
+        home=slack.home(user),
         sessions=panel,
         timers=armed,
         max_rounds=rt.settings.max_rounds,
@@ -120,10 +137,10 @@ def _answer(response: dict[str, Any]) -> tuple[int, str]:
 
 async def ui_command(request: web.Request) -> web.Response:
     sandbox: Sandbox = request.app["sandbox"]
-    slack = sandbox.slack
     data = await request.json()
+    slack = sandbox.workspace(data.get("team"))
     user = person(str(data.get("user", "")))
-    channel = _channel(sandbox, data.get("channel"))
+    channel = _channel(sandbox, slack, data.get("channel"))
     text = str(data.get("text", "")).strip()
     if text.startswith("/invite") and "@weekly-shop" in text:
         slack.join(channel, slack.user_id)  # what Slack's own /invite does
@@ -141,7 +158,7 @@ async def ui_command(request: web.Request) -> web.Response:
         user_id=user,
         channel_id=channel,
         trigger_id=slack.issue_trigger(user),
-        response_url_base=slack.hooks_url,
+        response_url_base=sandbox.slack.hooks_url,
     )
     status, body = _answer(await sandbox.invoke(event))
     if body:  # Slack shows a slash command's ack text to the person who typed it
@@ -151,10 +168,10 @@ async def ui_command(request: web.Request) -> web.Response:
 
 async def ui_action(request: web.Request) -> web.Response:
     sandbox: Sandbox = request.app["sandbox"]
-    slack = sandbox.slack
     data = await request.json()
+    slack = sandbox.workspace(data.get("team"))
     user = person(str(data.get("user", "")))
-    channel = _channel(sandbox, data.get("channel"))
+    channel = _channel(sandbox, slack, data.get("channel"))
     message = slack.message(channel, str(data.get("ts", "")))
     if message is None:
         return web.json_response({"ok": False, "error": "message_not_found"}, status=404)
@@ -171,7 +188,7 @@ async def ui_action(request: web.Request) -> web.Response:
                 channel_id=channel,
                 message_ts=message["ts"],
                 trigger_id=slack.issue_trigger(user),
-                response_url_base=slack.hooks_url,
+                response_url_base=sandbox.slack.hooks_url,
                 block_id=str(block.get("block_id", "")),
                 message={k: v for k, v in message.items() if k in ("type", "ts", "text", "blocks")},
             )
@@ -182,8 +199,8 @@ async def ui_action(request: web.Request) -> web.Response:
 
 async def ui_view(request: web.Request) -> web.Response:
     sandbox: Sandbox = request.app["sandbox"]
-    slack = sandbox.slack
     data = await request.json()
+    slack = sandbox.workspace(data.get("team"))
     user = person(str(data.get("user", "")))
     view = slack.open_view(user)
     if view is None:
@@ -208,12 +225,14 @@ async def ui_view(request: web.Request) -> web.Response:
 async def ui_fast_forward(request: web.Request) -> web.Response:
     """The panel's "Fire the next timer": a reminder or an expiry without waiting hours."""
     sandbox: Sandbox = request.app["sandbox"]
-    return web.json_response({"ok": True, "fired": await sandbox.fast_forward()})
+    team = sandbox.workspace((await request.json()).get("team")).team_id
+    return web.json_response({"ok": True, "fired": await sandbox.fast_forward(team)})
 
 
 async def ui_close(request: web.Request) -> web.Response:
     sandbox: Sandbox = request.app["sandbox"]
-    sandbox.slack.close_view(person(str((await request.json()).get("user", ""))))
+    data = await request.json()
+    sandbox.workspace(data.get("team")).close_view(person(str(data.get("user", ""))))
     return web.json_response({"ok": True})
 
 
@@ -269,7 +288,8 @@ def build_app(sandbox: Sandbox) -> web.Application:
     app.router.add_post("/ui/view", ui_view)
     app.router.add_post("/ui/close", ui_close)
     app.router.add_post("/ui/fast-forward", ui_fast_forward)
-    from .home_page import add_routes  # it builds on this module: imported once this one is
+    from . import home_page, install_page  # they build on this module: imported once it is
 
-    add_routes(app)
+    home_page.add_routes(app)
+    install_page.add_routes(app)
     return app

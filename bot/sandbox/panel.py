@@ -188,8 +188,9 @@ def _written_by(store: S3CheckpointStore, tenant: str, session: str, checkpoint_
     return "" if record is None else f"{written_with(record.state)} · record v{record.mac}"
 
 
-def timers(rt: Runtime) -> list[dict[str, Any]]:
-    """The basket timers armed on (moto's) EventBridge Scheduler, the next due first."""
+def timers(rt: Runtime, tenant: str | None = None) -> list[dict[str, Any]]:
+    """The basket timers armed on (moto's) EventBridge Scheduler, the next due first: those of
+    ``tenant``'s sessions, when given."""
     armed = rt.timers
     if armed is None:
         return []
@@ -200,4 +201,5 @@ def timers(rt: Runtime) -> list[dict[str, Any]]:
     return [
         {"session": t.session, "kind": t.kind, "n": t.n, "at": t.at, "thread_ts": t.thread_ts}
         for t in pending
+        if tenant in (None, t.tenant)
     ]

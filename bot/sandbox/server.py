@@ -7,6 +7,11 @@ server serves the channel page (``page.py``) and turns what the person does ther
 Slack requests (``slack_requests``) delivered to ``bot.handler.handler``. Each lazy
 self-invocation the bot makes arrives at the fake Invoke endpoint and runs as a new invocation,
 so the sandbox takes the same path as production and Slack refuses here what it refuses there.
+
+``--workspaces many`` boots the bot for many workspaces (``bot.installs``): an app client ID and
+a per-run secret registered with the fake, a second workspace ("Garden club", with a channel of
+its own), and neither installed until someone presses "Add to Slack" on the page
+(``install_page``), which runs Slack's OAuth flow through the handler against the fake.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from .aws_events import lambda_context
 from .lambda_api import FakeLambda, Invocation
 from .page import PEOPLE, build_app
 from .slack_api import FakeSlack
+from .slack_workspace import SlackWorkspace
 
 log = logging.getLogger(__name__)
 BUCKET = "weekly-shop-sandbox"
@@ -35,15 +41,20 @@ TEAM = "T0SANDBOX"
 CHANNEL = "C0WEEKLYSHOP"
 GARDEN = "C0GARDEN"
 BOT_USER = "U0SHOPBOT"
+GARDEN_TEAM = "T0GARDEN"  # the second workspace with --workspaces many
+ALLOTMENT = "C0ALLOTMENT"  # its channel
+CLIENT_ID = "1000000001.2000000002"
+NAMES = {TEAM: "Sandbox workspace", GARDEN_TEAM: "Garden club"}
 FUNCTION_NAME = "weekly-shop-sandbox-slack"
 TIMER_GROUP = "weekly-shop-sandbox-baskets"
 
 
 class Sandbox:
     """The fakes, the bot's invocations, and the change notifications the page waits on. The
-    fakes take only the bot: a per-run bot token (Slack) and AWS access key (Lambda)."""
+    fakes take only the bot: a per-run bot token (Slack) and AWS access key (Lambda); with many
+    workspaces, no token until an install, and a per-run client secret to get one."""
 
-    def __init__(self, secret: str) -> None:
+    def __init__(self, secret: str, many: bool = False) -> None:
         self.secret = secret
         self.token = f"xoxb-sandbox-{secrets.token_hex(16)}"
         self.access_key_id = f"SANDBOX{secrets.token_hex(8).upper()}"
@@ -58,6 +69,13 @@ class Sandbox:
         # A channel the bot was never added to: /shop there is refused as Slack refuses it,
         # until someone types /invite @weekly-shop.
         self.slack.add_channel(GARDEN, "garden", members=PEOPLE, bot=False)
+        self.client_id = CLIENT_ID if many else None
+        self.client_secret = secrets.token_hex(16)
+        if many:  # nobody holds a token until the app is added to a workspace
+            self.slack.oauth.revoke(self.token)
+            self.slack.oauth.register_app(CLIENT_ID, self.client_secret)
+            garden = self.slack.add_workspace(GARDEN_TEAM)
+            garden.add_channel(ALLOTMENT, "allotment", members=PEOPLE)
         self.lam = FakeLambda(on_invoke=self._lazy, access_key_id=self.access_key_id)
         self.channel = CHANNEL
         self.busy = 0
@@ -69,6 +87,15 @@ class Sandbox:
         self._loop = asyncio.get_running_loop()
         self._tasks: set[asyncio.Future[Any]] = set()
         self.slack.on_change = self.bump
+
+    def workspace(self, team: object) -> SlackWorkspace:
+        """The workspace the page shows: ``team``'s, the first one if it names none here."""
+        known = isinstance(team, str) and team in self.slack.team_ids()
+        return self.slack.workspace(team) if known else self.slack  # type: ignore[arg-type]
+
+    def installed(self, team: str) -> bool:
+        """Whether the app is in ``team``'s workspace (always, with one workspace)."""
+        return self.client_id is None or self.slack.oauth.installed(team)
 
     def bump(self) -> None:
         """Tell every open page something changed (safe from any thread)."""
@@ -117,10 +144,11 @@ class Sandbox:
 
         self._loop.call_soon_threadsafe(schedule)
 
-    async def fast_forward(self) -> str:
-        """Fire the basket timer due first, now, as Scheduler would at its time (moto never
-        fires one): its schedule goes (ActionAfterCompletion: DELETE), its payload is invoked.
-        Returns what it was ("remind 1", "expire"), or "" when no timer is armed."""
+    async def fast_forward(self, team: str | None = None) -> str:
+        """Fire the basket timer due first (of ``team``'s sessions, when given), now, as
+        Scheduler would at its time (moto never fires one): its schedule goes
+        (ActionAfterCompletion: DELETE), its payload is invoked. Returns what it was
+        ("remind 1", "expire"), or "" when no timer is armed."""
         from bot.handler import cold_start
         from bot.timers import schedule_name, to_payload
 
@@ -129,6 +157,7 @@ class Sandbox:
         if timers is None:
             return ""
         pending = await self._loop.run_in_executor(self.pool, timers.pending)
+        pending = [t for t in pending if team in (None, t.tenant)]
         if not pending:
             return ""
         timer = pending[0]
@@ -143,10 +172,17 @@ def configure_bot(sandbox: Sandbox, s3_url: str) -> str:
     weekly schedule's settings are cleared: nothing starts in the sandbox but what is typed."""
     for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_SESSION_TOKEN"):
         os.environ.pop(name, None)
-    for name in ("SHOP_CHANNEL", "SHOP_REQUEST", "SHOP_SCHEDULE"):
+    for name in ("SHOP_CHANNEL", "SHOP_REQUEST", "SHOP_SCHEDULE", "SHOP_TEAM"):
         os.environ.pop(name, None)
+    if sandbox.client_id is not None:  # many workspaces: each one's token comes from its install
+        os.environ.update(
+            SLACK_CLIENT_ID=sandbox.client_id, SLACK_CLIENT_SECRET=sandbox.client_secret
+        )
+    else:
+        for name in ("SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET"):
+            os.environ.pop(name, None)
     os.environ.update(
-        SLACK_BOT_TOKEN=sandbox.token,
+        SLACK_BOT_TOKEN="" if sandbox.client_id else sandbox.token,
         SLACK_SIGNING_SECRET=sandbox.secret,
         CHECKPOINT_BUCKET=BUCKET,
         SLACK_API_URL=sandbox.slack.url,
@@ -169,10 +205,10 @@ def configure_bot(sandbox: Sandbox, s3_url: str) -> str:
     )
 
 
-async def serve(port: int, ready: asyncio.Event | None = None) -> int:
+async def serve(port: int, ready: asyncio.Event | None = None, many: bool = False) -> int:
     from moto.server import ThreadedMotoServer
 
-    sandbox = Sandbox(secret=secrets.token_hex(16))
+    sandbox = Sandbox(secret=secrets.token_hex(16), many=many)
     runner = web.AppRunner(build_app(sandbox), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host="127.0.0.1", port=port)
@@ -233,5 +269,12 @@ def main(argv: list[str] | None = None) -> int:
         description="The real bot on 127.0.0.1, with Slack, Lambda and S3 played locally.",
     )
     parser.add_argument("--port", type=int, default=8080, help="port on 127.0.0.1 (default 8080)")
+    parser.add_argument(
+        "--workspaces",
+        choices=("one", "many"),
+        default="one",
+        help="one workspace with its bot token (default), or many: two workspaces, each "
+        "installed with the page's Add to Slack",
+    )
     args = parser.parse_args(argv)
-    return asyncio.run(serve(args.port))
+    return asyncio.run(serve(args.port, many=args.workspaces == "many"))

@@ -53,6 +53,16 @@ class SlackOAuth:
             self._codes[code] = _Code(client_id, team_id, user_id, redirect_uri, time.time())
         return code
 
+    def installed(self, team_id: str) -> bool:
+        """Whether a live bot token of ``team_id`` exists: the app is installed there."""
+        with self._mutex:
+            return team_id in self.tokens.values()
+
+    def revoke(self, token: str) -> None:
+        """The token stops working (``invalid_auth``), as when its app is removed."""
+        with self._mutex:
+            self.tokens.pop(token, None)
+
     def team_of(self, token: str | None) -> str | None:
         with self._mutex:
             return self.tokens.get(token or "")

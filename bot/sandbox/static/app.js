@@ -6,6 +6,10 @@ const $ = (sel) => document.querySelector(sel);
 let state = { messages: [], people: {}, sessions: [], version: undefined };
 let user = localStorage.getItem("sandbox-user") || "U0ALICE";
 let channel = localStorage.getItem("sandbox-channel") || "C0WEEKLYSHOP";
+// The workspace the page shows ("" is the first); each has its own channels, Home tab, sessions.
+let team = localStorage.getItem("sandbox-team") || "";
+// What the install's last page said, per workspace ("Add to Slack").
+const installPages = {};
 // What the middle column shows: the channel, or the app's Home tab ("home").
 let view = localStorage.getItem("sandbox-view") === "home" ? "home" : "channel";
 
@@ -314,20 +318,21 @@ function findElement(ts, actionId) {
 
 async function post(path, body) {
   const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ ...body, user, channel }) });
+    body: JSON.stringify({ ...body, user, channel, team }) });
   return response.json();
 }
 
 async function refresh() {
-  const asked = user, where = channel;
-  const response = await fetch(
-    `/ui/state?user=${encodeURIComponent(asked)}&channel=${encodeURIComponent(where)}`);
+  const asked = user, where = channel, which = team;
+  const response = await fetch(`/ui/state?user=${encodeURIComponent(asked)}` +
+    `&channel=${encodeURIComponent(where)}&team=${encodeURIComponent(which)}`);
   const next = await response.json();
   // Refreshes overlap: never let an older answer (or another person's) overwrite a newer one.
-  if (asked !== user || where !== channel ||
+  if (asked !== user || where !== channel || which !== team ||
       (state.version !== undefined && next.version < state.version)) return;
   state = next;
   channel = state.channel;
+  team = state.team;
   render();
 }
 
@@ -350,6 +355,7 @@ function render() {
     Object.entries(state.people).forEach(([id, name]) => select.add(new Option(name, id)));
   }
   select.value = user;
+  renderWorkspaces();
   renderSessions();
   renderTimers();
   renderModal();
@@ -377,6 +383,44 @@ $("#composer-form").addEventListener("submit", async (event) => {
   if (!text) return;
   input.value = "";
   await post("/ui/command", { text });
+  refresh();
+});
+
+function renderWorkspaces() {
+  const all = state.workspaces || [];
+  const here = all.find((w) => w.id === team);
+  const select = $("#team");
+  if (select.options.length !== all.length) {
+    select.innerHTML = "";
+    all.forEach((w) => select.add(new Option(w.name, w.id)));
+  }
+  select.value = team;
+  $("#team-picker").hidden = all.length < 2;
+  $(".workspace").textContent = here ? here.name : "Sandbox workspace";
+  const said = installPages[team];
+  $("#install").hidden = !(here && !here.installed) && !said;
+  $("#add-to-slack").hidden = !here || here.installed;
+  $("#install-text").textContent = said ||
+    `Weekly shop is not installed in ${here ? here.name : "this workspace"}.`;
+}
+
+$("#team").addEventListener("change", (event) => {
+  team = event.target.value;
+  channel = "";
+  view = "channel";
+  state.version = undefined;
+  localStorage.setItem("sandbox-team", team);
+  closeOverlay();
+  refresh();
+});
+
+$("#add-to-slack").addEventListener("click", async () => {
+  // Slack's OAuth flow, run for real: the install page, Allow, and the redirect back.
+  const button = $("#add-to-slack");
+  button.disabled = true;
+  const answer = await post("/ui/install", {});
+  button.disabled = false;
+  installPages[team] = answer.text || (answer.ok ? "Installed." : "Not installed.");
   refresh();
 });
 

@@ -1,0 +1,103 @@
+"""``weekly-shop sandbox --workspaces many``: two workspaces, neither installed until "Add to
+Slack" runs Slack's OAuth flow through the handler; then each has its own baskets, Home tab and
+sessions, posted with its own token."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.sandbox_process import SandboxProcess, running_sandbox
+from tests.test_sandbox import CHROMIUM, CHROMIUM_ARGS, call, headers, wait_for
+
+FIRST, GARDEN = "T0SANDBOX", "T0GARDEN"
+CHANNELS = {FIRST: "C0WEEKLYSHOP", GARDEN: "C0ALLOTMENT"}
+
+
+@pytest.fixture(scope="module")
+def many() -> Iterator[SandboxProcess]:
+    with running_sandbox(workspaces="many") as running:
+        yield running
+
+
+def seen(sandbox: SandboxProcess, team: str, user: str = "U0ALICE") -> dict[str, Any]:
+    return call(sandbox, f"/ui/state?user={user}&team={team}")  # type: ignore[no-any-return]
+
+
+def installed(sandbox: SandboxProcess) -> dict[str, bool]:
+    return {w["id"]: w["installed"] for w in seen(sandbox, FIRST)["workspaces"]}
+
+
+def test_add_to_slack_installs_each_workspace_and_each_shops_in_its_own(
+    many: SandboxProcess,
+) -> None:
+    assert installed(many) == {FIRST: False, GARDEN: False}
+    garden = seen(many, GARDEN)
+    assert garden["team"] == GARDEN and garden["channel"] == CHANNELS[GARDEN]
+    assert [c["id"] for c in garden["channels"]] == [CHANNELS[GARDEN]]
+    # Not installed: /shop there is refused by the bot itself, as Bolt refuses it.
+    call(many, "/ui/command", {"user": "U0ALICE", "team": GARDEN, "text": "/shop soup"})
+    said = wait_for(lambda: [m["text"] for m in seen(many, GARDEN)["messages"]])
+    assert any("isn't installed in this workspace" in s for s in said), said
+    for team in (GARDEN, FIRST):
+        done = call(many, "/ui/install", {"user": "U0BOB", "team": team})
+        assert done["ok"], done
+        assert "/invite @weekly-shop" in done["text"] and "/shop" in done["text"]
+    assert installed(many) == {FIRST: True, GARDEN: True}
+    for team, dinner in ((FIRST, "fish on Friday"), (GARDEN, "leek soup on Sunday")):
+        call(many, "/ui/command", {"user": "U0ALICE", "team": team, "text": f"/shop {dinner}"})
+        wait_for(lambda team=team: "Basket 1 of 3" in headers(seen(many, team)["messages"]))
+    # Each basket is in its own workspace's channel only. The fake answers each token with its
+    # own team's workspace, and neither has the other's channel: a basket in the allotment was
+    # posted with the garden club's token, one in #weekly-shop with the first workspace's.
+    for team, dinner, other in (
+        (FIRST, "fish on Friday", "leek soup"),
+        (GARDEN, "leek soup on Sunday", "fish on Friday"),
+    ):
+        shown = json.dumps(seen(many, team)["messages"])
+        assert dinner in shown and other not in shown
+        (session,) = seen(many, team)["sessions"]
+        assert session["status"] == "waiting"
+    again = call(many, "/ui/install", {"user": "U0BOB", "team": GARDEN})  # a reinstall works too
+    assert again["ok"], again
+
+
+def test_one_workspace_mode_has_no_add_to_slack() -> None:
+    with running_sandbox() as one:
+        state = call(one, "/ui/state?user=U0ALICE")
+        assert [w["installed"] for w in state["workspaces"]] == [True]
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            call(one, "/ui/install", {"user": "U0ALICE"})
+        assert refused.value.code == 404
+
+
+def test_a_person_switches_workspace_and_adds_the_app_in_chromium() -> None:
+    """A sandbox of its own: the garden club is not installed yet."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with running_sandbox(workspaces="many") as many, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(many.url)
+        expect(page.locator("#team-picker")).to_be_visible(timeout=10000)
+        page.select_option("#team", GARDEN)
+        expect(page.locator(".workspace")).to_have_text("Garden club")
+        expect(page.locator("#channels")).to_contain_text("# allotment")
+        expect(page.locator("#channels")).not_to_contain_text("weekly-shop")
+        expect(page.locator("#install")).to_contain_text("not installed in Garden club")
+        page.click("#add-to-slack")
+        expect(page.locator("#install")).to_contain_text("/invite @weekly-shop", timeout=20000)
+        expect(page.locator("#add-to-slack")).to_be_hidden()
+        page.fill("#composer", "/shop tomato salad on Tuesday")
+        page.press("#composer", "Enter")
+        basket = page.locator(".message", has_text="tomato salad").last
+        expect(basket).to_be_visible(timeout=20000)
+        expect(page.locator(".session").first.locator(".status")).to_have_text("waiting")
+        page.select_option("#team", FIRST)
+        expect(page.locator("#channels")).to_contain_text("# weekly-shop")
+        expect(page.locator(".message", has_text="tomato salad")).to_have_count(0)
+        browser.close()
