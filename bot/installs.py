@@ -158,9 +158,9 @@ def oauth_flow(
     def success(args: SuccessArgs) -> BoltResponse:
         installation = args.installation
         if installation.is_enterprise_install:
-            installations.delete_installation(
-                enterprise_id=installation.enterprise_id, team_id=installation.team_id
-            )
+            ids = {"enterprise_id": installation.enterprise_id, "team_id": installation.team_id}
+            installations.delete_installation(**ids)
+            installations.delete_bot(**ids)
             return page(400, "Not installed", NO_ORG_INSTALLS)
         authorize.forget(installation.enterprise_id, installation.team_id)  # a new token
         log.info("installed in workspace %s", installation.team_id)

@@ -206,3 +206,18 @@ def test_a_lost_run_is_said_with_its_own_workspaces_token(many: World) -> None:
     tokens = many.slack.oauth.tokens
     assert tokens[str(call.token)] == "T0TEAM" and call.token != "xoxb-test"
     assert "didn't go through — press Approve again" in said["text"]
+
+
+def test_an_org_wide_install_is_refused_with_a_page_and_keeps_nothing(
+    many: World, s3: Any, bucket: str
+) -> None:
+    """Enterprise Grid can install an app for a whole organization (``is_enterprise_install``,
+    no team): weekly-shop is installed one workspace at a time, so the page says so and the
+    installation Bolt just saved is deleted."""
+    page = many.send(browser_get("/slack/install"))
+    state = re.search(r"state=([0-9a-f-]+)", page["body"])[1]  # type: ignore[index]
+    cookie = page["headers"]["set-cookie"].split(";")[0]
+    code = many.slack.oauth.authorize(CLIENT_ID, "", enterprise_id="E0ORG")
+    done = many.send(browser_get("/slack/oauth_redirect", f"code={code}&state={state}", cookie))
+    assert done["statusCode"] == 400 and "organization-wide install is not" in done["body"]
+    assert not [k for k in objects(s3, bucket) if "/bot" in k or "installer" in k]

@@ -28,6 +28,7 @@ class _Code:
     redirect_uri: str
     issued: float
     used: bool = False
+    enterprise_id: str = ""  # an org-wide (Enterprise Grid) install: no team of its own
 
 
 class SlackOAuth:
@@ -45,12 +46,21 @@ class SlackOAuth:
             self._clients[client_id] = client_secret
 
     def authorize(
-        self, client_id: str, redirect_uri: str, team_id: str = "T0TEAM", user_id: str = "U0ALICE"
+        self,
+        client_id: str,
+        redirect_uri: str,
+        team_id: str = "T0TEAM",
+        user_id: str = "U0ALICE",
+        *,
+        enterprise_id: str = "",
     ) -> str:
-        """What Slack's authorize page hands back once the person allows the app: a code."""
+        """What Slack's authorize page hands back once the person allows the app: a code (for
+        an org-wide install with ``enterprise_id``)."""
         code = f"{secrets.randbelow(10**12)}.{secrets.token_hex(16)}"
         with self._mutex:
-            self._codes[code] = _Code(client_id, team_id, user_id, redirect_uri, time.time())
+            self._codes[code] = _Code(
+                client_id, team_id, user_id, redirect_uri, time.time(), enterprise_id=enterprise_id
+            )
         return code
 
     def installed(self, team_id: str) -> bool:
@@ -97,9 +107,10 @@ class SlackOAuth:
             "token_type": "bot",
             "access_token": token,
             "bot_user_id": self.bot_user_id,
-            "team": {"id": code.team_id, "name": f"Team {code.team_id}"},
-            "enterprise": None,
-            "is_enterprise_install": False,
+            # An org-wide install names the organization, not a workspace (docs.slack.dev).
+            "team": None if code.enterprise_id else {"id": code.team_id, "name": code.team_id},
+            "enterprise": {"id": code.enterprise_id, "name": "Org"} if code.enterprise_id else None,
+            "is_enterprise_install": bool(code.enterprise_id),
         }
 
 
