@@ -270,7 +270,8 @@ def home_listeners(app: App, rt: Runtime, ack_now: Callable[[Ack], None]) -> Non
             return  # only user tokens: the bot still serves the workspace
         from .uninstall import forget_workspace
 
-        forget_workspace(rt, team)
+        said_at = body.get("event_time")
+        forget_workspace(rt, team, float(said_at) if isinstance(said_at, int | float) else None)
 
     app.event("app_uninstalled")(ack=ack_now, lazy=[run_removed])
     app.event("tokens_revoked")(ack=ack_now, lazy=[run_removed])

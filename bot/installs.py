@@ -33,6 +33,7 @@ from slack_bolt.response import BoltResponse
 log = logging.getLogger(__name__)
 
 TTL_SECONDS = 300.0
+MISSING_TTL_SECONDS = 10.0  # "not installed" is believed this long: an install shows at once
 STATES = "states/"
 INSTALL_PATH = "/slack/install"
 REDIRECT_PATH = "/slack/oauth_redirect"
@@ -55,6 +56,60 @@ class NotInstalled(LookupError):
 def install_prefix(checkpoint_prefix: str) -> str:
     """``weekly-shop/`` → ``weekly-shop-installs/`` (``installs/`` for the bucket's root)."""
     return f"{checkpoint_prefix.rstrip('/')}-installs/" if checkpoint_prefix else "installs/"
+
+
+def by_workspace_store(**options: Any) -> Any:
+    """Bolt's ``AmazonS3InstallationStore``, with two changes. A workspace's installation is kept
+    and found by its team ID alone (``none-<team>``), also for a workspace inside an Enterprise
+    Grid org, whose requests name the org as well: one workspace, one installation, wherever
+    the request comes from (org-wide installs are refused). And reading the bot raises on an S3
+    failure instead of answering "not installed" (``StoreError``: a retry may work)."""
+    import json
+
+    from botocore.exceptions import BotoCoreError, ClientError
+    from slack_sdk.oauth.installation_store import Bot
+    from slack_sdk.oauth.installation_store.amazon_s3 import AmazonS3InstallationStore
+
+    from workflow.s3_client import is_missing, store_error
+
+    class ByWorkspaceStore(AmazonS3InstallationStore):
+        def save(self, installation: Any) -> None:
+            if installation.team_id and not installation.is_enterprise_install:
+                installation.enterprise_id = None
+            super().save(installation)
+
+        def save_bot(self, bot: Any) -> None:
+            if bot.team_id and not bot.is_enterprise_install:
+                bot.enterprise_id = None
+            super().save_bot(bot)
+
+        def find_bot(self, *, enterprise_id: Any, team_id: Any, **kw: Any) -> Any:
+            if not team_id:
+                return super().find_bot(enterprise_id=enterprise_id, team_id=team_id, **kw)
+            key = f"{self.client_id}/none-{team_id}/bot-latest"
+            try:
+                found = self.s3_client.get_object(Bucket=self.bucket_name, Key=key)
+                return Bot(**json.loads(found["Body"].read().decode("utf-8")))
+            except ClientError as exc:
+                if is_missing(exc):
+                    return None
+                raise store_error("get installation", exc) from exc
+            except BotoCoreError as exc:
+                raise store_error("get installation", exc) from exc
+
+        def find_installation(self, *, enterprise_id: Any, team_id: Any, **kw: Any) -> Any:
+            e_id = None if team_id else enterprise_id
+            return super().find_installation(enterprise_id=e_id, team_id=team_id, **kw)
+
+        def delete_bot(self, *, enterprise_id: Any, team_id: Any) -> None:
+            e_id = None if team_id else enterprise_id
+            super().delete_bot(enterprise_id=e_id, team_id=team_id)
+
+        def delete_installation(self, *, enterprise_id: Any, team_id: Any, **kw: Any) -> None:
+            e_id = None if team_id else enterprise_id
+            super().delete_installation(enterprise_id=e_id, team_id=team_id, **kw)
+
+    return ByWorkspaceStore(**options)
 
 
 def prefixed(s3: Any, prefix: str) -> Any:
@@ -84,13 +139,15 @@ class ByWorkspace(Authorize):
 
     def bot(self, enterprise_id: str | None, team_id: str | None) -> Any:
         """The workspace's installed bot (``slack_sdk`` ``Bot``), or None."""
-        key = (enterprise_id or None, team_id or None)
+        key = (None, team_id or None)  # a workspace is found by its team alone
         now = self.clock()
         with self._mutex:
             cached = self._found.get(key)
-        if cached is not None and now - cached[0] < self.ttl:
+        if cached is not None and now - cached[0] < (
+            self.ttl if cached[1] else MISSING_TTL_SECONDS
+        ):
             return cached[1]
-        bot = self.store.find_bot(enterprise_id=key[0], team_id=key[1])
+        bot = self.store.find_bot(enterprise_id=None, team_id=key[1])  # StoreError: S3 failed
         if bot is not None and (bot.is_enterprise_install or bot.team_id != team_id):
             bot = None  # never an org-wide token, never another workspace's
         with self._mutex:
@@ -99,7 +156,7 @@ class ByWorkspace(Authorize):
 
     def forget(self, enterprise_id: str | None, team_id: str | None) -> None:
         with self._mutex:
-            self._found.pop((enterprise_id or None, team_id or None), None)
+            self._found.pop((None, team_id or None), None)
 
     def __call__(
         self,
@@ -140,10 +197,9 @@ def oauth_flow(
     from slack_bolt.adapter.aws_lambda.lambda_s3_oauth_flow import LambdaS3OAuthFlow
     from slack_bolt.oauth.callback_options import CallbackOptions, FailureArgs, SuccessArgs
     from slack_bolt.oauth.oauth_settings import OAuthSettings
-    from slack_sdk.oauth.installation_store.amazon_s3 import AmazonS3InstallationStore
     from slack_sdk.oauth.state_store.amazon_s3 import AmazonS3OAuthStateStore
 
-    installations = AmazonS3InstallationStore(
+    installations = by_workspace_store(
         s3_client=prefixed(make_s3(), prefix),
         bucket_name=bucket,
         client_id=client_id,

@@ -206,6 +206,8 @@ class Settings:
             raise SettingsError("SLACK_CLIENT_ID and SLACK_CLIENT_SECRET go together")
         if not self.multi_workspace and not self.slack_bot_token.get_secret_value():
             raise SettingsError("SLACK_BOT_TOKEN is not set")
+        if self.multi_workspace and self.shop_channel and not self.shop_team:
+            raise SettingsError("SHOP_TEAM is not set: with many workspaces, SHOP_CHANNEL needs it")
 
     @property
     def multi_workspace(self) -> bool:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from workflow.errors import StoreError
 from workflow.s3_client import store_error
 from workflow.s3_keys import S3Keys
 
@@ -40,16 +41,29 @@ def delete_under(s3: Any, bucket: str, prefix: str) -> int:
         for page in pages:
             keys = [{"Key": obj["Key"]} for obj in page.get("Contents", [])]
             if keys:
-                s3.delete_objects(Bucket=bucket, Delete={"Objects": keys, "Quiet": True})
+                done = s3.delete_objects(Bucket=bucket, Delete={"Objects": keys, "Quiet": True})
+                if done.get("Errors"):  # Quiet: only what failed is listed, and nothing raised
+                    failed = done["Errors"][0]
+                    raise StoreError(f"delete {failed.get('Key')}: {failed.get('Code')}")
                 deleted += len(keys)
     except (ClientError, BotoCoreError) as exc:
         raise store_error("delete the workspace's objects", exc) from exc
     return deleted
 
 
-def forget_workspace(rt: Runtime, team_id: str) -> dict[str, int]:
-    """Delete everything of workspace ``team_id`` (see the module docstring); counts."""
+def forget_workspace(rt: Runtime, team_id: str, said_at: float | None = None) -> dict[str, int]:
+    """Delete everything of workspace ``team_id`` (see the module docstring); counts. With
+    ``said_at`` (the event's time), nothing is deleted if the workspace installed the app again
+    after it (a late retry of the removal must not remove the new installation)."""
     s = rt.settings
+    if rt.oauth is not None and said_at is not None:
+        found = rt.oauth[0].settings.installation_store.find_installation(
+            enterprise_id=None, team_id=team_id
+        )
+        # (event_time is whole seconds; an install's time has a fraction)
+        if found is not None and float(found.installed_at) >= said_at + 1:
+            log.info("workspace %s installed again since it removed the app: kept", team_id)
+            return {"timers": 0, "objects": 0, "outcomes": 0}
     keys = S3Keys(s.checkpoint_prefix)
     timers = rt.timers
     disarmed = 0

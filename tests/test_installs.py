@@ -180,7 +180,7 @@ def test_removing_the_app_deletes_everything_of_that_workspace_and_nothing_else(
     world.run_lazies()
     assert theirs() == []
     (left,) = timers()
-    assert "T0TEAM" in left or "T0OTHER" not in left
+    assert "T0TEAM" in left and "T0OTHER" not in left
     assert {k: v for k, v in objects(s3, bucket).items()} == ours  # the other's, untouched
     world.shop(text="fish", team_id="T0TEAM")  # and it still works
     world.run_lazies()
@@ -221,3 +221,73 @@ def test_an_org_wide_install_is_refused_with_a_page_and_keeps_nothing(
     done = many.send(browser_get("/slack/oauth_redirect", f"code={code}&state={state}", cookie))
     assert done["statusCode"] == 400 and "organization-wide install is not" in done["body"]
     assert not [k for k in objects(s3, bucket) if "/bot" in k or "installer" in k]
+
+
+def test_a_workspace_in_an_enterprise_grid_org_is_served_and_forgotten_like_any(
+    many: World, s3: Any, bucket: str
+) -> None:
+    """A workspace inside an org (not an org-wide install): its requests name the org too, and
+    its installation is kept and found by its team alone, so lazy runs, timers and removal all
+    find it."""
+    from bot.sandbox.slack_events import event_callback
+    from tests.bot_kit import SECRET
+
+    page = many.send(browser_get("/slack/install"))
+    state = re.search(r"state=([0-9a-f-]+)", page["body"])[1]  # type: ignore[index]
+    cookie = page["headers"]["set-cookie"].split(";")[0]
+    code = many.slack.oauth.authorize(CLIENT_ID, "", enterprise_id="E0ORG", org_wide=False)
+    done = many.send(browser_get("/slack/oauth_redirect", f"code={code}&state={state}", cookie))
+    assert done["statusCode"] == 200, done
+    assert any(f"{CLIENT_ID}/none-T0TEAM/bot" in k for k in objects(s3, bucket))
+    many.shop(enterprise_id="E0ORG")
+    many.run_lazies()
+    assert len(many.baskets()) == 1  # the lazy run found the workspace's token
+    many.send(event_callback(SECRET, {"type": "app_uninstalled"}, team_id="T0TEAM"))
+    many.run_lazies()
+    assert not [k for k in objects(s3, bucket) if "T0TEAM" in k]
+
+
+def test_an_s3_failure_reading_the_installation_is_not_not_installed(many: World) -> None:
+    """Bolt's store answers None on any error; ours raises, so a throttled or failing S3 is a
+    failure Lambda retries, never "this workspace has no installation" for five minutes."""
+    from botocore.exceptions import ClientError
+
+    from bot.handler import cold_start
+    from workflow.errors import StoreError
+
+    install(many)
+    rt, _ = cold_start()
+    assert rt.oauth is not None
+    by_workspace = rt.oauth[1]
+    by_workspace.forget(None, "T0TEAM")
+    client = by_workspace.store.s3_client
+
+    def fail(**_: Any) -> None:
+        raise ClientError({"Error": {"Code": "SlowDown", "Message": "slow"}}, "GetObject")
+
+    client.meta.events.register_first("before-call.s3.GetObject", fail)
+    try:
+        with pytest.raises(StoreError):
+            by_workspace.bot(None, "T0TEAM")
+    finally:
+        client.meta.events.unregister("before-call.s3.GetObject", fail)
+    assert by_workspace.bot(None, "T0TEAM") is not None  # nothing wrong was cached
+
+
+def test_a_late_removal_does_not_remove_a_newer_installation(
+    many: World, s3: Any, bucket: str
+) -> None:
+    """Lambda retries a removal that failed a minute or two later; if the workspace installed
+    the app again in between, the retry (an older event_time) keeps the new installation."""
+    import time
+
+    from bot.sandbox.slack_events import event_callback
+    from tests.bot_kit import SECRET
+
+    install(many)
+    said = int(time.time()) - 120  # said two minutes before this install
+    many.send(
+        event_callback(SECRET, {"type": "app_uninstalled"}, team_id="T0TEAM", event_time=said)
+    )
+    many.run_lazies()
+    assert any(f"{CLIENT_ID}/none-T0TEAM/bot" in k for k in objects(s3, bucket))

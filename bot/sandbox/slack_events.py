@@ -40,11 +40,12 @@ def event_callback(
     *,
     team_id: str = "T0TEAM",
     event_id: str | None = None,
+    event_time: int | None = None,
     **kw: Any,
 ) -> dict[str, Any]:
     """An Events API delivery of ``event`` (``retry_num=`` for Slack's retries of it, which
     carry the same ``event_id``)."""
-    now = int(time.time())
+    now = int(time.time()) if event_time is None else event_time
     payload = {
         "token": VERIFICATION_TOKEN,
         "team_id": team_id,

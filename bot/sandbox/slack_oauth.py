@@ -6,7 +6,8 @@ What Slack refuses, refused here: an unknown client or a wrong secret (``invalid
 ``bad_client_secret``), a code used twice or older than ten minutes, or issued to another client
 (``invalid_code``), a ``redirect_uri`` other than the one the code was issued for
 (``bad_redirect_uri``). A second install of a workspace issues a new token; the old one is
-revoked (``invalid_auth`` from then on), as a reinstall rotates it.
+revoked (``invalid_auth`` from then on): the fake assumes the new token replaces the old (Slack
+without token rotation may hand the same one back; the bot stores whichever it gets).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ class _Code:
     redirect_uri: str
     issued: float
     used: bool = False
-    enterprise_id: str = ""  # an org-wide (Enterprise Grid) install: no team of its own
+    enterprise_id: str = ""  # the workspace's Enterprise Grid org, if any
+    org_wide: bool = False  # an install for the whole org: no team of its own
 
 
 class SlackOAuth:
@@ -53,14 +55,17 @@ class SlackOAuth:
         user_id: str = "U0ALICE",
         *,
         enterprise_id: str = "",
+        org_wide: bool = True,
     ) -> str:
-        """What Slack's authorize page hands back once the person allows the app: a code (for
-        an org-wide install with ``enterprise_id``)."""
+        """What Slack's authorize page hands back once the person allows the app: a code. With
+        ``enterprise_id``, the workspace is in an Enterprise Grid org: an org-wide install, or
+        (``org_wide=False``) an install in that one workspace, which names its org too."""
         code = f"{secrets.randbelow(10**12)}.{secrets.token_hex(16)}"
         with self._mutex:
             self._codes[code] = _Code(
                 client_id, team_id, user_id, redirect_uri, time.time(), enterprise_id=enterprise_id
             )
+            self._codes[code].org_wide = org_wide and bool(enterprise_id)
         return code
 
     def installed(self, team_id: str) -> bool:
@@ -108,9 +113,9 @@ class SlackOAuth:
             "access_token": token,
             "bot_user_id": self.bot_user_id,
             # An org-wide install names the organization, not a workspace (docs.slack.dev).
-            "team": None if code.enterprise_id else {"id": code.team_id, "name": code.team_id},
+            "team": None if code.org_wide else {"id": code.team_id, "name": code.team_id},
             "enterprise": {"id": code.enterprise_id, "name": "Org"} if code.enterprise_id else None,
-            "is_enterprise_install": bool(code.enterprise_id),
+            "is_enterprise_install": code.org_wide,
         }
 
 

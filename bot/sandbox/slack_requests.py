@@ -144,7 +144,10 @@ def slash_command(
     retry_num: int | None = None,
     response_url_base: str | None = None,
     base64_encoded: bool = True,
+    enterprise_id: str = "",
 ) -> dict[str, Any]:
+    """``/shop`` typed in a channel (``enterprise_id``: in a workspace of an Enterprise Grid
+    org, which Slack names as well)."""
     form = {
         "token": VERIFICATION_TOKEN,
         "team_id": team_id,
@@ -161,6 +164,7 @@ def slash_command(
             response_url_base, "commands", team_id, channel_id, user_id, None
         ),
         "trigger_id": trigger_id or new_trigger_id(),
+        **({"enterprise_id": enterprise_id, "enterprise_name": "Org"} if enterprise_id else {}),
     }
     kw: dict[str, Any] = {"timestamp": timestamp, "retry_num": retry_num}
     kw["base64_encoded"] = base64_encoded
