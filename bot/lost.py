@@ -100,7 +100,9 @@ class LostRuns:
         schedule_tenant: Any = None,
         timers: Timers | None = None,
         outbox_for: Callable[[str], Outbox] | None = None,
+        forget: Callable[[str, float | None], Any] | None = None,
     ) -> None:
+        self.forget = forget  # bot.uninstall.forget_workspace, for a removal Lambda gave up on
         self.timers = timers
         self.outbox = outbox
         # The outbox of a lost run's workspace (with many workspaces, its own token).
@@ -136,6 +138,13 @@ class LostRuns:
             return True
         if isinstance(original, dict) and is_timer(original):
             return self._rearm(original, condition, function_name)
+        removed = self._removal(original) if isinstance(original, dict) else None
+        if removed is not None and self.forget is not None:
+            # A workspace's removal Lambda gave up on: done again here (it is idempotent, and
+            # keeps a newer installation); an exception makes SQS deliver it again.
+            log.error("a workspace's removal was lost (%s); doing it now", condition)
+            self.forget(*removed)
+            return True
         said = self._what_to_say(original) if isinstance(original, dict) else None
         if said is None:
             log.warning("a lost run that is not ours (or not signed) was dropped")
@@ -211,6 +220,23 @@ class LostRuns:
         if payload.get("type") == "view_submission":
             return self._lost_change(payload)
         return None
+
+    def _removal(self, original: dict[str, Any]) -> tuple[str, float | None] | None:
+        """(team, event time) of a signed ``app_uninstalled`` / bot ``tokens_revoked``."""
+        body = self._signed_body(original)
+        if body is None or not body.startswith("{"):
+            return None
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return None
+        event = _dict(_dict(data).get("event"))
+        team, at = data.get("team_id"), data.get("event_time")
+        if event.get("type") == "tokens_revoked" and not _dict(event.get("tokens")).get("bot"):
+            return None
+        if event.get("type") not in ("app_uninstalled", "tokens_revoked") or not team:
+            return None
+        return str(team), float(at) if isinstance(at, int | float) else None
 
     def _signed_body(self, original: dict[str, Any]) -> str | None:
         """The original request's body if Slack signed it (its age is not checked)."""

@@ -156,6 +156,12 @@ class Runtime:
         secret = self.settings.slack_signing_secret.get_secret_value().encode()
         return hmac.new(secret, b"weekly-shop modal metadata v1", hashlib.sha256).digest()
 
+    def forget_workspace(self, team_id: str, said_at: float | None) -> Any:
+        """Everything of a workspace that removed the app, deleted (``bot.uninstall``)."""
+        from .uninstall import forget_workspace
+
+        return forget_workspace(self, team_id, said_at)
+
     def s3(self) -> Any:
         """The bot's S3 client (made on first use), for what reads or deletes by prefix."""
         return self._s3()
@@ -272,6 +278,7 @@ class Runtime:
             schedule_tenant=lambda: self.settings.shop_team or self.web.auth_test()["team_id"],
             timers=self.timers,
             outbox_for=lambda tenant: self.for_workspace(tenant).outbox,
+            forget=self.forget_workspace,
         )
 
     @functools.cached_property

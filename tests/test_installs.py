@@ -291,3 +291,20 @@ def test_a_late_removal_does_not_remove_a_newer_installation(
     )
     many.run_lazies()
     assert any(f"{CLIENT_ID}/none-T0TEAM/bot" in k for k in objects(s3, bucket))
+
+
+def test_a_removal_lambda_gave_up_on_is_done_by_the_lost_runs_queue(
+    many: World, s3: Any, bucket: str
+) -> None:
+    from bot.sandbox.aws_events import lost_run_record, sqs_event
+    from bot.sandbox.slack_events import event_callback
+    from tests.bot_kit import SECRET
+
+    install(many)
+    many.shop()
+    many.run_lazies()
+    many.send(event_callback(SECRET, {"type": "app_uninstalled"}, team_id="T0TEAM"))
+    (lost,) = many.lam.take()  # the removal's lazy run, which failed every retry
+    assert [k for k in objects(s3, bucket) if "T0TEAM" in k]
+    assert many.send(sqs_event(lost_run_record(lost.payload))) == {"batchItemFailures": []}
+    assert not [k for k in objects(s3, bucket) if "T0TEAM" in k]
