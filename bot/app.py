@@ -207,6 +207,7 @@ def build_app(rt: Runtime) -> App:
 
     app.view(CHANGE_MODAL)(ack=ack_change, lazy=[run_change])
     home_listeners(app, rt, ack_now)
+    removal_listeners(app, rt, ack_now)
     return app
 
 
@@ -260,18 +261,17 @@ def home_listeners(app: App, rt: Runtime, ack_now: Callable[[Ack], None]) -> Non
     app.action(REPEAT)(ack=ack_now, lazy=[run_repeat])
     app.action(OPEN)(ack_now)  # a link button: the browser opens the link
 
-    def run_removed(body: dict[str, Any]) -> None:
-        """The app was removed from a workspace (or its bot token revoked): everything of it
-        goes (``bot.uninstall``). Bolt passes these events without a token to authorise."""
-        event, team = body.get("event") or {}, body.get("team_id")
-        if not isinstance(team, str) or not team:
-            return
-        if event.get("type") == "tokens_revoked" and not (event.get("tokens") or {}).get("bot"):
-            return  # only user tokens: the bot still serves the workspace
-        from .uninstall import forget_workspace
 
-        said_at = body.get("event_time")
-        forget_workspace(rt, team, float(said_at) if isinstance(said_at, int | float) else None)
+def removal_listeners(app: App, rt: Runtime, ack_now: Callable[[Ack], None]) -> None:
+    """The app removed from a workspace (or its bot token revoked): everything of it goes
+    (``bot.uninstall``). Bolt checks the signature and passes these without a token."""
+
+    def run_removed(body: dict[str, Any]) -> None:
+        from .uninstall import removal_of
+
+        removed = removal_of(body)
+        if removed is not None:
+            rt.forget_workspace(*removed)
 
     app.event("app_uninstalled")(ack=ack_now, lazy=[run_removed])
     app.event("tokens_revoked")(ack=ack_now, lazy=[run_removed])

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from botocore.exceptions import BotoCoreError, ClientError
 
 from workflow.s3_client import get_object, store_error
+from workflow.s3_keys import sibling_prefix
 from workflow.store import validate_id
 from workflow.values import check_bool, check_int, check_str, fields_of
 
@@ -52,7 +53,7 @@ MAX_MS = 9_999_999_999_999
 
 def history_prefix(checkpoint_prefix: str) -> str:
     """``weekly-shop/`` → ``weekly-shop-history/`` (``history/`` for the bucket's root)."""
-    return f"{checkpoint_prefix.rstrip('/')}-history/" if checkpoint_prefix else "history/"
+    return sibling_prefix(checkpoint_prefix, "history")
 
 
 FAILED = "failed."  # a failed start's record names "failed.<session>": it did not end that ID

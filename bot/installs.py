@@ -55,7 +55,9 @@ class NotInstalled(LookupError):
 
 def install_prefix(checkpoint_prefix: str) -> str:
     """``weekly-shop/`` → ``weekly-shop-installs/`` (``installs/`` for the bucket's root)."""
-    return f"{checkpoint_prefix.rstrip('/')}-installs/" if checkpoint_prefix else "installs/"
+    from workflow.s3_keys import sibling_prefix
+
+    return sibling_prefix(checkpoint_prefix, "installs")
 
 
 def by_workspace_store(**options: Any) -> Any:

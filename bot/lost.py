@@ -222,21 +222,16 @@ class LostRuns:
         return None
 
     def _removal(self, original: dict[str, Any]) -> tuple[str, float | None] | None:
-        """(team, event time) of a signed ``app_uninstalled`` / bot ``tokens_revoked``."""
+        """(team, event time) of a signed workspace removal (``bot.uninstall.removal_of``)."""
+        from .uninstall import removal_of
+
         body = self._signed_body(original)
         if body is None or not body.startswith("{"):
             return None
         try:
-            data = json.loads(body)
+            return removal_of(json.loads(body))
         except ValueError:
             return None
-        event = _dict(_dict(data).get("event"))
-        team, at = data.get("team_id"), data.get("event_time")
-        if event.get("type") == "tokens_revoked" and not _dict(event.get("tokens")).get("bot"):
-            return None
-        if event.get("type") not in ("app_uninstalled", "tokens_revoked") or not team:
-            return None
-        return str(team), float(at) if isinstance(at, int | float) else None
 
     def _signed_body(self, original: dict[str, Any]) -> str | None:
         """The original request's body if Slack signed it (its age is not checked)."""

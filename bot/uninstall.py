@@ -33,6 +33,23 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+def removal_of(body: Any) -> tuple[str, float | None] | None:
+    """(team, event time) of an Events API ``app_uninstalled``, or a ``tokens_revoked`` that
+    names the bot's token (only user tokens: the bot still serves the workspace); else None."""
+    if not isinstance(body, dict):
+        return None
+    event, team, at = body.get("event"), body.get("team_id"), body.get("event_time")
+    if not isinstance(event, dict) or not isinstance(team, str) or not team:
+        return None
+    tokens = event.get("tokens")
+    bot = isinstance(tokens, dict) and bool(tokens.get("bot"))
+    if event.get("type") != "app_uninstalled" and not (
+        event.get("type") == "tokens_revoked" and bot
+    ):
+        return None
+    return team, float(at) if isinstance(at, int | float) else None
+
+
 def delete_under(s3: Any, bucket: str, prefix: str) -> int:
     """Every object under ``prefix`` deleted; how many."""
     deleted = 0

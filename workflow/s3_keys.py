@@ -17,6 +17,13 @@ from .store import validate_id
 MAX_SEQUENCE = 999_999
 
 
+def sibling_prefix(prefix: str, name: str) -> str:
+    """A prefix beside ``prefix`` for what must not share its lifecycle rules (S3 applies the
+    shortest of overlapping expirations): ``weekly-shop/`` → ``weekly-shop-<name>/``, and
+    ``<name>/`` for the bucket's root."""
+    return f"{prefix.rstrip('/')}-{name}/" if prefix else f"{name}/"
+
+
 @dataclass(frozen=True)
 class S3Keys:
     prefix: str  # the application's folder in the bucket ("" for the bucket's root)
