@@ -37,7 +37,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from workflow.s3_client import get_object, store_error
 from workflow.s3_keys import sibling_prefix
 from workflow.store import validate_id
-from workflow.values import check_bool, check_int, check_str, fields_of
+from workflow.values import AllFields, check_bool, check_int, check_str
 
 from .outcome import APPROVED, EXPIRED
 from .receipts import check_slack_ids
@@ -89,7 +89,7 @@ def history_key(prefix: str, tenant: str, name: str) -> str:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Ended:
+class Ended(AllFields):
     """One ended session: what was asked and by whom, what became of it, who answered, when,
     and the basket it ended with (``items`` as ``Item.to_json()`` data; ``checkpoint_id`` is the
     session's last checkpoint, which the channel shows). A ``failed`` one is a first basket the
@@ -134,16 +134,6 @@ class Ended:
         from workflow.shop.basket import Basket
 
         return Basket.from_json({"items": self.items, "round": self.round})
-
-    def to_json(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in FIELDS}
-
-    @classmethod
-    def from_json(cls, data: Any) -> Ended:
-        return cls(**fields_of(data, "Ended", FIELDS, FIELDS))
-
-
-FIELDS = tuple(Ended.__dataclass_fields__)
 
 
 def sign(key: bytes, tenant: str, body: dict[str, Any]) -> str:

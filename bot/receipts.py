@@ -35,13 +35,13 @@ from workflow.errors import InvalidIdentifier
 from workflow.s3_client import create_marker, get_object, head_metadata, store_error
 from workflow.s3_keys import S3Keys
 from workflow.store import validate_id
-from workflow.values import check_int, check_str, fields_of
+from workflow.values import AllFields, check_int, check_str
 
 NAME = "shown"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Waiting:
+class Waiting(AllFields):
     """The basket a session waits on, as posted: where, which round, who asked, when."""
 
     request_id: str
@@ -59,13 +59,6 @@ class Waiting:
         check_str(self.requested_by, "Waiting.requested_by", max_length=64)
         check_int(self.posted_at, "Waiting.posted_at", ge=0)
         check_slack_ids("Waiting", user=self.requested_by, channel=self.channel, ts=self.ts)
-
-    def to_json(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in WAITING_FIELDS}
-
-    @classmethod
-    def from_json(cls, data: Any) -> Waiting:
-        return cls(**fields_of(data, "Waiting", WAITING_FIELDS, WAITING_FIELDS))
 
 
 WAITING_FIELDS = tuple(Waiting.__dataclass_fields__)

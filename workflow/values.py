@@ -13,6 +13,7 @@ start: building the models was a noticeable share of it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection
 from typing import Any, Protocol, Self
 
@@ -24,6 +25,19 @@ class CheckpointValue(Protocol):
 
     @classmethod
     def from_json(cls, data: Any) -> Self: ...
+
+
+class AllFields:
+    """A frozen dataclass whose JSON is every field, in declaration order, and reads back only
+    from an object with exactly those fields (the checks are its own ``__post_init__``)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+
+    @classmethod
+    def from_json(cls, data: Any) -> Self:
+        names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+        return cls(**fields_of(data, cls.__name__, names, names))
 
 
 def _shown(value: Any) -> str:

@@ -25,7 +25,7 @@ from ..folder_store import FolderCheckpointStore
 from ..runner import Run
 from ..signing import CheckpointSigner
 from ..store import CheckpointStore
-from ..values import check_int, check_str, check_str_list, fields_of
+from ..values import AllFields, check_int, check_str, check_str_list
 from .basket import Basket
 from .graph import shop_request
 
@@ -35,7 +35,7 @@ KINDS = ("ordered", "rejected")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Outcome:
+class Outcome(AllFields):
     at: int  # epoch seconds
     kind: str  # ordered / rejected
     round: int
@@ -51,16 +51,6 @@ class Outcome:
         check_str(self.request, "Outcome.request", max_length=3000)
         check_str_list(self.items, "Outcome.items", max_length=500)
         check_str(self.said, "Outcome.said", max_length=1000)
-
-    def to_json(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in FIELDS}
-
-    @classmethod
-    def from_json(cls, data: Any) -> Outcome:
-        return cls(**fields_of(data, "Outcome", FIELDS, FIELDS))
-
-
-FIELDS = tuple(Outcome.__dataclass_fields__)
 
 
 def encode(signer: CheckpointSigner, outcome: Outcome) -> bytes:
