@@ -11,13 +11,10 @@ reads the installation once (one GET of ``bot-latest``), a warm container not at
 
 from __future__ import annotations
 
-import re
-from urllib.parse import parse_qs, urlsplit
-
 from bench.common import Loopback, RequestCounter, describe_ops, loopback
 from bench.load import send
 from bench.table import Row, render
-from bot.sandbox.slack_oauth import browser_get
+from bot.sandbox.slack_oauth import add_to_slack
 from bot.sandbox.slack_requests import slash_command
 from bot.sandbox.world import SECRET
 
@@ -26,15 +23,7 @@ MANY = {"SLACK_CLIENT_ID": CLIENT_ID, "SLACK_CLIENT_SECRET": CLIENT_SECRET, "SLA
 
 
 def _install(lb: Loopback) -> None:
-    page = lb.world.send(browser_get("/slack/install"))
-    state = parse_qs(
-        urlsplit(
-            re.findall(r'href="([^"]+authorize[^"]+)"', page["body"])[0].replace("&amp;", "&")
-        ).query
-    )["state"][0]
-    cookie = page["headers"]["set-cookie"].split(";")[0]
-    code = lb.slack.oauth.authorize(CLIENT_ID, "")
-    done = lb.world.send(browser_get("/slack/oauth_redirect", f"code={code}&state={state}", cookie))
+    done = add_to_slack(lb.world.send, lb.slack.oauth, CLIENT_ID)
     if done["statusCode"] != 200:
         raise RuntimeError(f"the install failed: {done}")
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from bench.common import RequestCounter
 from bot.installs import install_prefix
-from bot.sandbox.slack_oauth import browser_get
+from bot.sandbox.slack_oauth import add_to_slack, browser_get
 from tests.bot_kit import CHANNEL, World, objects
 from workflow.shop.records import SHOP_PREFIX
 
@@ -28,16 +27,8 @@ def many(world: World) -> World:
 
 
 def install(world: World, team: str = "T0TEAM") -> dict[str, Any]:
-    """A person's browser: the install page, Slack's authorize page (the fake hands a code), and
-    the redirect back; the last response."""
-    page = world.send(browser_get("/slack/install"))
-    assert page["statusCode"] == 200, page
-    link = re.search(r'href="(https://slack.com/oauth/v2/authorize\?[^"]+)"', page["body"])
-    assert link, page["body"][:500]
-    state = parse_qs(urlsplit(link[1].replace("&amp;", "&")).query)["state"][0]
-    cookie = page["headers"]["set-cookie"].split(";")[0]
-    code = world.slack.oauth.authorize(CLIENT_ID, "", team_id=team)
-    return world.send(browser_get("/slack/oauth_redirect", f"code={code}&state={state}", cookie))
+    """A person's browser through Add to Slack for ``team``; the page they end on."""
+    return add_to_slack(world.send, world.slack.oauth, CLIENT_ID, team)
 
 
 def test_add_to_slack_installs_the_workspace_under_its_own_prefix(

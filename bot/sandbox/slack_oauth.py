@@ -12,11 +12,14 @@ without token rotation may hand the same one back; the bot stores whichever it g
 
 from __future__ import annotations
 
+import re
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 CODE_SECONDS = 600
 
@@ -144,3 +147,25 @@ def browser_get(path: str, query: str = "", cookie: str = "") -> dict[str, Any]:
         },
         "isBase64Encoded": False,
     }
+
+
+def add_to_slack(
+    send: Callable[[dict[str, Any]], dict[str, Any]],
+    oauth: SlackOAuth,
+    client_id: str,
+    team_id: str = "T0TEAM",
+    user_id: str = "U0ALICE",
+    **authorize: Any,
+) -> dict[str, Any]:
+    """A person's browser through Add to Slack: the install page (its authorize link's state,
+    its state cookie), Slack's authorize page (the fake hands back a code, as Allow does), and
+    the redirect back to the app; ``send`` delivers each request to the handler. The last
+    response (the page the person sees)."""
+    page = send(browser_get("/slack/install"))
+    found = re.search(r'href="([^"]*/oauth/v2/authorize\?[^"]+)"', str(page.get("body")))
+    if page.get("statusCode") != 200 or found is None:
+        raise ValueError(f"no install page: {str(page)[:300]}")
+    state = parse_qs(urlsplit(found[1].replace("&amp;", "&")).query)["state"][0]
+    cookie = str((page.get("headers") or {}).get("set-cookie", "")).split(";")[0]
+    code = oauth.authorize(client_id, "", team_id=team_id, user_id=user_id, **authorize)
+    return send(browser_get("/slack/oauth_redirect", f"code={code}&state={state}", cookie))
