@@ -267,11 +267,11 @@ def removal_listeners(app: App, rt: Runtime, ack_now: Callable[[Ack], None]) -> 
     (``bot.uninstall``). Bolt checks the signature and passes these without a token."""
 
     def run_removed(body: dict[str, Any]) -> None:
-        from .uninstall import removal_of
+        from .uninstall import forget_workspace, removal_of
 
         removed = removal_of(body)
         if removed is not None:
-            rt.forget_workspace(*removed)
+            forget_workspace(rt, *removed)
 
     app.event("app_uninstalled")(ack=ack_now, lazy=[run_removed])
     app.event("tokens_revoked")(ack=ack_now, lazy=[run_removed])

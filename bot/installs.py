@@ -23,12 +23,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.authorization.authorize import Authorize
 from slack_bolt.context import BoltContext
 from slack_bolt.response import BoltResponse
+
+if TYPE_CHECKING:
+    from .settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -183,6 +186,24 @@ class ByWorkspace(Authorize):
             bot_user_id=bot.bot_user_id,
             bot_scopes=bot.bot_scopes,
         )
+
+
+def oauth_of(settings: Settings) -> tuple[Any, ByWorkspace]:
+    """The OAuth flow and authorize of ``settings`` (many workspaces: both credentials set)."""
+    from slack_sdk import WebClient
+
+    from workflow.s3_client import make_s3_client
+
+    if settings.slack_client_secret is None:
+        raise ValueError("many workspaces need SLACK_CLIENT_SECRET")
+    return oauth_flow(
+        client_id=settings.slack_client_id,
+        client_secret=settings.slack_client_secret.get_secret_value(),
+        bucket=settings.checkpoint_bucket,
+        prefix=install_prefix(settings.checkpoint_prefix),
+        make_s3=make_s3_client,
+        web_client=WebClient(base_url=settings.slack_api_url, timeout=10),
+    )
 
 
 def oauth_flow(

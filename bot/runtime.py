@@ -14,7 +14,7 @@ import hmac
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from slack_sdk import WebClient
@@ -96,21 +96,11 @@ class Runtime:
     def oauth(self) -> tuple[Any, ByWorkspace] | None:
         """Many workspaces: Bolt's OAuth flow and the authorize reading its installations
         (``bot.installs``); None with one workspace and SLACK_BOT_TOKEN."""
-        s = self.settings
-        if not s.multi_workspace or s.slack_client_secret is None:
+        if not self.settings.multi_workspace:
             return None
-        from workflow.s3_client import make_s3_client
+        from .installs import oauth_of
 
-        from .installs import install_prefix, oauth_flow
-
-        return oauth_flow(
-            client_id=s.slack_client_id,
-            client_secret=s.slack_client_secret.get_secret_value(),
-            bucket=s.checkpoint_bucket,
-            prefix=install_prefix(s.checkpoint_prefix),
-            make_s3=make_s3_client,
-            web_client=WebClient(base_url=s.slack_api_url, timeout=10),
-        )
+        return oauth_of(self.settings)
 
     def for_workspace(self, team_id: str) -> Runtime:
         """This runtime as the workspace ``team_id`` sees it: its own bot token (itself, with
@@ -128,14 +118,14 @@ class Runtime:
         found = self._workspaces.get(key)
         if found is None:
             settings = self.settings.replace(slack_bot_token=Secret(bot.bot_token))
-            found = Runtime(
+            found = replace(
+                self,
                 settings=settings,
                 web=make_web_client(settings),
                 s3_client=self._s3(),
-                shopper_factory=self.shopper_factory,
-                clock=self.clock,
                 _store=self.store,
                 _lock=self.lock,
+                _workspaces={},
             )
             self._workspaces = {k: v for k, v in self._workspaces.items() if k[0] != team_id}
             self._workspaces[key] = found
@@ -155,12 +145,6 @@ class Runtime:
         """The key of the change modal's metadata MAC, derived from the signing secret."""
         secret = self.settings.slack_signing_secret.get_secret_value().encode()
         return hmac.new(secret, b"weekly-shop modal metadata v1", hashlib.sha256).digest()
-
-    def forget_workspace(self, team_id: str, said_at: float | None) -> Any:
-        """Everything of a workspace that removed the app, deleted (``bot.uninstall``)."""
-        from .uninstall import forget_workspace
-
-        return forget_workspace(self, team_id, said_at)
 
     def s3(self) -> Any:
         """The bot's S3 client (made on first use), for what reads or deletes by prefix."""
@@ -265,6 +249,7 @@ class Runtime:
     def lost_runs(self) -> LostRuns:
         """What turns a lazy run Lambda gave up on into a message (``bot.lost``)."""
         from .lost import LostRuns
+        from .uninstall import forget_workspace
 
         s = self.settings
         return LostRuns(
@@ -278,7 +263,7 @@ class Runtime:
             schedule_tenant=lambda: self.settings.shop_team or self.web.auth_test()["team_id"],
             timers=self.timers,
             outbox_for=lambda tenant: self.for_workspace(tenant).outbox,
-            forget=self.forget_workspace,
+            forget=lambda team, said_at: forget_workspace(self, team, said_at),
         )
 
     @functools.cached_property
