@@ -115,12 +115,10 @@ def build_app(rt: Runtime) -> App:
     finally:
         bolt_logger.setLevel(quiet)
 
-    @app.middleware
-    def ignore_slack_retries(req: BoltRequest, resp: BoltResponse, next: Callable[[], Any]) -> Any:
-        # Slack retries a delivery it thinks timed out; the first one is already being handled.
-        if req.headers.get("x-slack-retry-num") and not req.headers.get("x-slack-bolt-lazy-only"):
-            return BoltResponse(status=200, body="")
-        return next()
+    # Slack's retries of an event (``X-Slack-Retry-Num``) are handled like the first delivery,
+    # not dropped: Slack retries only what got no 200 in time, perhaps because handing it off
+    # failed, and every lazy run here is safe to repeat (a removal, a Home tab, a turn under
+    # its session's lock). Slack sends no retries of commands and clicks.
 
     def ack_shop(ack: Ack, command: dict[str, Any]) -> None:
         raw = command.get("text")

@@ -101,8 +101,8 @@ def read_home(
 def publish_home(
     rt: Runtime, tenant: str, user: str, expanded: str | None = None, notice: str = ""
 ) -> None:
-    """Publish ``user``'s Home tab (one ``views.publish``); a failure is logged, and the tab
-    keeps what it showed, or says it could not read."""
+    """Publish ``user``'s Home tab (one ``views.publish``). A store that cannot be read is
+    said on the tab; a publish Slack refused raises, so that Lambda retries the lazy run."""
     now = time.time()
     try:
         waiting, outcomes = read_home(rt, tenant, now, Visible(rt, user))
@@ -118,10 +118,7 @@ def publish_home(
     except StoreError as exc:
         log.error("the Home tab could not be read: %s", exc)
         view = failed_view(UNREADABLE)
-    try:
-        rt.web.views_publish(user_id=user, view=view)
-    except Exception as exc:  # noqa: BLE001 - Slack said no; nothing else to do
-        log.error("views.publish failed: %s", exc)
+    rt.web.views_publish(user_id=user, view=view)
 
 
 class RepeatShopper:

@@ -10,8 +10,11 @@ Slack also says it) delete, for that workspace only:
     <history prefix><team>/...  its outcome records
 
 Objects are listed under the workspace's own prefixes and removed with ``DeleteObjects``, 1,000
-at a time. A delivery that runs twice (Slack's retries are acked and dropped, Lambda's retry of a
-lazy run is not) finds less to delete, and ends the same.
+at a time. A delivery that runs twice (Slack's retry of the event, Lambda's retry of its lazy run,
+the lost-runs queue) finds less to delete, and ends the same. A late one, arriving after the
+workspace installed the app again, keeps that installation and what was written since, and
+deletes only what is older than the removal (objects last written before it, timers of baskets
+posted before it): the new installation never shows the old one's baskets or history.
 """
 
 from __future__ import annotations
@@ -50,13 +53,18 @@ def removal_of(body: Any) -> tuple[str, float | None] | None:
     return team, float(at) if isinstance(at, int | float) else None
 
 
-def delete_under(s3: Any, bucket: str, prefix: str) -> int:
-    """Every object under ``prefix`` deleted; how many."""
+def delete_under(s3: Any, bucket: str, prefix: str, before: float | None = None) -> int:
+    """Every object under ``prefix`` deleted (only those last written before the epoch second
+    ``before``, if given); how many."""
     deleted = 0
     try:
         pages = s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
         for page in pages:
-            keys = [{"Key": obj["Key"]} for obj in page.get("Contents", [])]
+            keys = [
+                {"Key": obj["Key"]}
+                for obj in page.get("Contents", [])
+                if before is None or obj["LastModified"].timestamp() < before
+            ]
             if keys:
                 done = s3.delete_objects(Bucket=bucket, Delete={"Objects": keys, "Quiet": True})
                 if done.get("Errors"):  # Quiet: only what failed is listed, and nothing raised
@@ -70,34 +78,21 @@ def delete_under(s3: Any, bucket: str, prefix: str) -> int:
 
 def forget_workspace(rt: Runtime, team_id: str, said_at: float | None = None) -> dict[str, int]:
     """Delete everything of workspace ``team_id`` (see the module docstring); counts. With
-    ``said_at`` (the event's time), nothing is deleted if the workspace installed the app again
-    after it (a late retry of the removal must not remove the new installation)."""
+    ``said_at`` (the event's time), a workspace that installed the app again after it keeps
+    that installation and what was written since: only what is older than the removal goes."""
     s = rt.settings
-    if rt.oauth is not None and said_at is not None:
-        found = rt.oauth[0].settings.installation_store.find_installation(
-            enterprise_id=None, team_id=team_id
-        )
-        # (event_time is whole seconds; an install's time has a fraction)
-        if found is not None and float(found.installed_at) >= said_at + 1:
-            log.info("workspace %s installed again since it removed the app: kept", team_id)
-            return {"timers": 0, "objects": 0, "outcomes": 0}
+    since = reinstalled_since(rt, team_id, said_at)
+    before = None if since is None else said_at
+    if before is not None:
+        log.info("workspace %s installed again since it removed the app: kept", team_id)
+        before += 1  # event_time is whole seconds; what was written in its second goes too
     keys = S3Keys(s.checkpoint_prefix)
-    timers = rt.timers
-    disarmed = 0
-    if timers is not None:
-        from .timers import TimerError
-
-        for session, waiting in rt.receipts.waiting(team_id, ()):
-            try:
-                timers.disarm(team_id, session, waiting.request_id)
-                disarmed += 1
-            except TimerError as exc:  # it fires, finds no session, and does nothing
-                log.error("could not delete a timer of the removed workspace: %s", exc)
+    disarmed = _disarm_timers(rt, team_id, before)
     s3 = rt.s3()
-    objects = delete_under(s3, s.checkpoint_bucket, keys.tenant(team_id))
+    objects = delete_under(s3, s.checkpoint_bucket, keys.tenant(team_id), before)
     outcomes = f"{history_prefix(s.checkpoint_prefix)}{keys.tenant(team_id)[len(keys.prefix) :]}"
-    history = delete_under(s3, s.checkpoint_bucket, outcomes)
-    if rt.oauth is not None:
+    history = delete_under(s3, s.checkpoint_bucket, outcomes, before)
+    if rt.oauth is not None and since is None:
         flow, by_workspace = rt.oauth
         store = flow.settings.installation_store
         store.delete_installation(enterprise_id=None, team_id=team_id)
@@ -106,3 +101,36 @@ def forget_workspace(rt: Runtime, team_id: str, said_at: float | None = None) ->
     counts = {"timers": disarmed, "objects": objects, "outcomes": history}
     log.info("workspace %s forgotten: %s", team_id, counts)
     return counts
+
+
+def reinstalled_since(rt: Runtime, team_id: str, said_at: float | None) -> float | None:
+    """When the workspace installed the app again after a removal said at ``said_at``, or
+    None (not installed since, one workspace only, or no time said)."""
+    if rt.oauth is None or said_at is None:
+        return None
+    found = rt.oauth[0].settings.installation_store.find_installation(
+        enterprise_id=None, team_id=team_id
+    )
+    # (event_time is whole seconds; an install's time has a fraction)
+    if found is not None and float(found.installed_at) >= said_at + 1:
+        return float(found.installed_at)
+    return None
+
+
+def _disarm_timers(rt: Runtime, team_id: str, before: float | None) -> int:
+    """The timers of the workspace's waiting baskets (posted before ``before``, if given)."""
+    timers = rt.timers
+    if timers is None:
+        return 0
+    from .timers import TimerError
+
+    disarmed = 0
+    for session, waiting in rt.receipts.waiting(team_id, ()):
+        if before is not None and waiting.posted_at >= before:
+            continue
+        try:
+            timers.disarm(team_id, session, waiting.request_id)
+            disarmed += 1
+        except TimerError as exc:  # it fires, finds no session, and does nothing
+            log.error("could not delete a timer of the removed workspace: %s", exc)
+    return disarmed

@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
+from bot.handler import LazyRunFailed
 from bot.sandbox.anthropic_api import Reply
+from bot.sandbox.lambda_async import invoke_async
 from bot.sandbox.slack_requests import slash_command, with_bad_signature
 from tests.bot_kit import (
     CHANNEL,
@@ -157,9 +159,18 @@ def test_bad_signatures_get_401_and_touch_nothing(
 
 
 def test_a_slack_retry_never_starts_a_second_session(world: World) -> None:
-    event = slash_command(SECRET, text="dinners", retry_num=1)
-    assert world.send(event)["statusCode"] == 200
-    assert world.lam.invocations == []
+    """Slack does not retry slash commands, but a delivery with ``X-Slack-Retry-Num`` is no
+    longer dropped (it may be the only one that can succeed): it is the same command (its
+    trigger ID), so it finds the same session, and one basket is posted."""
+    first = slash_command(SECRET, text="dinners", trigger_id="13345224609.738474920.8088930838d")
+    retry = slash_command(
+        SECRET, text="dinners", trigger_id="13345224609.738474920.8088930838d", retry_num=1
+    )
+    assert world.send(first)["statusCode"] == 200
+    assert world.send(retry)["statusCode"] == 200
+    assert len(world.lam.invocations) == 2
+    world.run_lazies()
+    assert len(world.baskets()) == 1
 
 
 def test_a_lazy_invocation_delivered_twice_resumes_once(world: World) -> None:
@@ -264,7 +275,7 @@ def test_an_s3_failure_is_reported_in_the_thread_and_changes_nothing(
     assert world.slack.thread(CHANNEL, basket["ts"])[-1]["text"] == "Ordered 10 items."
 
 
-def test_a_lazy_invocation_delivered_late_does_nothing(
+def test_a_lazy_invocation_delivered_late_changes_nothing_and_is_reported_as_lost(
     world: World, s3: Any, bucket: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from slack_sdk.signature import Clock
@@ -275,8 +286,16 @@ def test_a_lazy_invocation_delivered_late_does_nothing(
     before = objects(s3, bucket)
     real_now = Clock.now
     monkeypatch.setattr(Clock, "now", lambda self: real_now(self) + 301)  # past Slack's window
-    assert world.send(lazy.payload)["statusCode"] == 401
-    assert objects(s3, bucket) == before
+    # Bolt answers 401; a lazy run that did not run raises, so Lambda retries it, and then its
+    # lost-runs queue tells the person to press again (its signature is checked, not its age).
+    with pytest.raises(LazyRunFailed, match="answered 401"):
+        world.send(lazy.payload)
+    run = invoke_async(world.send, lazy.payload)
+    assert run.errors == ["LazyRunFailed"] * 3 and run.lost == {"batchItemFailures": []}
+    assert [k for k in objects(s3, bucket) if k not in before and "/lost/" not in k] == []
+    assert {k: v for k, v in objects(s3, bucket).items() if k in before} == before
+    (told,) = world.slack.thread(CHANNEL, basket["ts"])
+    assert "Your approval of basket 1 didn't go through — press Approve again." in told["text"]
     assert world.buttons(world.baskets()[0])  # the basket can still be answered
 
 

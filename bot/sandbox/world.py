@@ -17,6 +17,7 @@ from typing import Any
 from .anthropic_api import FakeAnthropic
 from .aws_events import lambda_context
 from .lambda_api import FakeLambda
+from .lambda_async import AsyncRun, invoke_async
 from .slack_api import FakeSlack
 from .slack_events import app_home_opened, home_action
 from .slack_requests import block_action, slash_command, view_submission
@@ -69,15 +70,23 @@ class World:
         cold_start(Runtime.from_settings(Settings.from_env(), s3_client=s3_client or self.s3))
 
     def send(self, event: dict[str, Any]) -> dict[str, Any]:
-        """One invocation of the real handler (Bolt mutates its event: send a copy)."""
+        """One invocation of the real handler (Bolt mutates its event: send a copy); what the
+        handler raises is raised here, as the Lambda runtime sees it."""
         from bot.handler import handler
 
         response: dict[str, Any] = handler(json.loads(json.dumps(event)), lambda_context())
         return response
 
     def run_lazies(self) -> list[dict[str, Any]]:
-        """Deliver every captured lazy invocation as a new invocation; their responses."""
-        return [self.send(invocation.payload) for invocation in self.lam.take()]
+        """Deliver every captured lazy invocation as Lambda delivers an async one (retried
+        while it raises, then to the lost-runs queue: :func:`invoke_async`); the response of
+        each (the lost-runs queue's answer for one that never returned)."""
+        return [run.response or run.lost or {} for run in self.run_async()]
+
+    def run_async(self) -> list[AsyncRun]:
+        """Every captured lazy invocation, delivered as Lambda delivers an async one; how each
+        went (its attempts, and whether it reached the lost-runs queue)."""
+        return [invoke_async(self.send, invocation.payload) for invocation in self.lam.take()]
 
     # -- what a person does --------------------------------------------------------------
 
