@@ -28,11 +28,12 @@ $(CHROMIUM):
 	$(SUDO) apt-get update -qq
 	$(SUDO) apt-get install -y -qq chromium
 
-## lint: ruff and mypy (strict on workflow/)
+## lint: ruff, mypy (strict) and the import contracts (lint-imports: which way imports point)
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 ## test: lint, then the whole test suite (browser test included)
 test: lint $(CHROMIUM)
@@ -57,4 +58,4 @@ lock: $(BIN)/.installed
 	  infra/requirements-lambda.txt
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

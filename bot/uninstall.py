@@ -20,7 +20,7 @@ posted before it): the new installation never shows the old one's baskets or his
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -31,9 +31,31 @@ from workflow.s3_keys import S3Keys
 from .history import history_prefix
 
 if TYPE_CHECKING:
-    from .runtime import Runtime
+    from .installs import ByWorkspace
+    from .receipts import Receipts
+    from .settings import Settings
+    from .timers import Timers
 
 log = logging.getLogger(__name__)
+
+
+class Runtime(Protocol):
+    """What forgetting a workspace needs of ``bot.runtime.Runtime`` (named here, so that this
+    module does not import the runtime, which imports the lost-runs queue, which imports this)."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def oauth(self) -> tuple[Any, ByWorkspace] | None: ...
+
+    @property
+    def receipts(self) -> Receipts: ...
+
+    @property
+    def timers(self) -> Timers | None: ...
+
+    def s3(self) -> Any: ...
 
 
 def removal_of(body: Any) -> tuple[str, float | None] | None:

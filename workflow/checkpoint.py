@@ -22,61 +22,28 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import CheckpointCorrupt, CheckpointFromNewerVersion, IncompatibleCheckpoint
 from .registry import TypeRegistry
+from .snapshot import AnsweredRequest, PendingRequest, RunSnapshot, WorkflowId
+
+__all__ = [
+    "FORMAT_VERSION",
+    "READS",
+    "AnsweredRequest",
+    "PendingRequest",
+    "RunSnapshot",
+    "WorkflowId",
+    "decode_snapshot",
+    "encode_snapshot",
+    "written_with",
+]
 
 FORMAT_VERSION = 2
 READS = (1, 2)  # every format deployed code has written
 
 Tagged = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class PendingRequest:
-    request_id: str
-    port_id: str
-    data: Any
-
-
-@dataclass(frozen=True)
-class AnsweredRequest:
-    """A request that was pending once, and the answer it got."""
-
-    request_id: str
-    port_id: str
-    data: Any
-    by: str
-    response: Any
-
-
-@dataclass(frozen=True)
-class WorkflowId:
-    """Which workflow, and which version of its graph, a run belongs to."""
-
-    name: str
-    version: int
-
-    def __str__(self) -> str:
-        return f"{self.name} v{self.version}"
-
-
-@dataclass
-class RunSnapshot:
-    """Everything a run needs to carry on, in memory. ``workflow`` is None for a checkpoint
-    written before workflows had versions (format 1); ``workflow.versions`` places it."""
-
-    graph: tuple[str, ...]
-    workflow: WorkflowId | None = None
-    superstep: int = 0
-    queue: list[tuple[str, Any]] = field(default_factory=list)
-    requests: dict[str, PendingRequest] = field(default_factory=dict)
-    state: dict[str, dict[str, Any]] = field(default_factory=dict)
-    executors: dict[str, Any] = field(default_factory=dict)
-    answered: dict[str, AnsweredRequest] = field(default_factory=dict)
-    outputs: list[Any] = field(default_factory=list)
 
 
 def encode_snapshot(snapshot: RunSnapshot, registry: TypeRegistry) -> str:

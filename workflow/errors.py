@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .checkpoint import RunSnapshot, WorkflowId
+    from .snapshot import RunSnapshot, WorkflowId
 
 
 class WorkflowError(Exception):

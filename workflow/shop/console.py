@@ -43,9 +43,10 @@ from .basket import (
     ShopRequest,
 )
 from .graph import DEFAULT_MAX_ROUNDS, shop_request, shop_versions
+from .offline import default_shopper
 from .outcomes import OutcomeLog, ended_week, outcome_log
 from .records import SHOP_PREFIX, SHOP_RECORDS
-from .shopper import Shopper, default_shopper
+from .shopper import Shopper
 
 TENANT = "local"
 SESSION = "weekly-shop"

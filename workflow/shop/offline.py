@@ -22,12 +22,13 @@ The same brief gives the same items in the same order: nothing here is random or
 from __future__ import annotations
 
 import math
+import os
 import re
 
 from . import dishes as table
 from .basket import MAX_ITEM_LENGTH, MAX_ITEMS, MAX_QUANTITY, Item
 from .dishes import KNOWN, SERVINGS, UNITS, Line, name_key, number, read_line, words
-from .shopper import Brief, ShopperReply
+from .shopper import Brief, ClaudeShopper, Shopper, ShopperReply
 
 LABEL = (
     "offline shopper (no ANTHROPIC_API_KEY; baskets come from a built-in recipe table, "
@@ -296,3 +297,11 @@ class OfflineShopper:
     async def write(self, brief: Brief) -> ShopperReply:
         items = basket_for(brief)
         return ShopperReply(items=items, output_tokens=TOKENS_PER_ITEM * len(items))
+
+
+def default_shopper() -> Shopper:
+    """Claude when ANTHROPIC_API_KEY is set, otherwise the offline shopper (here, so that the
+    shopper module never imports this one: the arrow points one way)."""
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        return ClaudeShopper()
+    return OfflineShopper()

@@ -212,12 +212,3 @@ class ClaudeShopper:
         except ValueError as exc:
             raise ShopperReplyUnfit(str(exc)) from None
         return ShopperReply(items=items, output_tokens=int(response.usage.output_tokens))
-
-
-def default_shopper() -> Shopper:
-    """Claude when ANTHROPIC_API_KEY is set, otherwise the offline shopper."""
-    from .offline import OfflineShopper  # offline.py imports Brief and ShopperReply from here
-
-    if os.environ.get("ANTHROPIC_API_KEY"):
-        return ClaudeShopper()
-    return OfflineShopper()
