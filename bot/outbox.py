@@ -14,7 +14,6 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -35,9 +34,6 @@ from .blocks import (
     start_again_blocks,
 )
 from .outcome import EXPIRED, RETIRED, Mark, Outcome, Post, Report, Retired, Settle, Tell
-
-if TYPE_CHECKING:  # imported by the lazy runs that post baskets, not by an ack
-    from .timers import Timers
 
 log = logging.getLogger(__name__)
 
@@ -95,12 +91,10 @@ class Outbox:
         web: WebClient,
         max_rounds: int,
         clock: Callable[[], float] = time.time,
-        timers: Timers | None = None,
     ) -> None:
         self.web = web
         self.max_rounds = max_rounds
         self.clock = clock
-        self.timers = timers  # a posted basket's reminders and expiry (``bot.timers``)
 
     def post(
         self,
@@ -187,16 +181,14 @@ class Outbox:
         return Delivered(False)
 
     def _show(self, where: Where, report: Report) -> Delivered:
-        if report.mark is not None and report.mark.request_id:  # a basket was answered
-            self._disarm(where, report.mark.request_id)
         shown = all([self._post_output(where, report, text) for text in report.outputs])
         posted: list[Posted | None] = []
         if shown:
             posted = [self._post_basket(where, report, event) for event in report.baskets]
+        baskets = tuple(p for p in posted if p is not None)
         if not shown or None in posted:
             self._post_or_reply(where, report.unposted)
-            return Delivered(False)
-        baskets = tuple(p for p in posted if p is not None)
+            return Delivered(False, baskets)
         if report.mark is not None and not self._mark_answered(where.channel, report.mark):
             return Delivered(False, baskets)
         settled = report.settle is None or self._settle(where.channel, report.settle)
@@ -247,37 +239,6 @@ class Outbox:
         if not self.post(where.channel, post.text, post.thread_ts) and where.reply_url:
             self.reply(where.reply_url, post.text)
 
-    def _disarm(self, where: Where, request_id: str) -> None:
-        if self.timers is None:
-            return
-        from .timers import TimerError
-
-        try:
-            self.timers.disarm(where.tenant, where.session_id, request_id)
-        except TimerError as exc:  # it fires for a basket no longer waiting, and does nothing
-            log.error("could not delete the basket's timer: %s", exc)
-
-    def _arm(self, where: Where, request_id: str, ts: str) -> None:
-        if self.timers is None:
-            return
-        from .timers import TimerError, first_timer
-
-        timer = first_timer(
-            self.timers.plan,
-            where.tenant,
-            where.session_id,
-            request_id,
-            where.channel,
-            ts,
-            posted_at=int(self.clock()),
-        )
-        if timer is None:
-            return
-        try:
-            self.timers.arm(timer)
-        except TimerError as exc:  # the basket works; it will not be reminded of or expire
-            log.error("could not arm the basket's timer: %s", exc)
-
     def _post_basket(self, where: Where, report: Report, event: RequestInfoEvent) -> Posted | None:
         basket = event.data
         try:
@@ -297,9 +258,7 @@ class Outbox:
         except SLACK_FAILURES as exc:
             log.error("posting basket failed: %s", slack_error(exc))
             return None
-        ts = str(posted["ts"])
-        self._arm(where, event.request_id, ts)
-        return Posted(event.request_id, ts, basket.round, int(self.clock()))
+        return Posted(event.request_id, str(posted["ts"]), basket.round, int(self.clock()))
 
     def _mark_answered(self, channel: str, mark: Mark) -> bool:
         """Replace the basket's buttons with who answered, when, and the change they asked for

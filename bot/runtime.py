@@ -231,9 +231,8 @@ class Runtime:
 
     @functools.cached_property
     def outbox(self) -> Outbox:
-        """What the bot posts where, through the WebClient with slack_sdk's retries; it arms
-        and disarms each basket's timers."""
-        return Outbox(self.web, self.settings.max_rounds, self.clock, self.timers)
+        """What the bot posts where, through the WebClient with slack_sdk's retries."""
+        return Outbox(self.web, self.settings.max_rounds, self.clock)
 
     @functools.cached_property
     def ack_outbox(self) -> Outbox:
@@ -269,6 +268,7 @@ class Runtime:
     @functools.cached_property
     def sessions(self) -> Sessions:
         """What every turn of a session needs (``bot.turn``); makes the S3 client."""
+        from .timers import BasketTimers
         from .turn import Sessions
 
         return Sessions(
@@ -279,6 +279,7 @@ class Runtime:
             receipts=self.receipts,
             outbox=self.outbox,
             history=self.history,
+            timers=BasketTimers(self.timers),
         )
 
     @functools.cached_property

@@ -234,3 +234,36 @@ class Timers:
                 except (BadTimer, KeyError, ValueError):
                     continue
         return sorted(out, key=lambda t: t.at)
+
+
+class BasketTimers:
+    """What a turn does with a basket's timers around telling Slack (``bot.turn``): disarm the
+    one of a basket answered, arm the first of a basket posted. A Scheduler failure is logged,
+    never raised: the basket still works, without its reminders (a timer that fires for a basket
+    no longer waiting does nothing)."""
+
+    def __init__(self, timers: Timers | None) -> None:
+        self.timers = timers
+
+    def disarm(self, tenant: str, session: str, request_id: str) -> None:
+        if self.timers is None:
+            return
+        try:
+            self.timers.disarm(tenant, session, request_id)
+        except TimerError as exc:
+            log.error("could not delete the basket's timer: %s", exc)
+
+    def arm(
+        self, tenant: str, session: str, channel: str, request_id: str, ts: str, posted_at: int
+    ) -> None:
+        if self.timers is None:
+            return
+        timer = first_timer(
+            self.timers.plan, tenant, session, request_id, channel, ts, posted_at=posted_at
+        )
+        if timer is None:
+            return
+        try:
+            self.timers.arm(timer)
+        except TimerError as exc:
+            log.error("could not arm the basket's timer: %s", exc)

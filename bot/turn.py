@@ -11,7 +11,8 @@ trigger (a reminder, an expiry) is one more. :func:`take_turn` runs a step like 
        before telling Slack, perhaps between two checkpoints), and the saved work is run on and
        what the latest checkpoint holds is shown (:func:`catch_up`);
     4. Slack is told inside the lock (``Outbox.deliver``), new messages before the answered
-       basket's update;
+       basket's update; around it the turn disarms an answered basket's timers and arms a
+       posted one's (``BasketTimers``: the outbox only talks to Slack);
     5. the receipt is written last, and only when the channel shows everything;
     6. the lock is released, however the steps above ended; a failure anywhere becomes the
        step's own short message (``Step.refused``), never an exception Bolt would swallow.
@@ -43,6 +44,7 @@ from .logs import log_context
 from .outbox import Delivered, Outbox, Where
 from .outcome import Failed, Outcome, Report, Retired
 from .receipts import Receipts, Waiting
+from .timers import BasketTimers
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +67,7 @@ class Sessions:
     receipts: Receipts
     outbox: Outbox
     history: History
+    timers: BasketTimers
 
 
 class Step(Protocol):
@@ -123,7 +126,7 @@ async def take_turn(sessions: Sessions, where: Where, step: Step) -> None:
                 result = await step.act(run, workflow, checkpoints)
                 if isinstance(result, Redelivered):
                     result = await catch_up(sessions, checkpoints, run, step, result)
-                delivered = sessions.outbox.deliver(where, result)
+                delivered = tell_slack(sessions, where, result)
                 await _record(sessions, checkpoints, where, result, delivered)
                 return
         except SessionBusy as exc:
@@ -135,12 +138,26 @@ async def take_turn(sessions: Sessions, where: Where, step: Step) -> None:
         except Exception as exc:  # noqa: BLE001 - Bolt would swallow it; the person must hear
             log.exception("the turn failed")
             outcome = step.refused(exc)
-        sessions.outbox.deliver(where, outcome)
+        tell_slack(sessions, where, outcome)
         if isinstance(outcome, Retired):  # it waits on nothing now (nor on the Home tab)
             try:
                 await asyncio.to_thread(sessions.receipts.forget, where.tenant, where.session_id)
             except StoreError as exc:
                 log.error("could not forget the retired basket's receipt: %s", exc)
+
+
+def tell_slack(sessions: Sessions, where: Where, outcome: Outcome) -> Delivered:
+    """Say ``outcome`` in Slack; an answered basket's timers go first, and each basket posted
+    gets its first timer once Slack has its message."""
+    mark = outcome.mark if isinstance(outcome, Report) else None
+    if mark is not None and mark.request_id:
+        sessions.timers.disarm(where.tenant, where.session_id, mark.request_id)
+    delivered = sessions.outbox.deliver(where, outcome)
+    for posted in delivered.posted:
+        sessions.timers.arm(
+            where.tenant, where.session_id, where.channel, posted.request_id, posted.ts, posted.at
+        )
+    return delivered
 
 
 async def catch_up(
