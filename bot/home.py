@@ -12,7 +12,8 @@ workspace's own prefixes and never a checkpoint's payload:
     ≤ 20 HEAD  the newest receipts of sessions not ended: each says which basket waits
 
 so a workspace with 500 past outcomes costs what one with 1 costs, and one with 300 baskets
-waiting what one with 20 costs (the tab says older ones were not read).
+waiting what one with 20 costs (the tab says older ones were not read). A failed first basket
+never appeared in its channel: only the person who asked for it sees it among the outcomes.
 
 Show items and Hide items publish it again with one outcome's items open. Repeat this order
 starts a new session in the order's channel whose basket 1 is that order again, through the
@@ -86,6 +87,14 @@ class Visible:
         return self._known[channel]
 
 
+def shown_to(record: Any, visible: Visible) -> bool:
+    """Whether the viewer sees an outcome: one of a channel they are in; and a failed first
+    basket, which never appeared in the channel, only if they asked for it."""
+    if record.kind == "failed" and record.requested_by != visible.user:
+        return False
+    return bool(visible(record.channel))
+
+
 def read_home(
     rt: Runtime, tenant: str, now: float, visible: Visible
 ) -> tuple[list[Any], int, list[Any]]:
@@ -96,7 +105,7 @@ def read_home(
     outcomes: list[tuple[str, Any]] = []
     for name in names[:MAX_OUTCOMES]:  # the newest: at most MAX_OUTCOMES GETs
         record = rt.history.read_name(tenant, name)
-        if record is not None and visible(record.channel):
+        if record is not None and shown_to(record, visible):
             outcomes.append((name, record))
     expire_after = rt.settings.expire_after if rt.timers is not None else 0
     # A session whose end was never recorded, long past its expiry, is not waiting: its receipt

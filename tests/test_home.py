@@ -292,3 +292,18 @@ def test_three_hundred_baskets_waiting_cost_twenty_heads_and_the_newest_is_shown
     assert shown.count("*Basket 1 of 3*") == MAX_WAITING
     assert "…and older ones, not read here" in shown
     assert world.slack.violations == [] and view_errors(view) == []
+
+
+def test_a_failed_first_basket_shows_only_to_the_person_who_asked(world: World) -> None:
+    """A first basket the shopper could not write never appeared in the channel: its request
+    is the asker's business. Carol, in the same channel, sees no trace of it; Alice does."""
+    world.claude.script(Reply(text="500 g chi", stop_reason="max_tokens"))
+    world.shop("fish on Friday for the anniversary", user="U0ALICE")
+    world.run_lazies()
+    mine = texts(world.open_home("U0ALICE"))
+    assert "*Failed* · the shopper wrote no basket" in mine
+    assert "fish on Friday for the anniversary" in mine
+    theirs = texts(world.open_home("U0CAROL"))
+    assert "Failed" not in theirs and "anniversary" not in theirs
+    assert "No basket has ended yet" in theirs
+    assert world.slack.violations == []
