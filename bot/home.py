@@ -7,13 +7,18 @@ workspace's own prefixes and never a checkpoint's payload:
     1 LIST     the newest outcome records' names (``bot.history``, at most 1,000: which
                sessions ended, and the outcomes to show)
     ≤ 10 GET   the outcomes shown
-    1 LIST     the sessions' folders (one page per 1,000 sessions: they live 30 days at most)
-    1 GET      per session that has not ended: its receipt says which basket waits
+    1 LIST     the sessions' objects (one page per 1,000 objects: sessions live 30 days at
+               most, a waiting one keeps about three), each receipt with when it was written
+    ≤ 20 HEAD  the newest receipts of sessions not ended: each says which basket waits
 
-so a workspace with 500 past outcomes costs what one with 1 costs. Show items and Hide items
-publish it again with one outcome's items open. Repeat this order starts a new session in the
-order's channel whose basket 1 is that order again, through the normal turn (lock, approvers,
-reminders), without a model call: its shopper hands back the recorded items.
+so a workspace with 500 past outcomes costs what one with 1 costs, and one with 300 baskets
+waiting what one with 20 costs (the tab says older ones were not read). A failed first basket
+never appeared in its channel: only the person who asked for it sees it among the outcomes.
+
+Show items and Hide items publish it again with one outcome's items open. Repeat this order
+starts a new session in the order's channel whose basket 1 is that order again, through the
+normal turn (lock, approvers, reminders), without a model call: its shopper hands back the
+recorded items.
 """
 
 from __future__ import annotations
@@ -39,6 +44,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 LISTED = 1000  # outcome names listed to know which sessions ended (one LIST page)
+# Receipts HEADed, newest first. The tab shows 10 waiting baskets (MAX_WAITING, within the
+# 100-block view); 20 leaves room for those in channels the viewer is not in. HEADs run one
+# after another, tens of ms each inside AWS, so 20 stay well under a second of the lazy
+# Lambda's time, where 300 took several and a few thousand passed its timeout.
+READ_WAITING = 20
 UNREADABLE = "I couldn't read the baskets just now. Open this tab again in a minute."
 
 
@@ -77,25 +87,37 @@ class Visible:
         return self._known[channel]
 
 
+def shown_to(record: Any, visible: Visible) -> bool:
+    """Whether the viewer sees an outcome: one of a channel they are in; and a failed first
+    basket, which never appeared in the channel, only if they asked for it."""
+    if record.kind == "failed" and record.requested_by != visible.user:
+        return False
+    return bool(visible(record.channel))
+
+
 def read_home(
     rt: Runtime, tenant: str, now: float, visible: Visible
-) -> tuple[list[Any], list[Any]]:
-    """(waiting baskets, newest first; last outcomes, newest first) of the workspace, of the
-    channels the viewer is in."""
+) -> tuple[list[Any], int, list[Any]]:
+    """(waiting baskets, newest first; how many older receipts were not read; last outcomes,
+    newest first) of the workspace, of the channels the viewer is in."""
     names = rt.history.names(tenant, LISTED)
     ended = {s for s in map(session_of, names) if s is not None}
     outcomes: list[tuple[str, Any]] = []
     for name in names[:MAX_OUTCOMES]:  # the newest: at most MAX_OUTCOMES GETs
         record = rt.history.read_name(tenant, name)
-        if record is not None and visible(record.channel):
+        if record is not None and shown_to(record, visible):
             outcomes.append((name, record))
-    waiting: list[tuple[str, Waiting]] = rt.receipts.waiting(tenant, ended)
     expire_after = rt.settings.expire_after if rt.timers is not None else 0
-    if expire_after:  # a session whose end was never recorded, long past its expiry
+    # A session whose end was never recorded, long past its expiry, is not waiting: its receipt
+    # was written after its basket was posted, so one older than the cut-off needs no HEAD.
+    since = now - expire_after - 3600 if expire_after else 0.0
+    waiting: list[tuple[str, Waiting]]
+    waiting, unread = rt.receipts.newest_waiting(tenant, ended, READ_WAITING, since)
+    if expire_after:
         waiting = [w for w in waiting if w[1].posted_at + expire_after + 3600 > now]
     waiting = [w for w in waiting if visible(w[1].channel)]
     waiting.sort(key=lambda w: w[1].posted_at, reverse=True)
-    return waiting, outcomes
+    return waiting, unread, outcomes
 
 
 def publish_home(
@@ -105,9 +127,10 @@ def publish_home(
     said on the tab; a publish Slack refused raises, so that Lambda retries the lazy run."""
     now = time.time()
     try:
-        waiting, outcomes = read_home(rt, tenant, now, Visible(rt, user))
+        waiting, unread, outcomes = read_home(rt, tenant, now, Visible(rt, user))
         view = home_view(
             waiting=waiting,
+            unread=unread,
             outcomes=outcomes,
             max_rounds=rt.settings.max_rounds,
             times=next_times(rt, now),

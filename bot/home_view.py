@@ -62,9 +62,12 @@ def _asked(requested_by: str, request: str) -> Block:
 
 
 def waiting_rows(
-    waiting: list[tuple[str, Waiting]], max_rounds: int, times: Times, link: Link
+    waiting: list[tuple[str, Waiting]], unread: int, max_rounds: int, times: Times, link: Link
 ) -> list[Block]:
-    if not waiting:
+    """The waiting baskets read, and a line for older ones: those read but not shown, and
+    ``unread`` sessions not read at all. Those are only said to exist, never counted: they may
+    be in channels the viewer is not in, and their number is those channels' business."""
+    if not waiting and not unread:
         return [context("Nothing is waiting. Type `/shop` and the week's dinners in a channel.")]
     rows = []
     for _, basket in waiting[:MAX_WAITING]:
@@ -76,7 +79,9 @@ def waiting_rows(
         row = _mrkdwn(f"*Basket {basket.round} of {max_rounds}*{who}\n" + " · ".join(when))
         row["accessory"] = _button("Open", OPEN, url=link(basket.channel, basket.ts))
         rows.append(row)
-    if len(waiting) > MAX_WAITING:
+    if unread:
+        rows.append(context("…and older ones, not read here: they are in their channels."))
+    elif len(waiting) > MAX_WAITING:
         rows.append(context(f"…and {len(waiting) - MAX_WAITING} older ones, not shown here."))
     return rows
 
@@ -116,12 +121,14 @@ def home_view(
     link: Link,
     expanded: str | None = None,
     notice: str = "",
+    unread: int = 0,
 ) -> dict[str, Any]:
     """The Home tab: ``notice`` is ours (mrkdwn); everything else is built here."""
     blocks: list[Block] = [{"type": "header", "text": plain("Weekly shop", 150)}]
     if notice:
         blocks.append(_mrkdwn(notice))
-    blocks += [_mrkdwn("*Waiting for an answer*"), *waiting_rows(waiting, max_rounds, times, link)]
+    rows = waiting_rows(waiting, unread, max_rounds, times, link)
+    blocks += [_mrkdwn("*Waiting for an answer*"), *rows]
     blocks += [{"type": "divider"}, _mrkdwn("*Last outcomes*"), *outcome_rows(outcomes, expanded)]
     return {"type": "home", "blocks": blocks}
 

@@ -7,15 +7,17 @@ already done compares the receipt with the latest checkpoint: the same, and it i
 different, and it shows what the latest checkpoint holds, then writes the receipt
 (``bot.turn.catch_up``).
 
-    Receipts           the seam: shown() and mark_shown(), first_reminder(), waiting(); all
-                       raise StoreError
+    Receipts           the seam: shown() and mark_shown(), first_reminder(), waiting() and
+                       newest_waiting(); all raise StoreError
     InMemoryReceipts   its twin, for tests
     S3Receipts         ``<prefix><tenant>/s/<session>/shown``, beside the session's checkpoints
 
 A receipt written when a basket was posted also says which basket waits (:class:`Waiting`: the
 message, its round, who asked, when), in the object's metadata (``x-amz-meta-*``), so the Home tab
 lists the waiting baskets with a HEAD of each receipt, never a checkpoint's payload
-(``waiting``); the body stays the bare checkpoint ID, as older code reads it.
+(``waiting``), or of the newest few only (``newest_waiting``: a receipt is rewritten each time a
+basket is posted, so its LastModified, which a LIST gives for free, says which are newest); the
+body stays the bare checkpoint ID, as older code reads it.
 
 What a failure costs is the caller's policy (``bot.turn``): a receipt that could not be written
 only costs a repost later.
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -113,6 +116,14 @@ class Receipts(Protocol):
         basket, leaving out the ``ended`` sessions (their receipts are older than their end)."""
         ...
 
+    def newest_waiting(
+        self, tenant_id: str, ended: Collection[str], limit: int, since: float = 0.0
+    ) -> tuple[list[tuple[str, Waiting]], int]:
+        """As ``waiting``, but reading only the ``limit`` newest receipts (by when they were
+        written) of sessions not ``ended``, leaving out those written at or before ``since``
+        (epoch seconds); and how many more receipts were left unread."""
+        ...
+
     def forget(self, tenant_id: str, session_id: str) -> None:
         """The session waits on nothing any more (its basket was retired)."""
         ...
@@ -127,6 +138,7 @@ class InMemoryReceipts:
         self._mutex = threading.Lock()
         self._shown: dict[tuple[str, str], str] = {}
         self._waiting: dict[tuple[str, str], Waiting] = {}
+        self._written: dict[tuple[str, str], float] = {}  # when each receipt was written
         self._reminded: set[tuple[str, str, str, int]] = set()
 
     def shown(self, tenant_id: str, session_id: str) -> str | None:
@@ -140,6 +152,7 @@ class InMemoryReceipts:
         key = (validate_id(tenant_id, "tenant ID"), validate_id(session_id, "session ID"))
         with self._mutex:
             self._shown[key] = validate_id(checkpoint_id, "checkpoint ID")
+            self._written[key] = time.time()
             self._waiting.pop(key, None)
             if waiting is not None:
                 self._waiting[key] = waiting
@@ -147,6 +160,7 @@ class InMemoryReceipts:
     def forget(self, tenant_id: str, session_id: str) -> None:
         with self._mutex:
             self._shown.pop((tenant_id, session_id), None)
+            self._written.pop((tenant_id, session_id), None)
             self._waiting.pop((tenant_id, session_id), None)
 
     def waiting(self, tenant_id: str, ended: Collection[str]) -> list[tuple[str, Waiting]]:
@@ -156,6 +170,21 @@ class InMemoryReceipts:
                 for (tenant, session), found in sorted(self._waiting.items())
                 if tenant == tenant_id and session not in ended
             ]
+
+    def newest_waiting(
+        self, tenant_id: str, ended: Collection[str], limit: int, since: float = 0.0
+    ) -> tuple[list[tuple[str, Waiting]], int]:
+        with self._mutex:
+            written = sorted(
+                (
+                    (at, session)
+                    for (tenant, session), at in self._written.items()
+                    if tenant == tenant_id and session not in ended and at > since
+                ),
+                reverse=True,
+            )
+            read = [(s, self._waiting.get((tenant_id, s))) for _, s in written[:limit]]
+            return [(s, w) for s, w in read if w is not None], max(0, len(written) - limit)
 
     def first_reminder(self, tenant_id: str, session_id: str, request_id: str, n: int) -> bool:
         key = (tenant_id, session_id, validate_id(request_id, "request ID"), n)
@@ -198,7 +227,8 @@ class S3Receipts:
         """One LIST page per 1,000 sessions (their folders, ``Delimiter="/"``), then a HEAD of
         the receipt of each session not ``ended`` (its metadata: no body is read). Sessions
         live under ``s/`` for the bucket's 30 days at most, so this grows with recent sessions,
-        never with the history."""
+        never with the history. For where every one counts (a removed workspace's timers);
+        the Home tab reads ``newest_waiting``."""
         prefix = self.keys.tenant(tenant_id) + "s/"
         sessions: list[str] = []
         try:
@@ -210,10 +240,38 @@ class S3Receipts:
                     sessions.append(common["Prefix"][len(prefix) :].rstrip("/"))
         except (ClientError, BotoCoreError) as exc:
             raise store_error("list sessions", exc) from exc
+        return self._read(tenant_id, [s for s in sessions if s not in ended])
+
+    def newest_waiting(
+        self, tenant_id: str, ended: Collection[str], limit: int, since: float = 0.0
+    ) -> tuple[list[tuple[str, Waiting]], int]:
+        """One LIST page per 1,000 objects under the sessions' folders, without a delimiter so
+        that each receipt comes with its LastModified (a waiting session keeps about three
+        objects: its checkpoints and its receipt); then a HEAD of only the ``limit`` newest
+        receipts not ``ended`` and written after ``since``. However many sessions wait, the
+        HEADs stay at ``limit``."""
+        prefix = self.keys.tenant(tenant_id) + "s/"
+        written: list[tuple[float, str]] = []
+        try:
+            pages = self.s3.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix=prefix
+            )
+            for page in pages:
+                for listed in page.get("Contents", []):
+                    session, _, name = listed["Key"][len(prefix) :].partition("/")
+                    at = listed["LastModified"].timestamp()
+                    if name == NAME and session not in ended and at > since:
+                        written.append((at, session))
+        except (ClientError, BotoCoreError) as exc:
+            raise store_error("list sessions", exc) from exc
+        written.sort(reverse=True)  # newest first (S3 keeps whole seconds: ties by session)
+        newest = [session for _, session in written[:limit]]
+        return self._read(tenant_id, newest), max(0, len(written) - limit)
+
+    def _read(self, tenant_id: str, sessions: list[str]) -> list[tuple[str, Waiting]]:
+        """A HEAD of each session's receipt: the basket it names, if it names one."""
         out = []
         for session in sessions:
-            if session in ended:
-                continue
             try:
                 key = self.keys.beside(tenant_id, session, NAME)
             except InvalidIdentifier:  # not a folder this app made

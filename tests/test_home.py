@@ -6,13 +6,15 @@ number of S3 requests, all under the workspace's own prefixes."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
 
 from bench.common import RequestCounter
 from bot.history import history_prefix
-from bot.home_view import HIDE_ITEMS, REPEAT, SHOW_ITEMS
+from bot.home import READ_WAITING
+from bot.home_view import HIDE_ITEMS, MAX_WAITING, REPEAT, SHOW_ITEMS
 from bot.sandbox.anthropic_api import Reply
 from bot.sandbox.block_kit import parsed_texts, view_errors
 from bot.sandbox.slack_events import app_home_opened, url_verification
@@ -167,8 +169,9 @@ def test_repeat_of_an_order_that_is_not_there_changes_nothing(world: World) -> N
 def test_opening_the_home_tab_costs_the_same_however_long_the_history(
     world: World, s3: Any, bucket: str, past: int
 ) -> None:
-    """At most one LIST of outcome names, ten GETs of outcomes, one LIST of sessions and one
-    HEAD per session that has not ended; and every key or prefix read is the workspace's."""
+    """At most one LIST of outcome names, ten GETs of outcomes, one LIST of the sessions'
+    objects and a HEAD of the newest receipts of sessions not ended (here the one waiting);
+    and every key or prefix read is the workspace's."""
     for _ in range(past):
         ordered(world)
     world.shop("tacos")
@@ -253,3 +256,60 @@ def test_a_retired_basket_is_not_listed_as_waiting(world: World, bucket: str) ->
     assert "*Basket 1 of 3*" in texts(world.open_home("U0ALICE"))
     S3Receipts(bucket, SHOP_PREFIX, world.s3).forget("T0TEAM", session)  # as a retire does
     assert "Nothing is waiting" in texts(world.open_home("U0ALICE"))
+
+
+def _seed_waiting(world: World, bucket: str, n: int) -> None:
+    """``n`` baskets waiting in the channel, each as a posted basket leaves its receipt."""
+    from bot.receipts import S3Receipts, Waiting
+
+    receipts = S3Receipts(bucket, SHOP_PREFIX, world.s3)
+    for i in range(n):
+        waiting = Waiting(
+            request_id=f"seed{i:04d}",
+            channel=CHANNEL,
+            ts=f"1700000000.{i:06d}",
+            round=1,
+            requested_by="U0ALICE",
+            posted_at=int(time.time()) - 600 + i,
+        )
+        receipts.mark_shown("T0TEAM", f"seeded-{i:04d}", "000001-0000abcd", waiting)
+
+
+def test_three_hundred_baskets_waiting_cost_twenty_heads_and_the_newest_is_shown(
+    world: World, s3: Any, bucket: str
+) -> None:
+    """Reading a waiting basket is a HEAD of its receipt, one after another in the lazy
+    Lambda: 300 of them took seconds, a few thousand passed Lambda's timeout. Only the newest
+    20 receipts are read (a LIST gives each one's LastModified for free); the tab says older
+    ones were not read, and stays within Block Kit's 100 blocks, which the fake Web API
+    checks as Slack does."""
+    _seed_waiting(world, bucket, 300)
+    time.sleep(1.1)  # S3's LastModified is whole seconds: the real basket is a second newer
+    world.shop("tacos on Friday", user="U0CAROL")
+    world.run_lazies()
+    counter = RequestCounter(s3)
+    view = world.open_home("U0ALICE")
+    calls = counter.take()
+    assert calls["HeadObject"] == READ_WAITING == 20
+    assert calls["ListObjectsV2"] == 2  # outcome names; the sessions' ~300 objects, one page
+    assert sum(calls.values()) == 2 + 20
+    shown = texts(view)
+    assert shown.index("*Basket 1 of 3* for <@U0CAROL>") < shown.index("for <@U0ALICE>")
+    assert shown.count("*Basket 1 of 3*") == MAX_WAITING
+    assert "…and older ones, not read here" in shown
+    assert world.slack.violations == [] and view_errors(view) == []
+
+
+def test_a_failed_first_basket_shows_only_to_the_person_who_asked(world: World) -> None:
+    """A first basket the shopper could not write never appeared in the channel: its request
+    is the asker's business. Carol, in the same channel, sees no trace of it; Alice does."""
+    world.claude.script(Reply(text="500 g chi", stop_reason="max_tokens"))
+    world.shop("fish on Friday for the anniversary", user="U0ALICE")
+    world.run_lazies()
+    mine = texts(world.open_home("U0ALICE"))
+    assert "*Failed* · the shopper wrote no basket" in mine
+    assert "fish on Friday for the anniversary" in mine
+    theirs = texts(world.open_home("U0CAROL"))
+    assert "Failed" not in theirs and "anniversary" not in theirs
+    assert "No basket has ended yet" in theirs
+    assert world.slack.violations == []

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from bot.receipts import InMemoryReceipts, Receipts, S3Receipts
+from bot.receipts import InMemoryReceipts, Receipts, S3Receipts, Waiting
 from workflow.errors import InvalidIdentifier, StoreError
 from workflow.shop.records import SHOP_PREFIX
 
@@ -55,3 +56,32 @@ def test_an_s3_failure_is_a_store_error(s3: Any, bucket: str) -> None:
         receipts.mark_shown("T1", "s1", CP)
     with pytest.raises(StoreError):
         receipts.shown("T1", "s1")
+
+
+def _waiting(ts: str) -> Waiting:
+    return Waiting(
+        request_id="r1", channel="C0SHOP", ts=ts, round=1, requested_by="U0ALICE", posted_at=1
+    )
+
+
+def test_newest_waiting_reads_only_the_newest_receipts_and_counts_the_rest(
+    receipts: Receipts,
+) -> None:
+    """S3 keeps LastModified in whole seconds: the newer receipt is written a second later."""
+    receipts.mark_shown("T1", "old", CP, _waiting("1.000001"))
+    receipts.mark_shown("T1", "ended", CP, _waiting("1.000002"))
+    receipts.mark_shown("T2", "theirs", CP, _waiting("1.000003"))
+    time.sleep(1.1)
+    receipts.mark_shown("T1", "new", CP, _waiting("2.000001"))
+    assert receipts.newest_waiting("T1", {"ended"}, 1) == ([("new", _waiting("2.000001"))], 1)
+    found, unread = receipts.newest_waiting("T1", {"ended"}, 5)
+    assert sorted(found) == [("new", _waiting("2.000001")), ("old", _waiting("1.000001"))]
+    assert unread == 0
+    # Those written before ``since`` are not read, nor counted as unread.
+    found, unread = receipts.newest_waiting("T1", (), 5, since=time.time() - 1.05)
+    assert [session for session, _ in found] == ["new"] and unread == 0
+
+
+def test_a_receipt_that_names_no_basket_is_read_and_not_listed(receipts: Receipts) -> None:
+    receipts.mark_shown("T1", "done", CP)
+    assert receipts.newest_waiting("T1", (), 5) == ([], 0)
