@@ -17,7 +17,7 @@ invocations")::
 The original event is the signed Slack request Bolt re-invoked itself with (or the weekly
 schedule's event). Its signature is checked again (not its age: it is minutes old by now), so
 nobody who can write to the queue can make the bot say anything. What it was becomes one message
-where it belongs, once (a marker object per failed request ID, created with If-None-Match):
+where it belongs (a marker object per failed request ID, ``<prefix><tenant>/lost/<request ID>``):
 
     /shop           "I couldn't finish writing your basket — try /shop again."  (to the person,
                     through the command's response_url, which works for 30 minutes)
@@ -31,6 +31,21 @@ or S3 or Scheduler failed through every retry) is not a message: it is armed aga
 ``TIMER_RETRY_SECONDS`` from now, under its own name, if its payload verifies (its schedule is
 gone: Scheduler deletes a one-time schedule once it fired), at most ``MAX_ATTEMPTS`` times. If the
 basket was answered meanwhile, the timer fires and does nothing.
+
+The marker has two states, so that a process killed anywhere never leaves a lost run untold
+(SQS delivers a record again when its processing did not finish: it was not deleted)::
+
+    A: PUT lost/<id> If-None-Match:* "claimed"  -> 200, ETag e1  (B gets 412, reads "claimed")
+    A: tells the person                          (killed here: the redelivery finds "claimed"
+                                                  and tells again)
+    A: PUT lost/<id> If-Match:e1 "told"          -> 200; a later delivery reads "told": nothing
+
+So a person hears of a lost run at least once, and twice only if a process dies between telling
+and marking told (or two deliveries of one record run at the same moment). A marker without a
+body (written before the two states) reads as told. A record that cannot be read (not JSON, a
+field missing, a request ID not safe in a key) is that record's batch item failure, never the
+batch's: SQS delivers it again and, after the queue's ``maxReceiveCount`` (serverless.yml), moves
+it to the dead-letter queue for a person to read.
 
 Each is counted in the ``LostLazyRuns`` CloudWatch metric (embedded metric format, one JSON log
 line), on which serverless.yml sets an alarm.
@@ -53,8 +68,8 @@ from urllib.parse import parse_qsl
 from botocore.exceptions import BotoCoreError, ClientError
 from slack_sdk.signature import SignatureVerifier
 
-from workflow.errors import StoreError
-from workflow.s3_client import create_marker
+from workflow.errors import InvalidIdentifier, StoreError
+from workflow.s3_client import claim_marker, get_object, replace_marker
 from workflow.store import validate_id
 
 from .blocks import APPROVE, REJECT, START_AGAIN
@@ -72,6 +87,19 @@ TIMER_RETRY_SECONDS = 300
 AGAIN_LOST = "The new basket wasn't started — press Start again to try once more."
 SCHEDULE_LOST = "The weekly basket couldn't be written this time. Try /shop."
 VERBS = {APPROVE: ("approval", "Approve"), REJECT: ("rejection", "Reject")}
+CLAIMED, TOLD = b"claimed", b"told"  # the marker's two states
+
+
+class MalformedRecord(ValueError):
+    """An SQS record that is not a Lambda invocation record (not JSON, a field missing)."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A lost run this delivery is to tell: its marker, "claimed" at ``etag``."""
+
+    key: str
+    etag: str
 
 
 @dataclass(frozen=True)
@@ -114,13 +142,20 @@ class LostRuns:
         self.schedule_tenant = schedule_tenant  # () -> the bot's team ID, asked only if needed
 
     def handle(self, event: dict[str, Any], function_name: str) -> dict[str, Any]:
-        """The SQS batch; the records to try again (Slack or S3 failed) as batchItemFailures."""
+        """The SQS batch; the records to try again (Slack or S3 failed, or the record could
+        not be read) as batchItemFailures. One record's failure is never the batch's."""
         failures = []
         for record in event["Records"]:
             try:
                 done = self._one(record, function_name)
             except (ClientError, BotoCoreError, OSError, StoreError) as exc:
                 log.error("a lost run could not be reported yet: %s", type(exc).__name__)
+                done = False
+            except (MalformedRecord, InvalidIdentifier) as exc:
+                log.error("a lost-run record that cannot be read: %s", exc)
+                done = False
+            except Exception:  # noqa: BLE001 - a bug on one record must not fail the others
+                log.exception("a lost-run record failed")
                 done = False
             if not done:
                 failures.append({"itemIdentifier": record.get("messageId", "")})
@@ -133,9 +168,9 @@ class LostRuns:
             request_id = str(lost["requestContext"]["requestId"])
             condition = str(lost["requestContext"].get("condition", ""))
             original = lost["requestPayload"]
-        except (ValueError, KeyError, TypeError):
-            log.warning("an SQS record that is not a Lambda invocation record was dropped")
-            return True
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise MalformedRecord("not a Lambda invocation record") from exc
+        validate_id(request_id, "request ID")
         if isinstance(original, dict) and is_timer(original):
             return self._rearm(original, condition, function_name)
         removed = self._removal(original) if isinstance(original, dict) else None
@@ -149,14 +184,14 @@ class LostRuns:
         if said is None:
             log.warning("a lost run that is not ours (or not signed) was dropped")
             return True
-        key = self._claim(said.tenant, request_id)
-        if key is None:
+        claim = self._claim(said.tenant, request_id)
+        if claim is None:
             log.info("lost run %s was reported already", request_id)
             return True
         log.error("a lazy run was lost (%s); telling the person", condition)
         if not self._say(said):
-            self.s3.delete_object(Bucket=self.bucket, Key=key)  # so that the retry says it
-            return False
+            return False  # the marker stays "claimed": SQS's next delivery tells again
+        self._told(claim)
         emit_metric(function_name, condition)
         return True
 
@@ -257,12 +292,27 @@ class LostRuns:
         text = f"<@{user}> Your change didn't go through — press Change… again."
         return Said(team, target.channel, text, thread_ts=target.message_ts)
 
-    def _claim(self, tenant: str, request_id: str) -> str | None:
-        """The marker's key if this failed request was not reported before (SQS delivers at
-        least once), else None: ``<prefix><tenant>/lost/<request ID>``, If-None-Match."""
+    def _claim(self, tenant: str, request_id: str) -> Claim | None:
+        """The marker to tell under, unless this failed request was told before (SQS delivers
+        at least once): a new marker "claimed", or one a delivery claimed and never marked told
+        (it died, or Slack refused it)."""
         tenant, request_id = validate_id(tenant, "tenant ID"), validate_id(request_id, "request ID")
         key = f"{self.prefix}{tenant}/lost/{request_id}"
-        return key if create_marker(self.s3, self.bucket, key, "lost-run marker") else None
+        etag = claim_marker(self.s3, self.bucket, key, CLAIMED, "lost-run marker")
+        if etag is not None:
+            return Claim(key, etag)
+        found = get_object(self.s3, self.bucket, key, "lost-run marker")
+        if found is None:  # removed between the two requests: the next delivery claims it
+            raise StoreError("the lost-run marker vanished")
+        return Claim(key, found.etag) if found.body == CLAIMED else None
+
+    def _told(self, claim: Claim) -> None:
+        """Mark the claim told. If that fails the person was told all the same: the record is
+        done (SQS deletes it), and only a concurrent delivery could tell once more."""
+        try:
+            replace_marker(self.s3, self.bucket, claim.key, TOLD, claim.etag, "lost-run marker")
+        except StoreError as exc:
+            log.error("told, but the lost-run marker could not say so: %s", exc)
 
 
 def _dict(value: object) -> dict[str, Any]:

@@ -17,7 +17,8 @@ from bot.lost import AGAIN_LOST, RESHOP
 from bot.sandbox.aws_events import lambda_context, lost_run_record, sqs_event
 from bot.sandbox.slack_requests import with_bad_signature
 from tests import shop_next_deploy
-from tests.bot_kit import CHANNEL, World, objects, start_basket
+from tests.bot_kit import CHANNEL, TestWorld, World, objects, start_basket
+from tests.fault_kit import s3_of
 from workflow.shop import graph
 
 
@@ -94,7 +95,7 @@ def test_a_record_not_signed_by_slack_says_nothing(world: World, s3: Any, bucket
     (lost,) = world.lam.take()
     before = objects(s3, bucket)
     forged = lost_run_record(with_bad_signature(lost.payload))
-    assert deliver(world, sqs_event(forged, {"not": "a record"})) == {"batchItemFailures": []}
+    assert deliver(world, sqs_event(forged)) == {"batchItemFailures": []}
     assert replies_to_commands(world) == [] and world.slack.messages(CHANNEL) == []
     assert objects(s3, bucket) == before
 
@@ -110,3 +111,70 @@ def test_a_report_slack_does_not_take_is_retried_by_sqs(world: World) -> None:
     deliver(world, event)  # SQS delivers it again after the visibility timeout
     said = [m["text"] for m in world.slack.thread(CHANNEL, basket["ts"])]
     assert said == ["<@U0BOB> Your approval of basket 1 didn't go through — press Approve again."]
+
+
+def markers(s3: Any, bucket: str) -> dict[str, bytes]:
+    listed = s3.list_objects_v2(Bucket=bucket).get("Contents", [])
+    keys = [o["Key"] for o in listed if "/lost/" in o["Key"]]
+    return {k: s3.get_object(Bucket=bucket, Key=k)["Body"].read() for k in keys}
+
+
+def test_a_process_killed_between_claim_and_telling_is_told_by_the_redelivery(
+    served: TestWorld,
+) -> None:
+    """The consumer dies (os._exit, like a killed Lambda) right after claiming the lost run's
+    marker: nobody was told, and SQS delivers the record again (it was never deleted). That
+    delivery, in another fresh process, finds the marker "claimed", not "told", and tells the
+    person; a third delivery finds "told" and says nothing more."""
+    world = served
+    world.shop()
+    (lost,) = world.lam.take()
+    event = sqs_event(lost_run_record(lost.payload))
+    world.in_fresh_process(event, crash_at="lost-claimed")
+    s3 = s3_of(world)
+    assert replies_to_commands(world) == []
+    assert list(markers(s3, "bot-bucket").values()) == [b"claimed"]
+    redelivered = world.in_fresh_process(event)
+    assert redelivered["response"] == {"batchItemFailures": []}
+    assert replies_to_commands(world) == [RESHOP]
+    assert list(markers(s3, "bot-bucket").values()) == [b"told"]
+    world.in_fresh_process(event)
+    assert replies_to_commands(world) == [RESHOP]
+
+
+def test_a_marker_from_before_the_two_states_reads_as_told(
+    world: World, s3: Any, bucket: str
+) -> None:
+    """An empty marker (what the single-state consumer wrote once it claimed) is not told again."""
+    world.shop()
+    (lost,) = world.lam.take()
+    record = lost_run_record(lost.payload, request_id="req-old-marker")
+    s3.put_object(Bucket=bucket, Key="weekly-shop/T0TEAM/lost/req-old-marker", Body=b"")
+    assert deliver(world, sqs_event(record)) == {"batchItemFailures": []}
+    assert replies_to_commands(world) == []
+
+
+MALFORMED = ["unsafe request ID", "fields missing", "body not JSON", "not an object"]
+
+
+@pytest.mark.parametrize("kind", MALFORMED)
+def test_a_malformed_record_is_its_own_failure_not_the_batchs(world: World, kind: str) -> None:
+    """Three lost /shop runs in one batch, the middle one unreadable: the other two people are
+    told, and only the middle record is a batch item failure (SQS delivers it again, then moves
+    it to the dead-letter queue after the queue's maxReceiveCount). A raised exception would
+    have made SQS deliver the whole batch again, told nobody, and ended in the dead queue."""
+    for text in ("week one", "week two", "week three"):
+        world.shop(text=text)
+    first, middle, last = (lost_run_record(i.payload) for i in world.lam.take())
+    if kind == "unsafe request ID":
+        middle = lost_run_record(middle["requestPayload"], request_id="../x")
+    elif kind == "fields missing":
+        middle = {"version": "1.0", "requestContext": {}}
+    event = sqs_event(first, middle, last)
+    if kind == "body not JSON":
+        event["Records"][1]["body"] = "{not json"
+    elif kind == "not an object":
+        event["Records"][1]["body"] = "[1, 2]"
+    answer = deliver(world, event)
+    assert answer == {"batchItemFailures": [{"itemIdentifier": event["Records"][1]["messageId"]}]}
+    assert replies_to_commands(world) == [RESHOP, RESHOP]
