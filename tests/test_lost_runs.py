@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import botocore.retries.standard
 import pytest
 
 from bot.blocks import START_AGAIN
@@ -18,7 +19,7 @@ from bot.sandbox.aws_events import lambda_context, lost_run_record, sqs_event
 from bot.sandbox.slack_requests import with_bad_signature
 from tests import shop_next_deploy
 from tests.bot_kit import CHANNEL, TestWorld, World, objects, start_basket
-from tests.fault_kit import s3_of
+from tests.fault_kit import S3Faults, moto_skips_refused, op, s3_of
 from workflow.shop import graph
 
 
@@ -178,3 +179,50 @@ def test_a_malformed_record_is_its_own_failure_not_the_batchs(world: World, kind
     answer = deliver(world, event)
     assert answer == {"batchItemFailures": [{"itemIdentifier": event["Records"][1]["messageId"]}]}
     assert replies_to_commands(world) == [RESHOP, RESHOP]
+
+
+@pytest.fixture
+def faults(world: World, s3: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """S3 errors from the wire on the bot's client (botocore retries them, backoff instant)."""
+    monkeypatch.setattr(
+        botocore.retries.standard.ExponentialBackoff, "delay_amount", lambda self, ctx: 0.0
+    )
+    moto_skips_refused(monkeypatch)
+    injected = S3Faults().install(s3)
+    yield injected
+    injected.uninstall(s3)
+
+
+def test_s3_refusing_the_claim_fails_that_record_and_tells_nobody_yet(
+    world: World, s3: Any, bucket: str, faults: S3Faults
+) -> None:
+    """S3 answers the claim's conditional PUT 503 SlowDown through every botocore attempt (six,
+    standard mode): that record is the batch's only failure and nobody hears of it yet; the
+    other lost run in the batch is told. SQS's redelivery, S3 back, tells the first person."""
+    world.shop(text="week one")
+    world.shop(text="week two")
+    first, second = (lost_run_record(i.payload) for i in world.lam.take())
+    claim = op("PutObject", first["requestContext"]["requestId"])
+    fault = faults.add(claim, 503, "SlowDown", times=1000)
+    event = sqs_event(first, second)
+    answer = deliver(world, event)
+    assert answer == {"batchItemFailures": [{"itemIdentifier": event["Records"][0]["messageId"]}]}
+    assert fault.hits == 6  # botocore's first try and its five retries
+    assert replies_to_commands(world) == [RESHOP]
+    faults.clear()
+    assert deliver(world, sqs_event(first)) == {"batchItemFailures": []}
+    assert replies_to_commands(world) == [RESHOP, RESHOP]
+    assert sorted(markers(s3, bucket).values()) == [b"told", b"told"]
+
+
+def test_s3_refusing_to_mark_told_still_counts_the_record_done(
+    world: World, s3: Any, bucket: str, faults: S3Faults
+) -> None:
+    """The person was told, then S3 refuses the If-Match PUT that marks it told: the record is
+    done (SQS deletes it, so nobody is told twice by it); the marker is left "claimed"."""
+    world.shop()
+    (lost,) = world.lam.take()
+    faults.add(op("PutObject", "/lost/", conditional="If-Match"), 500, "InternalError", times=1000)
+    assert deliver(world, sqs_event(lost_run_record(lost.payload))) == {"batchItemFailures": []}
+    assert replies_to_commands(world) == [RESHOP]
+    assert list(markers(s3, bucket).values()) == [b"claimed"]
