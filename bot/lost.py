@@ -72,21 +72,22 @@ from workflow.errors import InvalidIdentifier, StoreError
 from workflow.s3_client import claim_marker, get_object, replace_marker
 from workflow.store import validate_id
 
-from .blocks import APPROVE, REJECT, START_AGAIN
+from .lost_said import (
+    SCHEDULE_LOST,
+    Said,
+    as_dict,
+    lost_click,
+    lost_command,
+)
 from .modal import read_modal_metadata
 from .outbox import Outbox
-from .payloads import request_text
 from .timers import MAX_ATTEMPTS, BadTimer, TimerError, Timers, from_payload, is_timer
 
 log = logging.getLogger(__name__)
 
 METRIC_NAMESPACE = "weekly-shop"
 METRIC = "LostLazyRuns"
-RESHOP = "I couldn't finish writing your basket — try /shop again."
 TIMER_RETRY_SECONDS = 300
-AGAIN_LOST = "The new basket wasn't started — press Start again to try once more."
-SCHEDULE_LOST = "The weekly basket couldn't be written this time. Try /shop."
-VERBS = {APPROVE: ("approval", "Approve"), REJECT: ("rejection", "Reject")}
 CLAIMED, TOLD = b"claimed", b"told"  # the marker's two states
 
 
@@ -100,18 +101,6 @@ class Claim:
 
     key: str
     etag: str
-
-
-@dataclass(frozen=True)
-class Said:
-    """What to say about one lost run: where, and the marker's tenant."""
-
-    tenant: str
-    channel: str
-    text: str
-    thread_ts: str | None = None
-    user: str = ""  # with reply_url: an ephemeral to this person
-    reply_url: str = ""
 
 
 class LostRuns:
@@ -243,7 +232,7 @@ class LostRuns:
             return None
         form = dict(parse_qsl(body, keep_blank_values=True))
         if "payload" not in form:
-            return _lost_command(form)
+            return lost_command(form)
         try:
             payload = json.loads(form["payload"])
         except ValueError:
@@ -251,7 +240,7 @@ class LostRuns:
         if not isinstance(payload, dict):
             return None
         if payload.get("type") == "block_actions":
-            return _lost_click(payload)
+            return lost_click(payload)
         if payload.get("type") == "view_submission":
             return self._lost_change(payload)
         return None
@@ -283,9 +272,9 @@ class LostRuns:
         return body if timestamp and valid else None
 
     def _lost_change(self, payload: dict[str, Any]) -> Said | None:
-        team = _dict(payload.get("team")).get("id")
-        user = _dict(payload.get("user")).get("id")
-        view = _dict(payload.get("view"))
+        team = as_dict(payload.get("team")).get("id")
+        user = as_dict(payload.get("user")).get("id")
+        view = as_dict(payload.get("view"))
         target = read_modal_metadata(self.metadata_key, str(team), view.get("private_metadata"))
         if not (isinstance(team, str) and isinstance(user, str) and target):
             return None
@@ -313,49 +302,6 @@ class LostRuns:
             replace_marker(self.s3, self.bucket, claim.key, TOLD, claim.etag, "lost-run marker")
         except StoreError as exc:
             log.error("told, but the lost-run marker could not say so: %s", exc)
-
-
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _lost_command(form: dict[str, str]) -> Said | None:
-    tenant, channel, user = form.get("team_id"), form.get("channel_id"), form.get("user_id")
-    if not (tenant and channel and user) or form.get("command") != "/shop":
-        return None
-    url = form.get("response_url", "")
-    reply_url = url if url.startswith(("https://", "http://")) and request_text(form) else ""
-    return Said(tenant, channel, RESHOP, user=user, reply_url=reply_url)
-
-
-def _lost_click(payload: dict[str, Any]) -> Said | None:
-    team = _dict(payload.get("team")).get("id")
-    user = _dict(payload.get("user")).get("id")
-    container = _dict(payload.get("container"))
-    actions = payload.get("actions")
-    action = _dict(actions[0]).get("action_id") if isinstance(actions, list) and actions else None
-    channel, ts = container.get("channel_id"), container.get("message_ts")
-    if not all(isinstance(v, str) and v for v in (team, user, channel, ts)):
-        return None
-    if action == START_AGAIN:  # pressed in a basket's thread: say it in that thread
-        text = f"<@{user}> {AGAIN_LOST}"
-        return Said(str(team), str(channel), text, thread_ts=str(container.get("thread_ts") or ts))
-    noun, button = VERBS.get(str(action), ("answer", "the button"))
-    basket = _basket_number(_dict(payload.get("message")))
-    of = f" of basket {basket}" if basket else ""
-    text = f"<@{user}> Your {noun}{of} didn't go through — press {button} again."
-    return Said(str(team), str(channel), text, thread_ts=str(ts))
-
-
-def _basket_number(message: dict[str, Any]) -> str:
-    """ "2" from the basket message's "Basket 2 of 3" header, as Slack sends the message back."""
-    for block in message.get("blocks") or []:
-        text = _dict(_dict(block).get("text")).get("text")
-        if _dict(block).get("type") == "header" and isinstance(text, str):
-            words = text.split()
-            if len(words) >= 2 and words[0] == "Basket" and words[1].isdigit():
-                return words[1]
-    return ""
 
 
 def emit_metric(function_name: str, condition: str) -> None:

@@ -14,7 +14,7 @@ import botocore.retries.standard
 import pytest
 
 from bot.blocks import START_AGAIN
-from bot.lost import AGAIN_LOST, RESHOP
+from bot.lost_said import AGAIN_LOST, RESHOP
 from bot.sandbox.aws_events import lambda_context, lost_run_record, sqs_event
 from bot.sandbox.slack_requests import with_bad_signature
 from tests import shop_next_deploy
