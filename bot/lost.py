@@ -35,9 +35,10 @@ basket was answered meanwhile, the timer fires and does nothing.
 The marker has two states, so that a process killed anywhere never leaves a lost run untold
 (SQS delivers a record again when its processing did not finish: it was not deleted)::
 
-    A: PUT lost/<id> If-None-Match:* "claimed"  -> 200, ETag e1  (B gets 412, reads "claimed")
-    A: tells the person                          (killed here: the redelivery finds "claimed"
-                                                  and tells again)
+    A: PUT lost/<id> If-None-Match:* "claimed"  -> 200, ETag e1
+       (A killed here, or Slack refuses A: nobody was told; the redelivery B gets 412, reads
+        "claimed", and tells)
+    A: tells the person
     A: PUT lost/<id> If-Match:e1 "told"          -> 200; a later delivery reads "told": nothing
 
 So a person hears of a lost run at least once, and twice only if a process dies between telling
