@@ -38,6 +38,7 @@ from .outbox import Where
 from .outcome import (
     APPROVED,
     NEWER,
+    Damaged,
     Mark,
     Outcome,
     Post,
@@ -57,7 +58,8 @@ VERDICTS: dict[Kind, str] = {"approve": APPROVED, "reject": "Rejected", "change"
 
 BUSY = "Someone else is answering this basket right now."
 BROKEN = (
-    "This basket can't be resumed: its saved state did not pass its checks. Start again with /shop."
+    "This basket is damaged: its saved state did not pass its checks, so it can't be answered. "
+    "*Start again* writes the same week's basket afresh."
 )
 WENT_WRONG = "Something went wrong answering that; nothing was ordered twice. Try again."
 UNPOSTED = "I couldn't post everything to Slack just now. Press a button above to try again."
@@ -187,8 +189,8 @@ class Answer:
             return Tell(user, NEWER)
         if isinstance(error, WorkflowVersionRemoved):
             return self._retired(error)
-        if isinstance(error, CheckpointError):
-            return Post(BROKEN, thread)
+        if isinstance(error, CheckpointError):  # damaged (S3 itself down is StoreError)
+            return Damaged(BROKEN, thread, self.click.ref.to_value())
         if isinstance(error, StoreError):
             return Post(STORE_DOWN, thread)
         return Post(WENT_WRONG, thread)

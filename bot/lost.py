@@ -17,7 +17,7 @@ invocations")::
 The original event is the signed Slack request Bolt re-invoked itself with (or the weekly
 schedule's event). Its signature is checked again (not its age: it is minutes old by now), so
 nobody who can write to the queue can make the bot say anything. What it was becomes one message
-where it belongs, once (a marker object per failed request ID, created with If-None-Match):
+where it belongs (a marker object per failed request ID, ``<prefix><tenant>/lost/<request ID>``):
 
     /shop           "I couldn't finish writing your basket — try /shop again."  (to the person,
                     through the command's response_url, which works for 30 minutes)
@@ -31,6 +31,22 @@ or S3 or Scheduler failed through every retry) is not a message: it is armed aga
 ``TIMER_RETRY_SECONDS`` from now, under its own name, if its payload verifies (its schedule is
 gone: Scheduler deletes a one-time schedule once it fired), at most ``MAX_ATTEMPTS`` times. If the
 basket was answered meanwhile, the timer fires and does nothing.
+
+The marker has two states, so that a process killed anywhere never leaves a lost run untold
+(SQS delivers a record again when its processing did not finish: it was not deleted)::
+
+    A: PUT lost/<id> If-None-Match:* "claimed"  -> 200, ETag e1
+       (A killed here, or Slack refuses A: nobody was told; the redelivery B gets 412, reads
+        "claimed", and tells)
+    A: tells the person
+    A: PUT lost/<id> If-Match:e1 "told"          -> 200; a later delivery reads "told": nothing
+
+So a person hears of a lost run at least once, and twice only if a process dies between telling
+and marking told (or two deliveries of one record run at the same moment). A marker without a
+body (written before the two states) reads as told. A record that cannot be read (not JSON, a
+field missing, a request ID not safe in a key) is that record's batch item failure, never the
+batch's: SQS delivers it again and, after the queue's ``maxReceiveCount`` (serverless.yml), moves
+it to the dead-letter queue for a person to read.
 
 Each is counted in the ``LostLazyRuns`` CloudWatch metric (embedded metric format, one JSON log
 line), on which serverless.yml sets an alarm.
@@ -53,37 +69,39 @@ from urllib.parse import parse_qsl
 from botocore.exceptions import BotoCoreError, ClientError
 from slack_sdk.signature import SignatureVerifier
 
-from workflow.errors import StoreError
-from workflow.s3_client import create_marker
+from workflow.errors import InvalidIdentifier, StoreError
+from workflow.s3_client import claim_marker, get_object, replace_marker
 from workflow.store import validate_id
 
-from .blocks import APPROVE, REJECT, START_AGAIN
+from .lost_said import (
+    SCHEDULE_LOST,
+    Said,
+    as_dict,
+    lost_click,
+    lost_command,
+)
 from .modal import read_modal_metadata
 from .outbox import Outbox
-from .payloads import request_text
 from .timers import MAX_ATTEMPTS, BadTimer, TimerError, Timers, from_payload, is_timer
 
 log = logging.getLogger(__name__)
 
 METRIC_NAMESPACE = "weekly-shop"
 METRIC = "LostLazyRuns"
-RESHOP = "I couldn't finish writing your basket — try /shop again."
 TIMER_RETRY_SECONDS = 300
-AGAIN_LOST = "The new basket wasn't started — press Start again to try once more."
-SCHEDULE_LOST = "The weekly basket couldn't be written this time. Try /shop."
-VERBS = {APPROVE: ("approval", "Approve"), REJECT: ("rejection", "Reject")}
+CLAIMED, TOLD = b"claimed", b"told"  # the marker's two states
+
+
+class MalformedRecord(ValueError):
+    """An SQS record that is not a Lambda invocation record (not JSON, a field missing)."""
 
 
 @dataclass(frozen=True)
-class Said:
-    """What to say about one lost run: where, and the marker's tenant."""
+class Claim:
+    """A lost run this delivery is to tell: its marker, "claimed" at ``etag``."""
 
-    tenant: str
-    channel: str
-    text: str
-    thread_ts: str | None = None
-    user: str = ""  # with reply_url: an ephemeral to this person
-    reply_url: str = ""
+    key: str
+    etag: str
 
 
 class LostRuns:
@@ -114,13 +132,20 @@ class LostRuns:
         self.schedule_tenant = schedule_tenant  # () -> the bot's team ID, asked only if needed
 
     def handle(self, event: dict[str, Any], function_name: str) -> dict[str, Any]:
-        """The SQS batch; the records to try again (Slack or S3 failed) as batchItemFailures."""
+        """The SQS batch; the records to try again (Slack or S3 failed, or the record could
+        not be read) as batchItemFailures. One record's failure is never the batch's."""
         failures = []
         for record in event["Records"]:
             try:
                 done = self._one(record, function_name)
             except (ClientError, BotoCoreError, OSError, StoreError) as exc:
                 log.error("a lost run could not be reported yet: %s", type(exc).__name__)
+                done = False
+            except (MalformedRecord, InvalidIdentifier) as exc:
+                log.error("a lost-run record that cannot be read: %s", exc)
+                done = False
+            except Exception:  # noqa: BLE001 - a bug on one record must not fail the others
+                log.exception("a lost-run record failed")
                 done = False
             if not done:
                 failures.append({"itemIdentifier": record.get("messageId", "")})
@@ -133,9 +158,9 @@ class LostRuns:
             request_id = str(lost["requestContext"]["requestId"])
             condition = str(lost["requestContext"].get("condition", ""))
             original = lost["requestPayload"]
-        except (ValueError, KeyError, TypeError):
-            log.warning("an SQS record that is not a Lambda invocation record was dropped")
-            return True
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise MalformedRecord("not a Lambda invocation record") from exc
+        validate_id(request_id, "request ID")
         if isinstance(original, dict) and is_timer(original):
             return self._rearm(original, condition, function_name)
         removed = self._removal(original) if isinstance(original, dict) else None
@@ -149,14 +174,14 @@ class LostRuns:
         if said is None:
             log.warning("a lost run that is not ours (or not signed) was dropped")
             return True
-        key = self._claim(said.tenant, request_id)
-        if key is None:
+        claim = self._claim(said.tenant, request_id)
+        if claim is None:
             log.info("lost run %s was reported already", request_id)
             return True
         log.error("a lazy run was lost (%s); telling the person", condition)
         if not self._say(said):
-            self.s3.delete_object(Bucket=self.bucket, Key=key)  # so that the retry says it
-            return False
+            return False  # the marker stays "claimed": SQS's next delivery tells again
+        self._told(claim)
         emit_metric(function_name, condition)
         return True
 
@@ -208,7 +233,7 @@ class LostRuns:
             return None
         form = dict(parse_qsl(body, keep_blank_values=True))
         if "payload" not in form:
-            return _lost_command(form)
+            return lost_command(form)
         try:
             payload = json.loads(form["payload"])
         except ValueError:
@@ -216,7 +241,7 @@ class LostRuns:
         if not isinstance(payload, dict):
             return None
         if payload.get("type") == "block_actions":
-            return _lost_click(payload)
+            return lost_click(payload)
         if payload.get("type") == "view_submission":
             return self._lost_change(payload)
         return None
@@ -248,64 +273,36 @@ class LostRuns:
         return body if timestamp and valid else None
 
     def _lost_change(self, payload: dict[str, Any]) -> Said | None:
-        team = _dict(payload.get("team")).get("id")
-        user = _dict(payload.get("user")).get("id")
-        view = _dict(payload.get("view"))
+        team = as_dict(payload.get("team")).get("id")
+        user = as_dict(payload.get("user")).get("id")
+        view = as_dict(payload.get("view"))
         target = read_modal_metadata(self.metadata_key, str(team), view.get("private_metadata"))
         if not (isinstance(team, str) and isinstance(user, str) and target):
             return None
         text = f"<@{user}> Your change didn't go through — press Change… again."
         return Said(team, target.channel, text, thread_ts=target.message_ts)
 
-    def _claim(self, tenant: str, request_id: str) -> str | None:
-        """The marker's key if this failed request was not reported before (SQS delivers at
-        least once), else None: ``<prefix><tenant>/lost/<request ID>``, If-None-Match."""
+    def _claim(self, tenant: str, request_id: str) -> Claim | None:
+        """The marker to tell under, unless this failed request was told before (SQS delivers
+        at least once): a new marker "claimed", or one a delivery claimed and never marked told
+        (it died, or Slack refused it)."""
         tenant, request_id = validate_id(tenant, "tenant ID"), validate_id(request_id, "request ID")
         key = f"{self.prefix}{tenant}/lost/{request_id}"
-        return key if create_marker(self.s3, self.bucket, key, "lost-run marker") else None
+        etag = claim_marker(self.s3, self.bucket, key, CLAIMED, "lost-run marker")
+        if etag is not None:
+            return Claim(key, etag)
+        found = get_object(self.s3, self.bucket, key, "lost-run marker")
+        if found is None:  # removed between the two requests: the next delivery claims it
+            raise StoreError("the lost-run marker vanished")
+        return Claim(key, found.etag) if found.body == CLAIMED else None
 
-
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _lost_command(form: dict[str, str]) -> Said | None:
-    tenant, channel, user = form.get("team_id"), form.get("channel_id"), form.get("user_id")
-    if not (tenant and channel and user) or form.get("command") != "/shop":
-        return None
-    url = form.get("response_url", "")
-    reply_url = url if url.startswith(("https://", "http://")) and request_text(form) else ""
-    return Said(tenant, channel, RESHOP, user=user, reply_url=reply_url)
-
-
-def _lost_click(payload: dict[str, Any]) -> Said | None:
-    team = _dict(payload.get("team")).get("id")
-    user = _dict(payload.get("user")).get("id")
-    container = _dict(payload.get("container"))
-    actions = payload.get("actions")
-    action = _dict(actions[0]).get("action_id") if isinstance(actions, list) and actions else None
-    channel, ts = container.get("channel_id"), container.get("message_ts")
-    if not all(isinstance(v, str) and v for v in (team, user, channel, ts)):
-        return None
-    if action == START_AGAIN:  # pressed in a basket's thread: say it in that thread
-        text = f"<@{user}> {AGAIN_LOST}"
-        return Said(str(team), str(channel), text, thread_ts=str(container.get("thread_ts") or ts))
-    noun, button = VERBS.get(str(action), ("answer", "the button"))
-    basket = _basket_number(_dict(payload.get("message")))
-    of = f" of basket {basket}" if basket else ""
-    text = f"<@{user}> Your {noun}{of} didn't go through — press {button} again."
-    return Said(str(team), str(channel), text, thread_ts=str(ts))
-
-
-def _basket_number(message: dict[str, Any]) -> str:
-    """ "2" from the basket message's "Basket 2 of 3" header, as Slack sends the message back."""
-    for block in message.get("blocks") or []:
-        text = _dict(_dict(block).get("text")).get("text")
-        if _dict(block).get("type") == "header" and isinstance(text, str):
-            words = text.split()
-            if len(words) >= 2 and words[0] == "Basket" and words[1].isdigit():
-                return words[1]
-    return ""
+    def _told(self, claim: Claim) -> None:
+        """Mark the claim told. If that fails the person was told all the same: the record is
+        done (SQS deletes it), and only a concurrent delivery could tell once more."""
+        try:
+            replace_marker(self.s3, self.bucket, claim.key, TOLD, claim.etag, "lost-run marker")
+        except StoreError as exc:
+            log.error("told, but the lost-run marker could not say so: %s", exc)
 
 
 def emit_metric(function_name: str, condition: str) -> None:

@@ -33,7 +33,18 @@ from .blocks import (
     settled_blocks,
     start_again_blocks,
 )
-from .outcome import EXPIRED, RETIRED, Mark, Outcome, Post, Report, Retired, Settle, Tell
+from .outcome import (
+    EXPIRED,
+    RETIRED,
+    Damaged,
+    Mark,
+    Outcome,
+    Post,
+    Report,
+    Retired,
+    Settle,
+    Tell,
+)
 
 log = logging.getLogger(__name__)
 
@@ -178,6 +189,9 @@ class Outbox:
             return self._show(where, outcome)
         elif isinstance(outcome, Retired):
             self._retire(where, outcome)
+        elif isinstance(outcome, Damaged):
+            blocks = start_again_blocks(outcome.text, outcome.again)
+            self.post(where.channel, outcome.text, outcome.thread_ts, blocks)
         return Delivered(False)
 
     def _show(self, where: Where, report: Report) -> Delivered:

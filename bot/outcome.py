@@ -9,6 +9,7 @@ place turns it into Slack calls (``bot.outbox.Outbox.deliver``):
     Report    what the run did: outputs for the thread, new baskets with buttons, then the
               answered basket's new look; only a Report the channel fully shows earns a receipt
     Retired   a basket a deploy can no longer resume: why, and Start again, in its thread
+    Damaged   a basket whose saved state is damaged: why, and Start again, in its thread
     None      nothing to say
 
 Texts in ``Tell`` and ``Post`` are our own mrkdwn (mentions we built); model- and user-written
@@ -86,6 +87,18 @@ class Retired:
 
 
 @dataclass(frozen=True)
+class Damaged:
+    """A basket whose session's checkpoints are damaged (tampered, corrupt, hidden behind stray
+    objects): ``text`` (ours) and a Start again button in its thread (``again`` is the button's
+    value). Nothing else changes: the basket keeps its buttons, which answer it again once its
+    checkpoint is restored, and nothing is written or forgotten in S3."""
+
+    text: str
+    thread_ts: str
+    again: str
+
+
+@dataclass(frozen=True)
 class Report:
     """What a run did. ``unposted`` is said instead when a new message could not be posted
     (the answered basket then keeps its buttons: the way to retry)."""
@@ -123,7 +136,7 @@ class Report:
         return f"{steps[-1].step}: {steps[-1].detail}" if steps else "waiting for an answer"
 
 
-Outcome = Tell | Post | Report | Retired | None
+Outcome = Tell | Post | Report | Retired | Damaged | None
 
 # During a deploy or a rollback old and new code run side by side: a checkpoint the newer one
 # wrote is fine, and waits for it (never "tampered", never "start again").

@@ -13,10 +13,12 @@ import dataclasses
 import logging
 from dataclasses import dataclass
 
+from workflow.checkpoint import decode_snapshot
 from workflow.errors import (
     CheckpointConflict,
     CheckpointError,
     CheckpointFromNewerVersion,
+    CheckpointNotFound,
     InvalidIdentifier,
     SessionBusy,
     StoreError,
@@ -129,7 +131,8 @@ async def start_session(sessions: Sessions, where: Where, request: ShopRequest) 
     await take_turn(sessions, where, Start(request, where.session_id))
 
 
-# -- Start again: a basket whose graph version a deploy removed, as a new session ----------------
+# -- Start again: a basket whose graph version a deploy removed, or whose checkpoints are
+# damaged (``bot.clicks``), as a new session ---------------------------------------------------
 
 ALREADY_AGAIN = "This week was already started again: its basket is in the channel."
 STILL_WAITING = "This basket can still be answered: use its own buttons."
@@ -164,11 +167,12 @@ class StartAgain(Start):
         return super().refused(error)
 
 
-async def retired_request(
+async def request_to_start_again(
     sessions: Sessions, tenant: str, session_id: str, request_id: str
 ) -> ShopRequest | str:
-    """The request of a session saved on a graph version the code removed, or what to tell the
-    person instead. Only reads: the retired session is never written again.
+    """The request of a session saved on a graph version the code removed, or of one whose
+    checkpoints are damaged; or what to tell the person instead. Only reads: neither session is
+    ever written again by Start again.
 
     The clicked basket must still be what the session waits on: a session that older code
     answered after the Retired message was shown (a rollback in between) has moved on, and its
@@ -182,22 +186,54 @@ async def retired_request(
         return shop_request(removed.snapshot) or NO_REQUEST
     except CheckpointFromNewerVersion:
         return NEWER
-    except (CheckpointError, InvalidIdentifier):
+    except (CheckpointNotFound, InvalidIdentifier):
         return GONE
+    except CheckpointError:  # damaged: what an earlier checkpoint says was asked
+        return await damaged_request(sessions, tenant, session_id, request_id)
     except StoreError:
         return UNREADABLE
     return GONE if run is None or not run.pending_requests else STILL_WAITING
 
 
+async def damaged_request(
+    sessions: Sessions, tenant: str, session_id: str, request_id: str
+) -> ShopRequest | str:
+    """The request of a session whose newest checkpoint cannot be read or trusted, from its
+    newest checkpoint that still verifies and decodes (every one is signed, and the request is
+    in each from the first on); what to tell the person if none does, or if that one had
+    answered the clicked basket or ended (its week is not started twice)."""
+    checkpoints = sessions.checkpoints(tenant, session_id)
+    registry = sessions.workflow().current().registry
+    try:
+        history = await checkpoints.history()  # oldest first; objects without metadata left out
+        for info in reversed(history):
+            try:
+                record = await asyncio.to_thread(
+                    checkpoints.store.read, tenant, session_id, info.checkpoint_id
+                )
+                if record is None:
+                    continue
+                checkpoints.verify(record)
+                snapshot = decode_snapshot(record.state, registry)
+            except CheckpointError:
+                continue  # damaged too: an older one may not be
+            if request_id in snapshot.answered or not (snapshot.requests or snapshot.queue):
+                return GONE
+            return shop_request(snapshot) or NO_REQUEST
+    except StoreError:
+        return UNREADABLE
+    return NO_REQUEST
+
+
 async def start_again(sessions: Sessions, rules: Rules, click: Click) -> None:
-    """A Start again click: the retired session's request, started afresh.
+    """A Start again click: the retired (or damaged) session's request, started afresh.
 
     The new session's ID is derived from the retired one's, so a second click (by anyone) or a
     retried delivery finds it started, and the week gets one new basket; the retired session
     cannot be resumed, so it can order nothing.
     """
     refusal = rules.may_answer(click.user) or (None if click.ref.session_id else GONE)
-    request = refusal or await retired_request(
+    request = refusal or await request_to_start_again(
         sessions, click.tenant, click.ref.session_id, click.ref.request_id
     )
     if isinstance(request, str):

@@ -8,6 +8,7 @@ one point of a resume, to prove that the next invocation recovers:
     between-saves       after the first of a resume's checkpoints, before the second
     checkpoint-written  after the run wrote its checkpoints, before anything is posted to Slack
     posted              after posting to Slack, before the lock is released
+    lost-claimed        a lost run's marker claimed, before the person is told (``bot.lost``)
 
 ``--deploy NAME`` runs it as the next deploy would (``tests.shop_next_deploy``): a changed graph.
 """
@@ -82,6 +83,7 @@ def _die_at_report(owner: Any, name: str) -> None:
 
 
 def arm(point: str) -> None:
+    from bot.lost import LostRuns
     from bot.outbox import Outbox
     from workflow.s3_lock import S3SessionLock
     from workflow.session import SessionCheckpoints
@@ -99,6 +101,8 @@ def arm(point: str) -> None:
         _die_at_report(Outbox, "deliver")
     elif point == "posted":
         _die_at(S3SessionLock, "release")
+    elif point == "lost-claimed":
+        _die_after(LostRuns, "_claim")
     else:
         raise SystemExit(f"unknown crash point {point!r}")
 

@@ -141,7 +141,8 @@ TAMPERS = [
 
 
 def _refused(world: World, basket: dict[str, Any], s3: Any, bucket: str) -> None:
-    """Approve: the thread says the basket can't be resumed; nothing ordered, nothing written."""
+    """Approve: the thread says the basket is damaged (with Start again); nothing is ordered
+    or written."""
     before = objects(s3, bucket)
     said = len(thread_texts(world, basket))
     with listener_failures() as failures:

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from bot.blocks import START_AGAIN
+from bot.clicks import BROKEN
 from bot.handler import LazyRunFailed
 from bot.sandbox.anthropic_api import Reply
 from bot.sandbox.lambda_async import invoke_async
@@ -251,7 +253,7 @@ def test_a_tampered_checkpoint_is_refused_in_the_thread(world: World, s3: Any, b
     world.click(basket, "approve_basket")
     world.run_lazies()
     (note,) = world.slack.thread(CHANNEL, basket["ts"])
-    assert note["text"].startswith("This basket can't be resumed")
+    assert note["text"] == BROKEN and list(world.buttons(note)) == [START_AGAIN]
     assert world.buttons(world.baskets()[0])
     assert not [k for k in objects(s3, bucket) if k.endswith("/lock")]
 

@@ -17,10 +17,10 @@ from botocore.stub import ANY, Stubber
 from moto.core.botocore_stubber import MockRawResponse
 
 from workflow import s3_store
-from workflow.errors import CheckpointConflict, CheckpointCorrupt, StoreError
+from workflow.errors import CheckpointConflict, CheckpointCorrupt, CheckpointsHidden, StoreError
 from workflow.s3_client import S3_CONFIG
 from workflow.s3_lock import S3SessionLock
-from workflow.s3_store import CONFLICT_RETRIES, S3CheckpointStore
+from workflow.s3_store import CONFLICT_RETRIES, STRAY_KEYS_SKIPPED, S3CheckpointStore
 from workflow.store import CheckpointRecord, new_checkpoint_id, uuid7
 
 PREFIX = "ws/"
@@ -305,4 +305,20 @@ def test_objects_under_cp_that_are_not_checkpoints_are_skipped(
     s3.put_object(Bucket=bucket, Key=f"{PREFIX}{TENANT}/s/{SESSION}/cp/{name}", Body=b"x")
     latest = store.latest(TENANT, SESSION)
     assert latest is not None and latest.sequence == 1
+    assert [i.sequence for i in store.list(TENANT, SESSION)] == [0, 1]
+
+
+def test_more_stray_objects_than_latest_skips_are_damage_not_an_s3_failure(
+    store: S3CheckpointStore, s3: Any, bucket: str
+) -> None:
+    """Past the bound, the newest checkpoint is out of reach however often it is asked:
+    CheckpointsHidden (a CheckpointError the bot calls damaged), not StoreError (which it
+    calls "try again in a minute"). ``list`` still finds every checkpoint."""
+    for sequence in range(2):
+        store.create(a_record(sequence))
+    for n in range(STRAY_KEYS_SKIPPED + 1):
+        s3.put_object(Bucket=bucket, Key=f"{PREFIX}{TENANT}/s/{SESSION}/cp/.part{n:02d}", Body=b"")
+    with pytest.raises(CheckpointsHidden) as raised:
+        store.latest(TENANT, SESSION)
+    assert not isinstance(raised.value, StoreError)
     assert [i.sequence for i in store.list(TENANT, SESSION)] == [0, 1]

@@ -15,7 +15,8 @@
     │   ├── IncompatibleCheckpoint  it was taken from another graph or an unknown format
     │   │   ├── CheckpointFromNewerVersion  ...written by a newer version of the code
     │   │   └── WorkflowVersionRemoved      ...on a graph version the code removed
-    │   └── CheckpointConflict      another writer appended after the same parent (fencing)
+    │   ├── CheckpointConflict      another writer appended after the same parent (fencing)
+    │   └── CheckpointsHidden       the newest checkpoint is out of reach behind stray objects
     ├── InvalidIdentifier           a tenant, session or request ID is not safe in a key (bad input)
     ├── StoreError                  a checkpoint store backend failed
     │   └── StoreInUse              a local folder store is held by another process
@@ -121,6 +122,12 @@ class WorkflowVersionRemoved(IncompatibleCheckpoint):
 
 class CheckpointConflict(CheckpointError):
     """Another writer already appended a checkpoint at this position (lost a fencing race)."""
+
+
+class CheckpointsHidden(CheckpointError):
+    """More objects than a read may skip sit where the session's newest checkpoint should be
+    found: the session's checkpoints are damaged, not the store unreachable (asking again
+    meets the same objects)."""
 
 
 class StoreError(WorkflowError):

@@ -111,3 +111,36 @@ def create_marker(s3: Any, bucket: str, key: str, what: str) -> bool:
     except BotoCoreError as exc:
         raise store_error(f"put {what}", exc) from exc
     return True
+
+
+def claim_marker(s3: Any, bucket: str, key: str, body: bytes, what: str) -> str | None:
+    """Create ``key`` holding ``body`` unless an object is there (``If-None-Match: *``): the new
+    object's ETag for exactly one of any number of callers, None for the others. Other failures
+    are StoreError."""
+    try:
+        answer = s3.put_object(
+            Bucket=bucket, Key=key, Body=body, IfNoneMatch="*", ServerSideEncryption="AES256"
+        )
+    except ClientError as exc:
+        if is_precondition_failed(exc):
+            return None
+        raise store_error(f"put {what}", exc) from exc
+    except BotoCoreError as exc:
+        raise store_error(f"put {what}", exc) from exc
+    return str(answer["ETag"])
+
+
+def replace_marker(s3: Any, bucket: str, key: str, body: bytes, etag: str, what: str) -> bool:
+    """Replace ``key`` with ``body`` if it is still the object ``etag`` names (``If-Match``);
+    False if another writer changed or removed it first. Other failures are StoreError."""
+    try:
+        s3.put_object(
+            Bucket=bucket, Key=key, Body=body, IfMatch=etag, ServerSideEncryption="AES256"
+        )
+    except ClientError as exc:
+        if is_precondition_failed(exc) or is_missing(exc):
+            return False
+        raise store_error(f"replace {what}", exc) from exc
+    except BotoCoreError as exc:
+        raise store_error(f"replace {what}", exc) from exc
+    return True

@@ -23,7 +23,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from .errors import CheckpointConflict, CheckpointTampered, StoreError
+from .errors import CheckpointConflict, CheckpointsHidden, CheckpointTampered
 from .record_format import PLAIN, RecordCodec
 from .s3_client import (
     get_object,
@@ -115,7 +115,9 @@ class S3CheckpointStore:
     def latest(self, tenant_id: str, session_id: str) -> CheckpointRecord | None:
         """The newest checkpoint: one LIST of one key and one GET. A key under ``cp/`` that is
         not a sequence (another tool's object, a newer layout) is skipped with a warning, one
-        more LIST each, rather than breaking every click on the session."""
+        more LIST each, rather than breaking every click on the session; past
+        ``STRAY_KEYS_SKIPPED`` of them the session is damaged (CheckpointsHidden: a lasting
+        state, not a failure of S3 to retry)."""
         prefix = self.keys.checkpoints(tenant_id, session_id)
         start: dict[str, str] = {}
         for _ in range(STRAY_KEYS_SKIPPED + 1):
@@ -133,7 +135,7 @@ class S3CheckpointStore:
                 return self._get(key, tenant_id, session_id)
             log.warning("skipping %s: not a checkpoint key", key)
             start = {"StartAfter": key}
-        raise StoreError(
+        raise CheckpointsHidden(
             f"more than {STRAY_KEYS_SKIPPED} objects under {prefix} are not checkpoints"
         )
 
