@@ -2,7 +2,10 @@
 
 Every line has level, message, logger, and whatever of tenant, session, request (the workflow's
 request ID) and lambda_request_id is known in the current context. Tokens and secrets never reach
-a log line: we never pass them, and Slack tokens found in a message are masked as a last resort.
+a log line: we never pass them, and as a last resort :func:`redact` masks, in every line and
+traceback, Slack and Anthropic tokens and what Bolt's own DEBUG lines would show of a request
+(it logs whole events): the request signature, the OAuth ``code``, ``state`` and state cookie,
+a client secret, an ``Authorization`` header, a ``response_url`` and the request body.
 """
 
 from __future__ import annotations
@@ -19,7 +22,25 @@ _CONTEXT: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar
     "log_context", default=None
 )
 _FIELDS = ("tenant", "session", "request", "lambda_request_id", "user")
-_SECRET = re.compile(r"xox[abposre][.-][A-Za-z0-9.-]+|xapp-[A-Za-z0-9-]+|sk-ant-[A-Za-z0-9_-]+")
+_SECRET = re.compile(
+    r"xox[abposre][.-][A-Za-z0-9.-]+|xapp-[A-Za-z0-9-]+|sk-ant-[A-Za-z0-9_-]+"
+    r"|v0=[0-9a-f]{64}|Bearer\s+[^\s'\",]+"
+)
+_NAMES = (
+    r"x-slack-signature|cookie|set-cookie|authorization|code|state|client_secret|token"
+    r"|response_url|body|slack-app-oauth-state|trigger_id|rawQueryString|x-amz-security-token"
+)
+# 'name': 'value' / "name": "value", as a dict's repr or JSON shows it
+_QUOTED = re.compile(rf"""(['"])({_NAMES})\1(\s*:\s*)(['"])((?:\\.|(?!\4).)*)\4""", re.I)
+# name=value in a query string, a form body or a cookie
+_ASSIGNED = re.compile(rf"(?<![A-Za-z0-9_-])({_NAMES})=([^&\s'\";]+)", re.I)
+
+
+def redact(text: str) -> str:
+    """``text`` with every secret it could carry masked (see the module docstring)."""
+    text = _QUOTED.sub(lambda m: f"{m[1]}{m[2]}{m[1]}{m[3]}{m[4]}[redacted]{m[4]}", text)
+    text = _ASSIGNED.sub(lambda m: f"{m[1]}=[redacted]", text)
+    return _SECRET.sub("[redacted]", text)
 
 
 @contextmanager
@@ -37,7 +58,7 @@ class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, Any] = {
             "level": record.levelname,
-            "message": _SECRET.sub("[redacted]", record.getMessage()),
+            "message": redact(record.getMessage()),
             "logger": record.name,
         }
         line.update(_CONTEXT.get() or {})
@@ -47,7 +68,7 @@ class JsonFormatter(logging.Formatter):
                 line[field] = str(value)
         if record.exc_info and record.exc_info[0] is not None:
             error = f"{record.exc_info[0].__name__}: {record.exc_info[1]}"
-            line["error"] = _SECRET.sub("[redacted]", error)
+            line["error"] = redact(error)
         return json.dumps(line, ensure_ascii=False)
 
 
