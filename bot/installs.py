@@ -5,7 +5,8 @@ With ``SLACK_CLIENT_ID`` and ``SLACK_CLIENT_SECRET`` set, the app is installed p
 installation store and its S3 state store, in the checkpoint bucket under a prefix of their own:
 
     <install prefix><client id>/<enterprise>-<team>/...   AmazonS3InstallationStore's objects
-    <install prefix>states/<uuid>                         AmazonS3OAuthStateStore's (one flow each)
+    <install prefix>states/<uuid>                         AmazonS3OAuthStateStore's (one flow each),
+                                                          redeemed once (``bot.oauth_states``)
 
 The prefix (``weekly-shop-installs/``) is a sibling of the checkpoint prefix, not inside it: the
 sessions' 30-day lifecycle rule must not delete an installation. Neither store takes a prefix, so
@@ -220,7 +221,8 @@ def oauth_flow(
     from slack_bolt.adapter.aws_lambda.lambda_s3_oauth_flow import LambdaS3OAuthFlow
     from slack_bolt.oauth.callback_options import CallbackOptions, FailureArgs, SuccessArgs
     from slack_bolt.oauth.oauth_settings import OAuthSettings
-    from slack_sdk.oauth.state_store.amazon_s3 import AmazonS3OAuthStateStore
+
+    from .oauth_states import SingleUseStateStore
 
     installations = by_workspace_store(
         s3_client=prefixed(make_s3(), prefix),
@@ -228,7 +230,7 @@ def oauth_flow(
         client_id=client_id,
         historical_data_enabled=False,
     )
-    states = AmazonS3OAuthStateStore(
+    states = SingleUseStateStore(
         s3_client=prefixed(make_s3(), prefix + STATES),
         bucket_name=bucket,
         expiration_seconds=600,

@@ -24,7 +24,7 @@ _CONTEXT: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar
 _FIELDS = ("tenant", "session", "request", "lambda_request_id", "user")
 _SECRET = re.compile(
     r"xox[abposre][.-][A-Za-z0-9.-]+|xapp-[A-Za-z0-9-]+|sk-ant-[A-Za-z0-9_-]+"
-    r"|v0=[0-9a-f]{64}|Bearer\s+[^\s'\",]+"
+    r"|v0=[0-9a-f]{64}|Bearer\s+[^\s'\",]+|(?<=with code: )[^\s'\",]+"
 )
 _NAMES = (
     r"x-slack-signature|cookie|set-cookie|authorization|code|state|client_secret|token"

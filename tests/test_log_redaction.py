@@ -58,3 +58,14 @@ def test_a_debug_log_of_the_oauth_flow_and_a_click_shows_no_secret(
     secrets += [many.slack.hooks_url.rsplit("/", 1)[1]]  # the response_urls' secret path
     assert [s for s in secrets if s in logged] == []
     assert not re.search(r"v0=[0-9a-f]{64}", logged)
+
+
+def test_bolts_warning_about_a_failed_code_exchange_names_no_code() -> None:
+    """bolt-python's OAuth flow warns "Failed to fetch oauth.v2.access result with code: …"
+    (at WARNING, so it is logged today) when Slack refuses the exchange."""
+    from bot.logs import redact
+
+    line = "Failed to fetch oauth.v2.access result with code: 3504.abc910 - error: invalid_code"
+    assert redact(line) == (
+        "Failed to fetch oauth.v2.access result with code: [redacted] - error: invalid_code"
+    )
