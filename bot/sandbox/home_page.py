@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from . import slack_events as se
-from .page import person
+from .state import person
 
 if TYPE_CHECKING:
-    from .server import Sandbox
+    from .state import Sandbox
 
 
 async def ui_home(request: web.Request) -> web.Response:

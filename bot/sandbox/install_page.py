@@ -26,11 +26,11 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from aiohttp import web
 
 from ..installs import INSTALL_PATH, REDIRECT_PATH
-from .page import person
 from .slack_oauth import browser_get
+from .state import person
 
 if TYPE_CHECKING:
-    from .server import Sandbox
+    from .state import Sandbox
 
 _AUTHORIZE_LINK = re.compile(r'href="(https://slack\.com/oauth/v2/authorize\?[^"]+)"')
 

@@ -20,18 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from . import home_page, install_page
 from . import slack_requests as sr
+from .state import NAMES, PEOPLE, person
 
 if TYPE_CHECKING:
-    from .server import Sandbox
     from .slack_workspace import SlackWorkspace
-
-PEOPLE = {"U0ALICE": "Alice", "U0BOB": "Bob", "U0CAROL": "Carol"}
-
-
-def person(request_user: str) -> str:
-    """Who the page says "You are": one of PEOPLE (Alice if it says anything else)."""
-    return request_user if request_user in PEOPLE else "U0ALICE"
+    from .state import Sandbox
 
 
 def _channel(sandbox: Sandbox, slack: SlackWorkspace, asked: object) -> str:
@@ -54,8 +49,6 @@ def channels(slack: SlackWorkspace) -> list[dict[str, Any]]:
 
 def workspaces(sandbox: Sandbox) -> list[dict[str, Any]]:
     """The switcher: each workspace, and whether the app is installed there."""
-    from .server import NAMES
-
     return [
         {"id": team, "name": NAMES.get(team, team), "installed": sandbox.installed(team)}
         for team in sandbox.slack.team_ids()
@@ -288,8 +281,6 @@ def build_app(sandbox: Sandbox) -> web.Application:
     app.router.add_post("/ui/view", ui_view)
     app.router.add_post("/ui/close", ui_close)
     app.router.add_post("/ui/fast-forward", ui_fast_forward)
-    from . import home_page, install_page  # they build on this module: imported once it is
-
     home_page.add_routes(app)
     install_page.add_routes(app)
     return app
