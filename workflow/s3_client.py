@@ -100,17 +100,7 @@ def get_object(s3: Any, bucket: str, key: str, what: str) -> Found | None:
 def create_marker(s3: Any, bucket: str, key: str, what: str) -> bool:
     """Create an empty object at ``key`` unless one is there (``If-None-Match: *``): of any
     number of callers exactly one gets True. Other failures are StoreError."""
-    try:
-        s3.put_object(
-            Bucket=bucket, Key=key, Body=b"", IfNoneMatch="*", ServerSideEncryption="AES256"
-        )
-    except ClientError as exc:
-        if is_precondition_failed(exc):
-            return False
-        raise store_error(f"put {what}", exc) from exc
-    except BotoCoreError as exc:
-        raise store_error(f"put {what}", exc) from exc
-    return True
+    return claim_marker(s3, bucket, key, b"", what) is not None
 
 
 def claim_marker(s3: Any, bucket: str, key: str, body: bytes, what: str) -> str | None:
