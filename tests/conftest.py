@@ -19,6 +19,16 @@ from workflow.signing import CheckpointSigner
 BUCKET = "checkpoints-test"
 
 
+@pytest.fixture(autouse=True)
+def fresh_boto3_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's ``boto3.client(...)`` calls (Bolt's lazy runner makes one) start from a new
+    default session, as a new process would: the old one keeps the credentials it first read
+    from the environment, and each moto stand-in has its own per-run key."""
+    import boto3
+
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
+
+
 @pytest.fixture
 def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fake credentials, and no endpoint override: with one set, mock_aws would not intercept."""
@@ -112,7 +122,7 @@ def world(monkeypatch: pytest.MonkeyPatch, s3: Any, bucket: str) -> Iterator[Tes
 def served(monkeypatch: pytest.MonkeyPatch) -> Iterator[TestWorld]:
     """The world with S3 as a moto *server*, so other processes share it."""
     with moto_s3_server("bot-bucket") as aws:
-        slack, lam, claude = fakes()
+        slack, lam, claude = fakes(aws["AWS_ACCESS_KEY_ID"])
         env = {**aws, **bot_env(slack, lam, claude, "bot-bucket")}
         for name in ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL_SCHEDULER", "AWS_PROFILE"):
             monkeypatch.delenv(name, raising=False)

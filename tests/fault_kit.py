@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-import boto3
 from botocore.awsrequest import AWSResponse
 
+from bot.sandbox.moto_server import client_of
 from tests.bot_kit import CHANNEL, World
 from workflow.s3_store import S3CheckpointStore
 from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
@@ -36,13 +36,7 @@ REFUSED = "x-test-fault-refused"  # a header our before-send handler puts on a r
 
 def s3_of(world: World) -> Any:
     """An S3 client of the world's moto *server* (the ``served`` fixture), for checks."""
-    return boto3.client(
-        "s3",
-        endpoint_url=world.env["AWS_ENDPOINT_URL"],
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
+    return client_of(world.env)
 
 
 def lock_keys(s3: Any, bucket: str) -> list[str]:

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass
@@ -45,3 +46,25 @@ def running_sandbox(port: int = 0, workspaces: str = "one") -> Iterator[SandboxP
         if process.poll() is None:
             process.terminate()
             process.wait(timeout=20)
+
+
+def listening_sockets(pid: int) -> list[tuple[str, int]]:
+    """The TCP (address, port) pairs process ``pid`` listens on: its socket inodes
+    (``/proc/<pid>/fd``) found among the LISTEN rows of ``/proc/net/tcp`` and ``tcp6``."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except FileNotFoundError:  # a connection closed while we looked
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:[") : -1])
+    listening = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                address, port = fields[1].split(":")
+                dotted = ".".join(str(int(address[i : i + 2], 16)) for i in (6, 4, 2, 0))
+                listening.append((dotted if len(address) == 8 else address, int(port, 16)))
+    return listening

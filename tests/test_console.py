@@ -7,13 +7,11 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import boto3
 import pytest
 
 from bot.sandbox.anthropic_api import FakeAnthropic, shorter_revisions
-from bot.sandbox.moto_server import moto_s3_server
+from bot.sandbox.moto_server import client_of, moto_s3_server
 from workflow.folder_store import FolderCheckpointStore
 from workflow.s3_store import S3CheckpointStore
 from workflow.shop.console import SESSION, TENANT
@@ -173,22 +171,11 @@ def test_a_model_stopped_early_fails_and_the_next_run_starts_afresh(
     assert "[basket written]" in again.stdout and "Basket 1 of 3" in again.stdout
 
 
-def s3_of(aws: dict[str, str]) -> Any:
-    """A client of the moto server ``aws`` describes (its endpoint and test credentials)."""
-    return boto3.client(
-        "s3",
-        endpoint_url=aws["AWS_ENDPOINT_URL"],
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
-
-
 def test_the_store_can_be_s3(tmp_path: Path) -> None:
     with moto_s3_server("shop-bucket") as aws:
         first = console(tmp_path, None, "--store", "s3://shop-bucket/team/", env=aws)
         assert first.returncode == 0, first.stderr
-        listed = s3_of(aws).list_objects_v2(Bucket="shop-bucket")
+        listed = client_of(aws).list_objects_v2(Bucket="shop-bucket")
         keys = [o["Key"] for o in listed["Contents"]]
         assert any(k.startswith("team/local/s/weekly-shop/cp/") for k in keys)
         second = console(tmp_path, "y\n", "--store", "s3://shop-bucket/team/", env=aws)
@@ -254,7 +241,9 @@ def test_new_works_on_an_s3_store(tmp_path: Path, claude: FakeAnthropic) -> None
     where = ("--store", "s3://shop-bucket/team/")
     with moto_s3_server("shop-bucket") as aws:
         env = {**aws, "ANTHROPIC_BASE_URL": claude.url, "ANTHROPIC_API_KEY": "test-key-not-real"}
-        store = S3CheckpointStore("shop-bucket", "team/", s3_client=s3_of(aws), codec=SHOP_RECORDS)
+        store = S3CheckpointStore(
+            "shop-bucket", "team/", s3_client=client_of(aws), codec=SHOP_RECORDS
+        )
         console(tmp_path, None, *where, "pasta on Monday", env=env)
         old = {info.checkpoint_id for info in store.list(TENANT, SESSION)}
         assert old

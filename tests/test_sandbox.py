@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.sandbox_process import SandboxProcess, running_sandbox
+from tests.sandbox_process import SandboxProcess, listening_sockets, running_sandbox
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 DOCS = Path(__file__).resolve().parent.parent / "docs"  # the README's screenshots
@@ -223,22 +223,9 @@ def test_the_home_tab_over_the_page_api(sandbox: SandboxProcess) -> None:
 
 
 def test_it_listens_on_loopback_only(sandbox: SandboxProcess) -> None:
-    inodes = set()
-    for fd in Path(f"/proc/{sandbox.process.pid}/fd").iterdir():
-        try:
-            target = os.readlink(fd)
-        except FileNotFoundError:  # a connection closed while we looked
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[len("socket:[") : -1])
-    listening = []
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()
-            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
-                listening.append(fields[1].split(":")[0])
+    listening = listening_sockets(sandbox.process.pid)
     assert len(listening) >= 4  # the page, the Slack and Lambda stand-ins, and moto
-    assert set(listening) == {"0100007F"}  # 127.0.0.1
+    assert {address for address, _ in listening} == {"127.0.0.1"}
 
 
 def test_a_second_start_on_the_same_port_says_it_is_taken(sandbox: SandboxProcess) -> None:

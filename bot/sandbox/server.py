@@ -2,8 +2,9 @@
 
 The stand-ins are the same ones the tests use: ``FakeSlack`` plays the Slack Web API
 (``SLACK_API_URL``, with a per-run bot token, so only the bot process can call it), ``FakeLambda``
-the Lambda Invoke API (``AWS_ENDPOINT_URL_LAMBDA``), and an in-process moto server S3. An aiohttp
-server serves the channel page (``page.py``) and turns what the person does there into signed
+the Lambda Invoke API (``AWS_ENDPOINT_URL_LAMBDA``), and moto S3 and Scheduler behind the same
+per-run AWS key, its signature checked (``moto_server.MotoStandIn``). An aiohttp server serves
+the channel page (``page.py``) and turns what the person does there into signed
 Slack requests (``slack_requests``) delivered to ``bot.handler.handler``. Each lazy
 self-invocation the bot makes arrives at the fake Invoke endpoint and runs as a new invocation,
 so the sandbox takes the same path as production and Slack refuses here what it refuses there.
@@ -26,6 +27,7 @@ import sys
 
 from aiohttp import web
 
+from .moto_server import MotoStandIn
 from .page import build_app
 from .state import BUCKET, FUNCTION_NAME, TIMER_GROUP, Sandbox
 
@@ -60,7 +62,7 @@ def configure_bot(sandbox: Sandbox, s3_url: str) -> str:
         TIMER_TARGET_ARN=f"arn:aws:lambda:us-east-1:123456789012:function:{FUNCTION_NAME}",
         TIMER_ROLE_ARN="arn:aws:iam::123456789012:role/weekly-shop-sandbox-timers",
         AWS_ACCESS_KEY_ID=sandbox.access_key_id,
-        AWS_SECRET_ACCESS_KEY="sandbox",
+        AWS_SECRET_ACCESS_KEY=sandbox.secret_access_key,
         AWS_DEFAULT_REGION="us-east-1",
     )
     if os.environ.get("ANTHROPIC_API_KEY"):
@@ -73,8 +75,6 @@ def configure_bot(sandbox: Sandbox, s3_url: str) -> str:
 
 
 async def serve(port: int, ready: asyncio.Event | None = None, many: bool = False) -> int:
-    from moto.server import ThreadedMotoServer
-
     sandbox = Sandbox(secret=secrets.token_hex(16), many=many)
     runner = web.AppRunner(build_app(sandbox), access_log=None)
     await runner.setup()
@@ -90,13 +90,10 @@ async def serve(port: int, ready: asyncio.Event | None = None, many: bool = Fals
         )
         return 1
     bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    moto.start()
+    moto = MotoStandIn(sandbox.access_key_id, sandbox.secret_access_key).start()
     sandbox.slack.start()
     sandbox.lam.start()
-    host, moto_port = moto.get_host_and_port()
-    sandbox.banner = configure_bot(sandbox, f"http://{host}:{moto_port}")
+    sandbox.banner = configure_bot(sandbox, moto.root)
     try:
         from bot.handler import cold_start
 

@@ -15,6 +15,7 @@ from typing import Any
 from .aws_events import lambda_context
 from .lambda_api import FakeLambda, Invocation
 from .lambda_async import invoke_async
+from .moto_server import new_credentials
 from .slack_api import FakeSlack
 from .slack_workspace import SlackWorkspace
 
@@ -42,13 +43,14 @@ TIMER_GROUP = "weekly-shop-sandbox-baskets"
 
 class Sandbox:
     """The fakes, the bot's invocations, and the change notifications the page waits on. The
-    fakes take only the bot: a per-run bot token (Slack) and AWS access key (Lambda); with many
-    workspaces, no token until an install, and a per-run client secret to get one."""
+    fakes take only the bot: a per-run bot token (Slack) and AWS key (Lambda; S3 and Scheduler
+    check its SigV4 signature too, ``moto_server``); with many workspaces, no token until an
+    install, and a per-run client secret to get one."""
 
     def __init__(self, secret: str, many: bool = False) -> None:
         self.secret = secret
         self.token = f"xoxb-sandbox-{secrets.token_hex(16)}"
-        self.access_key_id = f"SANDBOX{secrets.token_hex(8).upper()}"
+        self.access_key_id, self.secret_access_key = new_credentials()
         self.slack = FakeSlack(
             self.token,
             team_id=TEAM,

@@ -59,7 +59,11 @@ class World:
     fresh: list[dict[str, Any]] = field(default_factory=list)
 
     def boot(self, s3_client: Any = None, **extra_env: str) -> None:
-        """A cold start with the current environment (plus ``extra_env``)."""
+        """A cold start with the current environment (plus ``extra_env``). A new process would
+        also start boto3's default session anew, with the credentials now in the environment
+        (Bolt's lazy runner makes its Lambda client from it)."""
+        import boto3
+
         from bot.handler import cold_start
         from bot.runtime import Runtime
         from bot.settings import Settings
@@ -67,6 +71,7 @@ class World:
         for name, value in extra_env.items():
             self.set_env(name, value)
         self.env.update(extra_env)
+        boto3.DEFAULT_SESSION = None
         cold_start(Runtime.from_settings(Settings.from_env(), s3_client=s3_client or self.s3))
 
     def send(self, event: dict[str, Any]) -> dict[str, Any]:

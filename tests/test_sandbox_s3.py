@@ -1,0 +1,196 @@
+"""The sandbox's S3 (and Scheduler) answers only the bot, not a web page that finds its port.
+
+With moto's own server, a page on another localhost port found it by scanning ports in about 5 s,
+listed every key, deleted checkpoints with a no-cors ``POST ?delete``, planted a lock with a form
+post, and erased the whole store with one no-cors ``POST /moto-api/reset``: moto checks no
+signature, Host or Origin. Real S3 refuses an unsigned request (403 ``AccessDenied``), an unknown
+key (403 ``InvalidAccessKeyId``) and a wrong signature (403 ``SignatureDoesNotMatch``); the
+stand-in (``bot.sandbox.moto_server.MotoStandIn``) does too, refuses what only a browser sends
+like every other stand-in, and has no ``/moto-api/``.
+"""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+from bot.sandbox.moto_server import MotoStandIn, new_credentials
+from tests.sandbox_process import listening_sockets, running_sandbox
+from tests.test_sandbox import call, headers, state, wait_for
+
+BUCKET = "weekly-shop-sandbox"
+CHECKPOINT = "weekly-shop/T0SANDBOX/s/s1/cp/000000"
+
+
+@pytest.fixture
+def stand_in() -> Iterator[MotoStandIn]:
+    with MotoStandIn(*new_credentials()) as aws:
+        s3 = aws.client()
+        s3.create_bucket(Bucket=BUCKET)
+        s3.put_object(Bucket=BUCKET, Key=CHECKPOINT, Body=b"{}")
+        yield aws
+
+
+def status(url: str, method: str = "GET", body: bytes | None = None, **headers: str) -> int:
+    """What a web page's request gets (urllib sends no Origin unless told: a page's does)."""
+    request = urllib.request.Request(url, data=body, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+
+
+BROWSER = [
+    {"Origin": "http://127.0.0.1:5173"},  # a page on another localhost port
+    {"Sec-Fetch-Site": "cross-site"},
+    {},  # a request with neither (curl, a page's no-cors image load)
+]
+DELETE = (
+    b'<Delete xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Object><Key>'
+    + CHECKPOINT.encode()
+    + b"</Key></Object></Delete>"
+)
+
+
+def attacks(root: str, extra: dict[str, str]) -> dict[str, int]:
+    """The issue's attacks, each with the browser headers ``extra``: what each one got."""
+    lock = f"{root}/{BUCKET}/weekly-shop/T0SANDBOX/s/s1/lock"
+    return {
+        "list every key": status(f"{root}/{BUCKET}?list-type=2", **extra),
+        "read a checkpoint": status(f"{root}/{BUCKET}/{CHECKPOINT}", **extra),
+        "no-cors POST ?delete": status(
+            f"{root}/{BUCKET}?delete", "POST", DELETE, **{"Content-Type": "text/plain", **extra}
+        ),
+        "form post of a lock": status(
+            lock,
+            "POST",
+            b"planted",
+            **{"Content-Type": "application/x-www-form-urlencoded", **extra},
+        ),
+        "PUT a lock": status(lock, "PUT", b"planted", **extra),
+        "POST /moto-api/reset": status(f"{root}/moto-api/reset", "POST", b"", **extra),
+        "GET /moto-api/": status(f"{root}/moto-api/", **extra),
+    }
+
+
+@pytest.mark.parametrize("extra", BROWSER, ids=["Origin", "Sec-Fetch-Site", "no header"])
+def test_a_web_page_can_neither_read_nor_change_nor_reset_the_store(
+    stand_in: MotoStandIn, extra: dict[str, str]
+) -> None:
+    got = attacks(stand_in.root, extra)
+    assert all(code in (403, 404) for code in got.values()), got
+    assert got["POST /moto-api/reset"] == (404 if not extra else 403)  # /moto-api/: no such page
+    keys = [o["Key"] for o in stand_in.client().list_objects_v2(Bucket=BUCKET)["Contents"]]
+    assert keys == [CHECKPOINT]
+
+
+def test_a_browsers_request_gets_no_cors_headers(stand_in: MotoStandIn) -> None:
+    """moto echoes any Origin in Access-Control-Allow-Origin; the stand-in answers 403 without
+    one, so a page cannot even read the refusal."""
+    request = urllib.request.Request(
+        f"{stand_in.root}/{BUCKET}?list-type=2", headers={"Origin": "http://evil.example"}
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 403
+    assert refused.value.headers.get("Access-Control-Allow-Origin") is None
+
+
+def test_a_foreign_host_is_refused_dns_rebinding(stand_in: MotoStandIn) -> None:
+    assert status(f"{stand_in.root}/{BUCKET}?list-type=2", Host="evil.example") == 403
+
+
+def client(aws: MotoStandIn, key_id: str, secret: str, service: str = "s3") -> Any:
+    return boto3.client(
+        service,
+        endpoint_url=aws.root,
+        region_name="us-east-1",
+        aws_access_key_id=key_id,
+        aws_secret_access_key=secret,
+    )
+
+
+def test_only_this_runs_key_and_secret_sign_a_request(stand_in: MotoStandIn) -> None:
+    """As S3 answers: an unknown key is ``InvalidAccessKeyId``, a known key with a wrong secret
+    ``SignatureDoesNotMatch`` (both 403); the bot's own key and secret work."""
+    stranger = client(stand_in, "AKIASTRANGER0000", stand_in.secret)
+    guesser = client(stand_in, stand_in.key_id, "not-the-secret")
+    for who, code in ((stranger, "InvalidAccessKeyId"), (guesser, "SignatureDoesNotMatch")):
+        with pytest.raises(ClientError) as refused:
+            who.delete_object(Bucket=BUCKET, Key=CHECKPOINT)
+        assert refused.value.response["Error"]["Code"] == code
+        assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
+    assert stand_in.client().get_object(Bucket=BUCKET, Key=CHECKPOINT)["Body"].read() == b"{}"
+
+
+def test_a_signed_request_cannot_be_replayed_elsewhere(stand_in: MotoStandIn) -> None:
+    """The signature covers the method, path, query and signed headers: the bot's own signed
+    GET of one key, sent for another key or as a DELETE, does not match."""
+    s3 = stand_in.client()
+    s3.put_object(Bucket=BUCKET, Key="other", Body=b"x")
+    seen: dict[str, str] = {}
+
+    def keep(request: Any, **_: Any) -> None:
+        seen.update(request.headers.items())
+
+    s3.meta.events.register("before-send.s3.GetObject", keep)
+    s3.get_object(Bucket=BUCKET, Key=CHECKPOINT)
+    signed = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in seen.items()}
+    assert status(f"{stand_in.root}/{BUCKET}/{CHECKPOINT}", **signed) == 200  # as sent: fine
+    assert status(f"{stand_in.root}/{BUCKET}/other", **signed) == 403
+    assert status(f"{stand_in.root}/{BUCKET}/{CHECKPOINT}", "DELETE", **signed) == 403
+    keys = {o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"]}
+    assert keys == {CHECKPOINT, "other"}
+
+
+def test_the_scheduler_answers_only_the_bot_too(stand_in: MotoStandIn) -> None:
+    """The same stand-in plays EventBridge Scheduler (the basket timers): a JSON service, whose
+    signature covers the body's hash."""
+    stand_in.client("scheduler").create_schedule_group(Name="weekly-shop-sandbox-baskets")
+    with pytest.raises(ClientError) as refused:
+        client(stand_in, stand_in.key_id, "wrong", "scheduler").delete_schedule_group(
+            Name="weekly-shop-sandbox-baskets"
+        )
+    assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
+    groups = stand_in.client("scheduler").list_schedule_groups()["ScheduleGroups"]
+    assert "weekly-shop-sandbox-baskets" in [g["Name"] for g in groups]
+
+
+def test_the_running_sandbox_survives_a_port_scan_and_every_attack() -> None:
+    """``weekly-shop sandbox`` as started: every port it listens on but the page's gets every
+    attack (as a page scanning localhost would send them); the bot then still writes, shows and
+    takes a basket, so nothing was erased, planted or read."""
+    with running_sandbox() as sandbox:
+        call(sandbox, "/ui/command", {"user": "U0ALICE", "text": "/shop fish on Friday"})
+        wait_for(lambda: "Basket 1 of 3" in headers(state(sandbox, "U0BOB")["messages"]))
+        ports = [p for _, p in listening_sockets(sandbox.process.pid) if p != sandbox.port]
+        assert len(ports) >= 3  # Slack, Lambda, and S3 with Scheduler
+        for port in ports:
+            for extra in BROWSER:
+                got = attacks(f"http://127.0.0.1:{port}", extra)
+                assert all(code >= 400 for code in got.values()), (port, str(got))  # 501: no PUT
+        panel = state(sandbox, "U0ALICE")["sessions"]
+        (session,) = panel
+        assert session["lock"] is None and len(session["checkpoints"]) >= 2
+        basket = next(m for m in state(sandbox, "U0ALICE")["messages"] if m.get("blocks"))
+        call(
+            sandbox,
+            "/ui/action",
+            {"user": "U0BOB", "ts": basket["ts"], "action_id": "approve_basket"},
+        )
+        done = wait_for(
+            lambda: [
+                r
+                for m in state(sandbox, "U0BOB")["messages"]
+                for r in m["replies"]
+                if r["text"].startswith("Ordered")
+            ]
+        )
+        assert done
