@@ -2,11 +2,15 @@
 
 With ``SLACK_CLIENT_ID`` and ``SLACK_CLIENT_SECRET`` set, the app is installed per workspace
 ("Add to Slack") with bolt-python's Lambda OAuth flow (``LambdaS3OAuthFlow``), its S3
-installation store and its S3 state store, in the checkpoint bucket under a prefix of their own:
+installation store and a signed, single-use state store (``bot.oauth_states``), in the
+checkpoint bucket under a prefix of their own:
 
     <install prefix><client id>/<enterprise>-<team>/...   AmazonS3InstallationStore's objects
-    <install prefix>states/<uuid>                         AmazonS3OAuthStateStore's (one flow each),
-                                                          redeemed once (``bot.oauth_states``)
+    <install prefix>states/used/<nonce>                   one empty marker per OAuth state
+                                                          redeemed (``bot.oauth_states``)
+
+A state is signed, not stored: ``GET /slack/install`` writes nothing, and only a state this app
+issued, redeemed within ten minutes, writes its marker (a day's lifecycle rule removes them).
 
 The prefix (``weekly-shop-installs/``) is a sibling of the checkpoint prefix, not inside it: the
 sessions' 30-day lifecycle rule must not delete an installation. Neither store takes a prefix, so
@@ -231,6 +235,7 @@ def oauth_flow(
         historical_data_enabled=False,
     )
     states = SingleUseStateStore(
+        client_secret=client_secret,
         s3_client=prefixed(make_s3(), prefix + STATES),
         bucket_name=bucket,
         expiration_seconds=600,

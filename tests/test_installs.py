@@ -67,7 +67,7 @@ def test_a_forged_or_reused_state_is_refused_with_a_page_and_installs_nothing(
     assert "expired or was already used" in forged["body"]
     assert not [k for k in objects(s3, bucket) if "/bot" in k]
     page = many.send(browser_get("/slack/install"))
-    state = re.search(r"state=([0-9a-f-]+)", page["body"])[1]  # type: ignore[index]
+    state = re.search(r"state=([0-9A-Za-z_.~-]+)", page["body"])[1]  # type: ignore[index]
     cookie = page["headers"]["set-cookie"].split(";")[0]
     first = many.send(browser_get("/slack/oauth_redirect", f"code={code}&state={state}", cookie))
     assert first["statusCode"] == 200, first
@@ -206,7 +206,7 @@ def test_an_org_wide_install_is_refused_with_a_page_and_keeps_nothing(
     no team): weekly-shop is installed one workspace at a time, so the page says so and the
     installation Bolt just saved is deleted."""
     page = many.send(browser_get("/slack/install"))
-    state = re.search(r"state=([0-9a-f-]+)", page["body"])[1]  # type: ignore[index]
+    state = re.search(r"state=([0-9A-Za-z_.~-]+)", page["body"])[1]  # type: ignore[index]
     cookie = page["headers"]["set-cookie"].split(";")[0]
     code = many.slack.oauth.authorize(CLIENT_ID, "", enterprise_id="E0ORG")
     done = many.send(browser_get("/slack/oauth_redirect", f"code={code}&state={state}", cookie))
@@ -224,7 +224,7 @@ def test_a_workspace_in_an_enterprise_grid_org_is_served_and_forgotten_like_any(
     from tests.bot_kit import SECRET
 
     page = many.send(browser_get("/slack/install"))
-    state = re.search(r"state=([0-9a-f-]+)", page["body"])[1]  # type: ignore[index]
+    state = re.search(r"state=([0-9A-Za-z_.~-]+)", page["body"])[1]  # type: ignore[index]
     cookie = page["headers"]["set-cookie"].split(";")[0]
     code = many.slack.oauth.authorize(CLIENT_ID, "", enterprise_id="E0ORG", org_wide=False)
     done = many.send(browser_get("/slack/oauth_redirect", f"code={code}&state={state}", cookie))

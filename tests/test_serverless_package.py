@@ -27,7 +27,8 @@ from typing import Any
 import pytest
 
 from bot.history import history_prefix
-from bot.installs import install_prefix
+from bot.installs import STATES, install_prefix
+from bot.oauth_states import USED
 
 ROOT = Path(__file__).resolve().parent.parent
 STAGE = "test"
@@ -459,6 +460,8 @@ def test_checkpoint_bucket(packaged: Packaged) -> None:
     assert all(rule["Status"] == "Enabled" for rule in rules)
     sessions, states, history = [rule for rule in rules if "ExpirationInDays" in rule]
     assert states["Prefix"] == f"{INSTALLS}states/" and int(states["ExpirationInDays"]) == 1
+    # The OAuth states' used-markers (bot/oauth_states.py) are what that rule bounds.
+    assert f"{INSTALLS}{STATES}{USED}".startswith(states["Prefix"])
     assert sessions["Prefix"] == PREFIX
     assert sessions["ExpirationInDays"] == 30
     # History outlives sessions only outside their prefix: S3 applies the shortest of
