@@ -20,7 +20,9 @@ each gets an S3 client of its own whose every request is moved under it (a botoc
 Every request is authorised with the token of the workspace it comes from (:class:`ByWorkspace`),
 found in the installation store and kept per warm container for ``TTL_SECONDS``: a cold start
 costs one S3 GET, a warm one none. A workspace with no installation gets no token, ever another
-workspace's. Org-wide (Enterprise Grid) installs are refused with a page that says so.
+workspace's. Org-wide (Enterprise Grid) installs are refused with a page that says so. A token
+Slack refuses (the app removed, and perhaps installed again through another container within
+those five minutes) is read again once (:meth:`ByWorkspace.renewed`, ``bot.slack_client``).
 """
 
 from __future__ import annotations
@@ -167,6 +169,26 @@ class ByWorkspace(Authorize):
     def forget(self, enterprise_id: str | None, team_id: str | None) -> None:
         with self._mutex:
             self._found.pop((None, team_id or None), None)
+
+    def renewed(self, team_id: str, refused: str | None) -> str | None:
+        """The workspace's bot token after Slack refused ``refused`` (the app was removed, and
+        perhaps installed again through another container): the cached bot is dropped if it
+        still holds that token and the installation read again, once; a newer token already
+        cached, or a "not installed" believed a few seconds more, costs no read. None when
+        there is no installation, or it could not be read (then the refusal stands)."""
+        from workflow.errors import StoreError
+
+        key = (None, team_id or None)
+        with self._mutex:
+            cached = self._found.get(key)
+            if cached is not None and cached[1] is not None and cached[1].bot_token == refused:
+                del self._found[key]
+        try:
+            bot = self.bot(None, team_id)
+        except StoreError as exc:
+            log.warning("workspace %s: its installation could not be read again: %s", team_id, exc)
+            return None
+        return bot.bot_token if bot is not None else None
 
     def __call__(
         self,

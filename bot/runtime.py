@@ -18,14 +18,11 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from slack_sdk import WebClient
-from slack_sdk.http_retry.builtin_handlers import (
-    ConnectionErrorRetryHandler,
-    RateLimitErrorRetryHandler,
-)
 
 from .outbox import Outbox
 from .rules import Rules
 from .settings import Secret, Settings
+from .slack_client import Renew, RenewingWebClient, make_web_client
 
 if TYPE_CHECKING:
     from workflow.lock import SessionLock
@@ -60,19 +57,6 @@ class _LazyClient:
         return getattr(self._client, name)
 
 
-def make_web_client(settings: Settings) -> WebClient:
-    """The real WebClient, at ``SLACK_API_URL``, with slack_sdk's own retry handlers."""
-    return WebClient(
-        token=settings.slack_bot_token.get_secret_value(),
-        base_url=settings.slack_api_url,
-        timeout=10,
-        retry_handlers=[
-            ConnectionErrorRetryHandler(max_retry_count=2),
-            RateLimitErrorRetryHandler(max_retry_count=2),
-        ],
-    )
-
-
 log = logging.getLogger(__name__)
 
 
@@ -86,6 +70,7 @@ class Runtime:
     _store: CheckpointStore | None = field(default=None, repr=False)
     _lock: SessionLock | None = field(default=None, repr=False)
     _workspaces: dict[tuple[str, str], Runtime] = field(default_factory=dict, repr=False)
+    _renew: Renew | None = field(default=None, repr=False)  # a workspace's: its token again
 
     @classmethod
     def from_settings(cls, settings: Settings, **clients: Any) -> Runtime:
@@ -105,7 +90,9 @@ class Runtime:
     def for_workspace(self, team_id: str) -> Runtime:
         """This runtime as the workspace ``team_id`` sees it: its own bot token (itself, with
         one workspace). Raises :class:`~bot.installs.NotInstalled` for a workspace without an
-        installation. The S3 client, the store and the lock are shared."""
+        installation. The S3 client, the store and the lock are shared. Its WebClients follow
+        the workspace's token once when Slack refuses theirs (``bot.slack_client``); the token
+        read then is the cache's, so the next call here builds a runtime with it."""
         oauth = self.oauth
         if oauth is None:
             return self
@@ -118,14 +105,16 @@ class Runtime:
         found = self._workspaces.get(key)
         if found is None:
             settings = self.settings.replace(slack_bot_token=Secret(bot.bot_token))
+            renew = functools.partial(oauth[1].renewed, team_id)
             found = replace(
                 self,
                 settings=settings,
-                web=make_web_client(settings),
+                web=make_web_client(settings, renew),
                 s3_client=self._s3(),
                 _store=self.store,
                 _lock=self.lock,
                 _workspaces={},
+                _renew=renew,
             )
             self._workspaces = {k: v for k, v in self._workspaces.items() if k[0] != team_id}
             self._workspaces[key] = found
@@ -299,7 +288,8 @@ class Runtime:
     def ack_web(self) -> WebClient:
         """The WebClient for calls made before the ack (``views.open``, a refusal): a short
         timeout and no retry sleeps, since Slack's 3 seconds include them."""
-        return WebClient(
+        return RenewingWebClient(
+            renew=self._renew,
             token=self.settings.slack_bot_token.get_secret_value(),
             base_url=self.settings.slack_api_url,
             timeout=2,
