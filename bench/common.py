@@ -311,7 +311,7 @@ def loopback(bucket: str = "load-checkpoints", **extra_env: str) -> Iterator[Loo
         aws = stack.enter_context(atomic_moto_server(bucket))
         with _listen_backlog(128):
             slack = fake_slack().start()
-            lam = FakeLambda().start()
+            lam = FakeLambda(access_key_id=aws["AWS_ACCESS_KEY_ID"]).start()
             claude = FakeAnthropic(responder=shorter_revisions)
         claude.start()
         for fake in (slack, lam, claude):
