@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
+import boto3
+
 from bot.sandbox.anthropic_api import FakeAnthropic, shorter_revisions
 from bot.sandbox.lambda_api import FakeLambda, Invocation
 from bot.sandbox.moto_server import moto_s3_server
@@ -324,6 +326,7 @@ def loopback(bucket: str = "load-checkpoints", **extra_env: str) -> Iterator[Loo
             s3, check_s3 = _shared_s3_client(), make_s3_client()
             counter = RequestCounter(s3)
             world = World(slack, lam, claude, env, os.environ.__setitem__, s3=s3)
+            boto3.DEFAULT_SESSION = None  # as a new process: this world's per-run AWS key
             cold_start(Runtime.from_settings(Settings.from_env(), s3_client=s3))
             log_file = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed by the stack
                 "w", prefix="weekly-shop-bench-", suffix=".log", delete=False
