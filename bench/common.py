@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
+import boto3
+
 from bot.sandbox.anthropic_api import FakeAnthropic, shorter_revisions
 from bot.sandbox.lambda_api import FakeLambda, Invocation
 from bot.sandbox.moto_server import moto_s3_server
@@ -235,7 +237,7 @@ class Loopback:
         return {**os.environ, **self.env}
 
     def store(self) -> Any:
-        from workflow.s3_store import S3CheckpointStore
+        from workflow.persistence.s3_store import S3CheckpointStore
         from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
 
         return S3CheckpointStore(
@@ -282,14 +284,14 @@ def _listen_backlog(n: int) -> Iterator[None]:
 
 
 def _shared_s3_client() -> Any:
-    """The bot's S3 client (``workflow.s3_client.S3_CONFIG``) with a connection pool as large as
-    the threads that share it here. On Lambda each invocation has a process of its own; in this
-    one process dozens of "invocations" share one client, and botocore's default pool of 10
+    """The bot's S3 client (``workflow.persistence.s3_client.S3_CONFIG``) with a connection pool as
+    large as the threads that share it here. On Lambda each invocation has a process of its own; in
+    this one process dozens of "invocations" share one client, and botocore's default pool of 10
     would make them open and discard connections (urllib3 warns "Connection pool is full")."""
     import boto3
     from botocore.config import Config
 
-    from workflow.s3_client import S3_CONFIG
+    from workflow.persistence.s3_client import S3_CONFIG
 
     return boto3.client("s3", config=S3_CONFIG.merge(Config(max_pool_connections=64)))
 
@@ -304,14 +306,14 @@ def loopback(bucket: str = "load-checkpoints", **extra_env: str) -> Iterator[Loo
     from bot.handler import cold_start
     from bot.runtime import Runtime
     from bot.settings import Settings
-    from workflow.s3_client import make_s3_client
+    from workflow.persistence.s3_client import make_s3_client
 
     saved = dict(os.environ)
     with contextlib.ExitStack() as stack:
         aws = stack.enter_context(atomic_moto_server(bucket))
         with _listen_backlog(128):
             slack = fake_slack().start()
-            lam = FakeLambda().start()
+            lam = FakeLambda(access_key_id=aws["AWS_ACCESS_KEY_ID"]).start()
             claude = FakeAnthropic(responder=shorter_revisions)
         claude.start()
         for fake in (slack, lam, claude):
@@ -324,6 +326,7 @@ def loopback(bucket: str = "load-checkpoints", **extra_env: str) -> Iterator[Loo
             s3, check_s3 = _shared_s3_client(), make_s3_client()
             counter = RequestCounter(s3)
             world = World(slack, lam, claude, env, os.environ.__setitem__, s3=s3)
+            boto3.DEFAULT_SESSION = None  # as a new process: this world's per-run AWS key
             cold_start(Runtime.from_settings(Settings.from_env(), s3_client=s3))
             log_file = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed by the stack
                 "w", prefix="weekly-shop-bench-", suffix=".log", delete=False
