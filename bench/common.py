@@ -323,10 +323,10 @@ def loopback(bucket: str = "load-checkpoints", **extra_env: str) -> Iterator[Loo
             for name in ("AWS_ENDPOINT_URL_S3", "AWS_PROFILE"):
                 os.environ.pop(name, None)
             os.environ.update(env)
+            boto3.DEFAULT_SESSION = None  # as a new process: this world's per-run AWS key
             s3, check_s3 = _shared_s3_client(), make_s3_client()
             counter = RequestCounter(s3)
             world = World(slack, lam, claude, env, os.environ.__setitem__, s3=s3)
-            boto3.DEFAULT_SESSION = None  # as a new process: this world's per-run AWS key
             cold_start(Runtime.from_settings(Settings.from_env(), s3_client=s3))
             log_file = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed by the stack
                 "w", prefix="weekly-shop-bench-", suffix=".log", delete=False
