@@ -67,7 +67,7 @@ class Context:
 response = handler(event, Context())
 print(json.dumps({"at": time.time(), "status": response.get("statusCode"),
                   "anthropic": "anthropic" in sys.modules, "pydantic": "pydantic" in sys.modules,
-                  "workflow": "workflow.runner" in sys.modules}), flush=True)
+                  "workflow": "workflow.engine.runner" in sys.modules}), flush=True)
 """
 
 

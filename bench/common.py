@@ -237,7 +237,7 @@ class Loopback:
         return {**os.environ, **self.env}
 
     def store(self) -> Any:
-        from workflow.s3_store import S3CheckpointStore
+        from workflow.persistence.s3_store import S3CheckpointStore
         from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
 
         return S3CheckpointStore(
@@ -284,14 +284,14 @@ def _listen_backlog(n: int) -> Iterator[None]:
 
 
 def _shared_s3_client() -> Any:
-    """The bot's S3 client (``workflow.s3_client.S3_CONFIG``) with a connection pool as large as
-    the threads that share it here. On Lambda each invocation has a process of its own; in this
-    one process dozens of "invocations" share one client, and botocore's default pool of 10
+    """The bot's S3 client (``workflow.persistence.s3_client.S3_CONFIG``) with a connection pool as
+    large as the threads that share it here. On Lambda each invocation has a process of its own; in
+    this one process dozens of "invocations" share one client, and botocore's default pool of 10
     would make them open and discard connections (urllib3 warns "Connection pool is full")."""
     import boto3
     from botocore.config import Config
 
-    from workflow.s3_client import S3_CONFIG
+    from workflow.persistence.s3_client import S3_CONFIG
 
     return boto3.client("s3", config=S3_CONFIG.merge(Config(max_pool_connections=64)))
 
@@ -306,7 +306,7 @@ def loopback(bucket: str = "load-checkpoints", **extra_env: str) -> Iterator[Loo
     from bot.handler import cold_start
     from bot.runtime import Runtime
     from bot.settings import Settings
-    from workflow.s3_client import make_s3_client
+    from workflow.persistence.s3_client import make_s3_client
 
     saved = dict(os.environ)
     with contextlib.ExitStack() as stack:

@@ -5,9 +5,9 @@ The workspace has one basket waiting and N ended sessions, each as an ended sess
 bucket (its outcome record under the history prefix, its receipt under ``s/``, written through
 the bot's own stores, not counted). Then a signed ``app_home_opened`` goes through the handler
 and its lazy run publishes the tab; its S3 requests are counted through the bot's client
-(botocore's ``before-call``: one per API call). The bound (``bot.home``): 1 LIST of outcome
+(botocore's ``before-call``: one per API call). The bound (``bot.steps.home``): 1 LIST of outcome
 names, at most 10 GETs of outcomes, 1 LIST of the sessions' objects per 1,000 objects, and a
-HEAD of each of the 20 newest receipts of sessions not ended (``bot.home.READ_WAITING``):
+HEAD of each of the 20 newest receipts of sessions not ended (``bot.steps.home.READ_WAITING``):
 2 + 10 + 1 = 13 for one waiting basket, however long the history (from 10 past outcomes on, all
 ten shown, the count stays the same); 2 + 10 + 20 = 32 with 300 waiting (the 500 ended
 sessions' receipts and the 300 waiting ones still fit one LIST page), where reading every
@@ -35,7 +35,7 @@ WAITING_BOUND = 32
 
 
 def _ended(session: str, checkpoint: str) -> Any:
-    from bot.history import Ended
+    from bot.records.history import Ended
 
     item = {"name": "chicken breast", "quantity": 500, "unit": "g", "note": None, "aisle": None}
     return Ended(
@@ -63,7 +63,7 @@ def _seed(rt: Any, tenant: str, first: int, last: int) -> None:
 
 def _seed_waiting(rt: Any, tenant: str, n: int) -> None:
     """``n`` baskets waiting in the channel, each as a posted basket leaves its receipt."""
-    from bot.receipts import Waiting
+    from bot.records.receipts import Waiting
 
     for i in range(n):
         waiting = Waiting(

@@ -4,7 +4,7 @@ The app is installed with Add to Slack (the fake's ``oauth.v2.access``), then ``
 to a cold start (a new runtime: an empty cache) and again to the same warm one. The S3 requests
 of the installation store's own client are counted (botocore's ``before-call``): a cold start
 reads the installation once (one GET of ``bot-latest``), a warm container not at all for
-``bot.installs.TTL_SECONDS``.
+``bot.slack.installs.TTL_SECONDS``.
 
     .venv/bin/python -m bench.installs      (make bench runs it)
 """

@@ -24,18 +24,18 @@ from typing import Any
 from bench.common import BASKET_17, TENANT, atomic_moto_server
 from bench.table import Row, ratio, render
 from bot.sandbox.anthropic_tools import basket_items
-from workflow.checkpoint import PendingRequest
-from workflow.respond import respond_in_session
-from workflow.runner import Run
-from workflow.s3_client import make_s3_client
-from workflow.s3_lock import S3SessionLock
-from workflow.s3_store import S3CheckpointStore
-from workflow.session import SessionCheckpoints
+from workflow.engine.respond import respond_in_session
+from workflow.engine.runner import Run
+from workflow.persistence.checkpoint import PendingRequest
+from workflow.persistence.s3_client import make_s3_client
+from workflow.persistence.s3_lock import S3SessionLock
+from workflow.persistence.s3_store import S3CheckpointStore
+from workflow.persistence.session import SessionCheckpoints
+from workflow.persistence.signing import CheckpointSigner
 from workflow.shop.basket import Basket, BasketDecision, ShopRequest
 from workflow.shop.graph import build_shop_workflow
 from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
 from workflow.shop.shopper import Brief, ShopperReply
-from workflow.signing import CheckpointSigner
 
 REPEATS = 40
 SIGNER = CheckpointSigner(b"bench-signing-key-0123456789")

@@ -234,7 +234,7 @@ import slack_bolt, boto3
 t.append(time.perf_counter())
 import bot.handler
 t.append(time.perf_counter())
-from workflow.s3_client import make_s3_client
+from workflow.persistence.s3_client import make_s3_client
 client = make_s3_client()
 t.append(time.perf_counter())
 runtime, _ = bot.handler.cold_start()
@@ -249,7 +249,8 @@ print(json.dumps([b - a for a, b in zip(t, t[1:])]))
 """
 # What an approve imports: the handler, and the click path it imports lazily.
 IMPORTED = (
-    "import bot.handler, bot.clicks, workflow.s3_store, workflow.s3_lock, workflow.shop.graph"
+    "import bot.handler, bot.steps.clicks, workflow.persistence.s3_store, "
+    "workflow.persistence.s3_lock, workflow.shop.graph"
 )
 PHASE_NAMES = [
     "import slack_bolt, boto3 (the baseline's imports)",
@@ -359,7 +360,7 @@ def requests_per_approve(lb: Loopback) -> list[Row]:
     so the click resumes from the last of them as from any other.
     """
     from bot.handler import cold_start as booted
-    from workflow.session import SessionCheckpoints
+    from workflow.persistence.session import SessionCheckpoints
 
     runtime, _ = booted()
     template = start(lb, "C0COUNT", "count-shop")

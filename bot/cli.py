@@ -8,7 +8,7 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["sandbox"]:
-        from .sandbox.server import main as sandbox_main
+        from bot.sandbox.server import main as sandbox_main
 
         return sandbox_main(args[1:])
     from workflow.shop.console import main as console_main

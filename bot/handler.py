@@ -5,8 +5,8 @@ to Bolt's ``SlackRequestHandler`` (guarded: a body Bolt cannot parse gets 400; a
 failed raises, see :class:`LazyRunFailed`); an EventBridge
 scheduled event starts the weekly shop in ``SHOP_CHANNEL`` as if ``/shop SHOP_REQUEST`` had been
 typed there, one session per rule and scheduled time however often it is delivered; a basket's
-timer (an EventBridge Scheduler payload, signed) goes to ``bot.reminders``; an SQS batch
-from the lost-lazy-runs queue goes to ``bot.lost``. Settings,
+timer (an EventBridge Scheduler payload, signed) goes to ``bot.steps.reminders``; an SQS batch
+from the lost-lazy-runs queue goes to ``bot.steps.lost``. Settings,
 clients and the Bolt app are built once per cold start; a missing setting fails then, naming the
 variable.
 """
@@ -37,13 +37,14 @@ from slack_bolt.adapter.aws_lambda.lazy_listener_runner import LambdaLazyListene
 from slack_bolt.kwargs_injection import build_required_kwargs
 from slack_bolt.util.utils import get_arg_names_of_callable
 
-from .app import build_app
+from bot.listeners.app import build_app
+from bot.records.timers import is_timer
+from bot.slack.outbox import Where
+from bot.slack.payloads import session_id_for
+
 from .logs import configure_logging, log_context
-from .outbox import Where
-from .payloads import session_id_for
 from .runtime import Runtime
 from .settings import Settings
-from .timers import is_timer
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ class LazyRunFailed(Exception):
     or times out); one that returns, whatever it returns, is a success. So a lazy run ends in
     one of two ways: done (which includes having told the person why not), or this, and then
     Lambda retries it twice and its on-failure destination hands it to the lost-runs queue,
-    which tells the person (``bot.lost``).
+    which tells the person (``bot.steps.lost``).
     """
 
 
@@ -165,9 +166,8 @@ def is_sqs(event: dict[str, Any]) -> bool:
 def scheduled_start(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
     import asyncio
 
+    from bot.steps.start import start_session
     from workflow.shop.basket import ShopRequest
-
-    from .start import start_session
 
     settings = rt.settings
     if not settings.shop_channel or not settings.shop_request:
@@ -198,8 +198,8 @@ def fire_timer(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
     is dropped (logged, not retried); a busy session raises, so Lambda retries the timer."""
     import asyncio
 
-    from .reminders import fire
-    from .timers import BadTimer, Timer, from_payload
+    from bot.records.timers import BadTimer, Timer, from_payload
+    from bot.steps.reminders import fire
 
     timers = rt.timers
     if timers is None:
@@ -214,7 +214,7 @@ def fire_timer(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
     def first_reminder(t: Timer) -> bool:
         return rt.receipts.first_reminder(t.tenant, t.session, t.request, t.n)
 
-    from .installs import NotInstalled
+    from bot.slack.installs import NotInstalled
 
     with log_context(tenant=timer.tenant, session=timer.session):
         try:

@@ -19,25 +19,25 @@ from typing import TYPE_CHECKING, Any
 
 from slack_sdk import WebClient
 
-from .outbox import Outbox
-from .rules import Rules
+from bot.slack.client import Renew, RenewingWebClient, make_web_client
+from bot.slack.outbox import Outbox
+from bot.steps.rules import Rules
+
 from .settings import Secret, Settings
-from .slack_client import Renew, RenewingWebClient, make_web_client
 
 if TYPE_CHECKING:
-    from workflow.lock import SessionLock
-    from workflow.session import SessionCheckpoints
+    from bot.records.history import History
+    from bot.records.receipts import Receipts
+    from bot.records.timers import Timers
+    from bot.slack.installs import ByWorkspace
+    from bot.steps.lost import LostRuns
+    from bot.steps.turn import Sessions
+    from workflow.engine.versions import WorkflowVersions
+    from workflow.persistence.lock import SessionLock
+    from workflow.persistence.session import SessionCheckpoints
+    from workflow.persistence.signing import CheckpointSigner
+    from workflow.persistence.store import CheckpointStore
     from workflow.shop.shopper import Shopper
-    from workflow.signing import CheckpointSigner
-    from workflow.store import CheckpointStore
-    from workflow.versions import WorkflowVersions
-
-    from .history import History
-    from .installs import ByWorkspace
-    from .lost import LostRuns
-    from .receipts import Receipts
-    from .timers import Timers
-    from .turn import Sessions
 
 
 class _LazyClient:
@@ -80,23 +80,23 @@ class Runtime:
     @functools.cached_property
     def oauth(self) -> tuple[Any, ByWorkspace] | None:
         """Many workspaces: Bolt's OAuth flow and the authorize reading its installations
-        (``bot.installs``); None with one workspace and SLACK_BOT_TOKEN."""
+        (``bot.slack.installs``); None with one workspace and SLACK_BOT_TOKEN."""
         if not self.settings.multi_workspace:
             return None
-        from .installs import oauth_of
+        from bot.slack.installs import oauth_of
 
         return oauth_of(self.settings)
 
     def for_workspace(self, team_id: str) -> Runtime:
         """This runtime as the workspace ``team_id`` sees it: its own bot token (itself, with
-        one workspace). Raises :class:`~bot.installs.NotInstalled` for a workspace without an
+        one workspace). Raises :class:`~bot.slack.installs.NotInstalled` for a workspace without an
         installation. The S3 client, the store and the lock are shared. Its WebClients follow
-        the workspace's token once when Slack refuses theirs (``bot.slack_client``); the token
+        the workspace's token once when Slack refuses theirs (``bot.slack.client``); the token
         read then is the cache's, so the next call here builds a runtime with it."""
         oauth = self.oauth
         if oauth is None:
             return self
-        from .installs import NotInstalled
+        from bot.slack.installs import NotInstalled
 
         bot = oauth[1].bot(None, team_id)
         if bot is None:
@@ -122,7 +122,7 @@ class Runtime:
 
     @functools.cached_property
     def signer(self) -> CheckpointSigner:
-        from workflow.signing import CheckpointSigner
+        from workflow.persistence.signing import CheckpointSigner
 
         key = self.settings.checkpoint_signing_key
         if key is not None:
@@ -141,7 +141,7 @@ class Runtime:
 
     def _s3(self) -> Any:
         if self.s3_client is None:
-            from workflow.s3_client import make_s3_client
+            from workflow.persistence.s3_client import make_s3_client
 
             self.s3_client = make_s3_client()
         return self.s3_client
@@ -149,7 +149,7 @@ class Runtime:
     @property
     def store(self) -> CheckpointStore:
         if self._store is None:
-            from workflow.s3_store import S3CheckpointStore
+            from workflow.persistence.s3_store import S3CheckpointStore
             from workflow.shop.records import SHOP_RECORDS
 
             s = self.settings
@@ -161,7 +161,7 @@ class Runtime:
     @property
     def lock(self) -> SessionLock:
         if self._lock is None:
-            from workflow.s3_lock import S3SessionLock
+            from workflow.persistence.s3_lock import S3SessionLock
 
             s = self.settings
             self._lock = S3SessionLock(
@@ -171,8 +171,8 @@ class Runtime:
 
     @functools.cached_property
     def receipts(self) -> Receipts:
-        """Which checkpoint the channel shows, per session (see ``bot.receipts``)."""
-        from .receipts import S3Receipts
+        """Which checkpoint the channel shows, per session (see ``bot.records.receipts``)."""
+        from bot.records.receipts import S3Receipts
 
         s = self.settings
         return S3Receipts(s.checkpoint_bucket, s.checkpoint_prefix, self._s3())
@@ -187,8 +187,8 @@ class Runtime:
 
     @functools.cached_property
     def history(self) -> History:
-        """Each ended session's outcome, kept under its own prefix (``bot.history``)."""
-        from .history import S3History, history_prefix
+        """Each ended session's outcome, kept under its own prefix (``bot.records.history``)."""
+        from bot.records.history import S3History, history_prefix
 
         s = self.settings
         return S3History(
@@ -200,13 +200,13 @@ class Runtime:
 
     @functools.cached_property
     def timers(self) -> Timers | None:
-        """A waiting basket's reminders and expiry on EventBridge Scheduler (``bot.timers``),
-        when TIMER_GROUP, TIMER_TARGET_ARN and TIMER_ROLE_ARN say where; its client is made on
-        first use."""
+        """A waiting basket's reminders and expiry on EventBridge Scheduler
+        (``bot.records.timers``), when TIMER_GROUP, TIMER_TARGET_ARN and TIMER_ROLE_ARN say where;
+        its client is made on first use."""
         s = self.settings
         if not s.has_timers:
             return None
-        from .timers import Plan, Timers
+        from bot.records.timers import Plan, Timers
 
         return Timers(
             _LazyClient("scheduler"),
@@ -235,9 +235,9 @@ class Runtime:
 
     @functools.cached_property
     def lost_runs(self) -> LostRuns:
-        """What turns a lazy run Lambda gave up on into a message (``bot.lost``)."""
-        from .lost import LostRuns
-        from .uninstall import forget_workspace
+        """What turns a lazy run Lambda gave up on into a message (``bot.steps.lost``)."""
+        from bot.steps.lost import LostRuns
+        from bot.steps.uninstall import forget_workspace
 
         s = self.settings
         return LostRuns(
@@ -256,9 +256,9 @@ class Runtime:
 
     @functools.cached_property
     def sessions(self) -> Sessions:
-        """What every turn of a session needs (``bot.turn``); makes the S3 client."""
-        from .timers import BasketTimers
-        from .turn import Sessions
+        """What every turn of a session needs (``bot.steps.turn``); makes the S3 client."""
+        from bot.records.timers import BasketTimers
+        from bot.steps.turn import Sessions
 
         return Sessions(
             workflow=self.workflow,
@@ -318,6 +318,6 @@ class Runtime:
         return graph.shop_versions(self.shopper(), self.settings.max_rounds)
 
     def checkpoints(self, tenant_id: str, session_id: str) -> SessionCheckpoints:
-        from workflow.session import SessionCheckpoints
+        from workflow.persistence.session import SessionCheckpoints
 
         return SessionCheckpoints(self.store, self.signer, tenant_id, session_id)

@@ -6,8 +6,8 @@ halfway through a click. Secrets are :class:`Secret`, so they never show in a re
 This is a plain dataclass, not a pydantic model, on purpose: it is read on every cold start,
 in the ack path, and importing pydantic there would cost a large part of Slack's 3 seconds at a
 small Lambda's CPU share (README, "Deploy"); no part of the bot or the workflow uses pydantic (the
-checkpoint values are plain classes too, ``workflow.values``). Each field is converted and checked
-by hand below.
+checkpoint values are plain classes too, ``workflow.persistence.values``). Each field is converted
+and checked by hand below.
 """
 
 from __future__ import annotations
@@ -187,7 +187,7 @@ class Settings:
     slack_api_url: str = DEFAULT_SLACK_API_URL
     shop_channel: str = ""
     shop_request: str = ""
-    # A waiting basket's reminders and expiry (``bot.timers``), in seconds; 0 turns one off.
+    # A waiting basket's reminders and expiry (``bot.records.timers``), in seconds; 0 turns one off.
     remind_after: int = 6 * 3600
     max_reminders: int = 2
     expire_after: int = 72 * 3600
@@ -195,7 +195,7 @@ class Settings:
     timer_group: str = ""
     timer_target_arn: str = ""
     timer_role_arn: str = ""
-    # Many workspaces (``bot.installs``): the app's OAuth credentials; without both, one
+    # Many workspaces (``bot.slack.installs``): the app's OAuth credentials; without both, one
     # workspace with SLACK_BOT_TOKEN. SHOP_TEAM: the workspace the weekly schedule is for.
     slack_client_id: str = ""
     slack_client_secret: Secret | None = None
@@ -211,7 +211,7 @@ class Settings:
 
     @property
     def multi_workspace(self) -> bool:
-        """Installed per workspace through Slack's OAuth flow (``bot.installs``)."""
+        """Installed per workspace through Slack's OAuth flow (``bot.slack.installs``)."""
         return bool(self.slack_client_id and self.slack_client_secret is not None)
 
     @property

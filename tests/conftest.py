@@ -14,7 +14,7 @@ from bot.sandbox.anthropic_api import FakeAnthropic, shorter_revisions
 from bot.sandbox.lambda_api import FakeLambda
 from bot.sandbox.moto_server import moto_s3_server
 from tests.bot_kit import TestWorld, bot_env, fake_slack
-from workflow.signing import CheckpointSigner
+from workflow.persistence.signing import CheckpointSigner
 
 BUCKET = "checkpoints-test"
 
@@ -84,7 +84,7 @@ def s3(aws_env: None, atomic_moto: None, bucket: str) -> Iterator[Any]:
     """A boto3 S3 client (the app's own configuration) talking to moto, with the bucket made."""
     from moto import mock_aws
 
-    from workflow.s3_client import make_s3_client
+    from workflow.persistence.s3_client import make_s3_client
 
     with mock_aws():
         client = make_s3_client()

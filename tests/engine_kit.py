@@ -8,12 +8,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from workflow.events import WorkflowEvent
-from workflow.executor import Executor, WorkflowContext, handler
-from workflow.memory_store import InMemoryCheckpointStore
-from workflow.runner import Run
-from workflow.session import SessionCheckpoints
-from workflow.signing import CheckpointSigner
+from workflow.engine.events import WorkflowEvent
+from workflow.engine.executor import Executor, WorkflowContext, handler
+from workflow.engine.runner import Run
+from workflow.persistence.memory_store import InMemoryCheckpointStore
+from workflow.persistence.session import SessionCheckpoints
+from workflow.persistence.signing import CheckpointSigner
 
 SIGNER = CheckpointSigner(b"engine-test-key-0123456789")
 

@@ -27,7 +27,7 @@ from botocore.awsrequest import AWSResponse
 
 from bot.sandbox.moto_server import client_of
 from tests.bot_kit import CHANNEL, World
-from workflow.s3_store import S3CheckpointStore
+from workflow.persistence.s3_store import S3CheckpointStore
 from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
 
 TENANT = "T0TEAM"

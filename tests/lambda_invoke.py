@@ -8,7 +8,7 @@ one point of a resume, to prove that the next invocation recovers:
     between-saves       after the first of a resume's checkpoints, before the second
     checkpoint-written  after the run wrote its checkpoints, before anything is posted to Slack
     posted              after posting to Slack, before the lock is released
-    lost-claimed        a lost run's marker claimed, before the person is told (``bot.lost``)
+    lost-claimed        a lost run's marker claimed, before the person is told (``bot.steps.lost``)
 
 ``--deploy NAME`` runs it as the next deploy would (``tests.shop_next_deploy``): a changed graph.
 """
@@ -70,7 +70,7 @@ def _die_at_second(owner: Any, name: str) -> None:
 
 
 def _die_at_report(owner: Any, name: str) -> None:
-    from bot.outcome import Report
+    from bot.slack.outcome import Report
 
     original: Callable[..., Any] = getattr(owner, name)
 
@@ -83,10 +83,10 @@ def _die_at_report(owner: Any, name: str) -> None:
 
 
 def arm(point: str) -> None:
-    from bot.lost import LostRuns
-    from bot.outbox import Outbox
-    from workflow.s3_lock import S3SessionLock
-    from workflow.session import SessionCheckpoints
+    from bot.records.lost_markers import LostMarkers
+    from bot.slack.outbox import Outbox
+    from workflow.persistence.s3_lock import S3SessionLock
+    from workflow.persistence.session import SessionCheckpoints
     from workflow.shop.shopper import ClaudeShopper
 
     if point == "lock-taken":
@@ -102,7 +102,7 @@ def arm(point: str) -> None:
     elif point == "posted":
         _die_at(S3SessionLock, "release")
     elif point == "lost-claimed":
-        _die_after(LostRuns, "_claim")
+        _die_after(LostMarkers, "claim")
     else:
         raise SystemExit(f"unknown crash point {point!r}")
 

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from workflow.builder import RequestPort, Workflow, WorkflowBuilder
-from workflow.checkpoint import RunSnapshot
-from workflow.executor import Executor, WorkflowContext, handler
+from workflow.engine.builder import RequestPort, Workflow, WorkflowBuilder
+from workflow.engine.executor import Executor, WorkflowContext, handler
+from workflow.engine.versions import WorkflowVersions
+from workflow.persistence.checkpoint import RunSnapshot
 from workflow.shop import graph
 from workflow.shop.basket import Basket, BasketDecision, ShopProgress
 from workflow.shop.shopper import Shopper
-from workflow.versions import WorkflowVersions
 
 CHECK_BASKET = "check-basket"
 REMOVED_BECAUSE = "v1 baskets skipped the duplicate check"

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.clicks import BROKEN
-from bot.outcome import NEWER
+from bot.slack.outcome import NEWER
+from bot.steps.clicks import BROKEN
 from tests.bad_input_kit import (
     FUZZ,
     paused_basket,
@@ -34,12 +34,12 @@ from tests.fault_kit import (
     session_of,
     thread_texts,
 )
-from workflow.checkpoint import FORMAT_VERSION
 from workflow.errors import CheckpointError
-from workflow.record_format import RECORD_VERSION
+from workflow.persistence.checkpoint import FORMAT_VERSION
+from workflow.persistence.record_format import RECORD_VERSION
+from workflow.persistence.signing import CheckpointSigner
+from workflow.persistence.store import CheckpointRecord
 from workflow.shop.records import SHOP_RECORDS
-from workflow.signing import CheckpointSigner
-from workflow.store import CheckpointRecord
 
 
 @pytest.fixture

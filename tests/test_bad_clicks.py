@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from bot.clicks import GONE
 from bot.sandbox.slack_requests import block_action
+from bot.steps.clicks import GONE
 from tests.bad_input_kit import (
     HOSTILE_IDS,
     click_payload,

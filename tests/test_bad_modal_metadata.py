@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bot.clicks import GONE
 from bot.sandbox.block_kit import LIMITS
 from bot.sandbox.slack_requests import view_submission
+from bot.steps.clicks import GONE
 from tests.bad_input_kit import (
     deliver,
 )

@@ -10,7 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.blocks import (
+from bot.sandbox.anthropic_api import Reply
+from bot.sandbox.block_kit import LIMITS, block_errors, parsed_texts
+from bot.sandbox.block_kit import texts as block_texts
+from bot.slack.blocks import (
     ITEMS_TEXT_BUDGET,
     MAX_ITEM_CHARS,
     Ref,
@@ -18,9 +21,6 @@ from bot.blocks import (
     basket_blocks,
     ordered_blocks,
 )
-from bot.sandbox.anthropic_api import Reply
-from bot.sandbox.block_kit import LIMITS, block_errors, parsed_texts
-from bot.sandbox.block_kit import texts as block_texts
 from tests.bot_kit import (
     CHANNEL,
     World,

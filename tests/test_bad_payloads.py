@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 from slack_bolt.adapter.aws_lambda.handler import to_bolt_request
 
 import bot.handler
-from bot.app import build_app
-from bot.blocks import Ref
 from bot.handler import GuardedRequestHandler
-from bot.modal import modal_metadata
+from bot.listeners.app import build_app
 from bot.sandbox.slack_requests import http_event, view_submission
+from bot.slack.blocks import Ref
+from bot.slack.modal import modal_metadata
 from tests.bad_input_kit import (
     FUZZ,
     HOSTILE_IDS,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bot.start import cannot_post_here
+from bot.steps.start import cannot_post_here
 from tests.bot_kit import PEOPLE, World, objects
 
 ADD_ME = "I can't post in this channel: add me with `/invite @weekly-shop`, then try again."

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bot.rules import LAST_BASKET
+from bot.steps.rules import LAST_BASKET
 from tests.bot_kit import (
     CHANNEL,
     World,

@@ -48,8 +48,8 @@ def test_every_lazy_step_runs_in_a_fresh_process(served: World) -> None:
 @pytest.mark.parametrize("action", ["approve_basket", "reject_basket"])
 def test_an_answer_in_a_fresh_process_never_imports_pydantic(served: World, action: str) -> None:
     """Approve and Reject resume the run from its checkpoint (the basket, the request, the
-    decision: plain classes, ``workflow.values``) and finish it with no model call: pydantic,
-    whose models would cost a large share of the click's cold start, is never imported."""
+    decision: plain classes, ``workflow.persistence.values``) and finish it with no model call:
+    pydantic, whose models would cost a large share of the click's cold start, is never imported."""
     served.shop()
     served.run_lazies()
     (basket,) = served.baskets()
@@ -66,12 +66,12 @@ def test_an_answer_in_a_fresh_process_never_imports_pydantic(served: World, acti
 LAZY_ONLY = [
     "anthropic",
     "pydantic",
-    "workflow.runner",
+    "workflow.engine.runner",
     "workflow.shop.basket",
-    "bot.turn",
-    "bot.reminders",
-    "bot.home",
-    "bot.history",
+    "bot.steps.turn",
+    "bot.steps.reminders",
+    "bot.steps.home",
+    "bot.records.history",
 ]
 
 

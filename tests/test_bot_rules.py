@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from bot.blocks import START_AGAIN
-from bot.clicks import BROKEN
 from bot.handler import LazyRunFailed
 from bot.sandbox.anthropic_api import Reply
 from bot.sandbox.lambda_async import invoke_async
 from bot.sandbox.slack_requests import slash_command, with_bad_signature
+from bot.slack.blocks import START_AGAIN
+from bot.steps.clicks import BROKEN
 from tests.bot_kit import (
     CHANNEL,
     SECRET,
@@ -26,7 +26,7 @@ from tests.bot_kit import (
     section_text,
     start_basket,
 )
-from workflow.s3_lock import S3SessionLock
+from workflow.persistence.s3_lock import S3SessionLock
 from workflow.shop.records import SHOP_PREFIX
 
 

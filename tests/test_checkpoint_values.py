@@ -1,9 +1,9 @@
-"""The weekly shop's checkpoint values are plain classes (``workflow.values``), no longer pydantic
-models: each writes the very JSON the model it replaced wrote, and reads back exactly what that
-model read in strict mode (JSON's own types, no coercion), which is never more than it read. The
-same holds for a record's header line (``workflow.record_format``). ``Basket@2`` came after the
-models went: its reference model below says its schema in pydantic's terms, and the plain class
-must agree with it, read for read and byte for byte."""
+"""The weekly shop's checkpoint values are plain classes (``workflow.persistence.values``), no
+longer pydantic models: each writes the very JSON the model it replaced wrote, and reads back
+exactly what that model read in strict mode (JSON's own types, no coercion), which is never more
+than it read. The same holds for a record's header line (``workflow.persistence.record_format``).
+``Basket@2`` came after the models went: its reference model below says its schema in pydantic's
+terms, and the plain class must agree with it, read for read and byte for byte."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from workflow.errors import CheckpointCorrupt, CheckpointError
-from workflow.record_format import PLAIN, READS
+from workflow.persistence.record_format import PLAIN, READS
 from workflow.shop.basket import AISLES, MAX_ITEMS, Basket, BasketDecision, Item, ShopRequest
 from workflow.shop.graph import shop_registry
 
@@ -230,10 +230,10 @@ def test_a_value_that_does_not_validate_is_corrupt_naming_its_tag() -> None:
         registry.decode({"t": "ShopRequest@1", "v": ["tacos"]})
 
 
-# -- the record header (workflow.record_format), checked by hand ---------------------------------
+# -- the record header (workflow.persistence.record_format), checked by hand ----------------------
 
 
-class OldHeader(BaseModel):  # workflow.record_format._Header as it was
+class OldHeader(BaseModel):  # workflow.persistence.record_format._Header as it was
     model_config = ConfigDict(extra="forbid", frozen=True)
     v: int
     id: str = Field(max_length=64)

@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from bot.blocks import Ref, basket_blocks
-from bot.rules import LAST_BASKET
+from bot.slack.blocks import Ref, basket_blocks
+from bot.steps.rules import LAST_BASKET
 from tests.bot_kit import CHANNEL, World, header, objects
 from tests.compat.write_corpus import KEY, REQUESTER
 from tests.fault_kit import ephemeral_texts, lock_keys
-from workflow.checkpoint import written_with
+from workflow.persistence.checkpoint import written_with
 from workflow.shop.basket import Item
 from workflow.shop.records import SHOP_RECORDS
 

@@ -12,8 +12,8 @@ import pytest
 
 from bot.sandbox.anthropic_api import FakeAnthropic, shorter_revisions
 from bot.sandbox.moto_server import client_of, moto_s3_server
-from workflow.folder_store import FolderCheckpointStore
-from workflow.s3_store import S3CheckpointStore
+from workflow.persistence.folder_store import FolderCheckpointStore
+from workflow.persistence.s3_store import S3CheckpointStore
 from workflow.shop.console import SESSION, TENANT
 from workflow.shop.records import SHOP_RECORDS
 

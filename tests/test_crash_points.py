@@ -12,7 +12,7 @@ import pytest
 
 from tests.bot_kit import CHANNEL, World, context_text, header, start_basket
 from tests.fault_kit import s3_of
-from workflow.s3_store import S3CheckpointStore
+from workflow.persistence.s3_store import S3CheckpointStore
 from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
 
 POINTS = [

@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from bot.blocks import START_AGAIN
-from bot.clicks import BROKEN, STORE_DOWN
-from bot.start import ALREADY_AGAIN, NO_REQUEST
+from bot.slack.blocks import START_AGAIN
+from bot.steps.clicks import BROKEN, STORE_DOWN
+from bot.steps.start import ALREADY_AGAIN, NO_REQUEST
 from tests.bot_kit import World, context_text, header, objects, start_basket
 from tests.fault_kit import TENANT, ephemeral_texts, lock_keys, session_of, thread_texts
-from workflow.s3_store import STRAY_KEYS_SKIPPED
+from workflow.persistence.s3_store import STRAY_KEYS_SKIPPED
 from workflow.shop.records import SHOP_RECORDS
 
 DAMAGE = ["junk at cp/000000", "stray keys under cp/", "newest checkpoint edited"]

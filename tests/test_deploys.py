@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 
-from bot.blocks import START_AGAIN
-from bot.outcome import RETIRED
 from bot.sandbox.anthropic_api import DEFAULT_BASKET, Reply
-from bot.start import ALREADY_AGAIN, BEING_STARTED, STILL_WAITING
+from bot.slack.blocks import START_AGAIN
+from bot.slack.outcome import RETIRED
+from bot.steps.start import ALREADY_AGAIN, BEING_STARTED, STILL_WAITING
 from tests import shop_next_deploy
 from tests.bot_kit import CHANNEL, World, context_text, header
 from tests.fault_kit import TENANT, ephemeral_texts, s3_of, session_of, thread_texts
-from workflow.s3_store import S3CheckpointStore
+from workflow.persistence.s3_store import S3CheckpointStore
 from workflow.shop import graph
 from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
 

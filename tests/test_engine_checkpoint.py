@@ -8,19 +8,19 @@ import json
 import pytest
 
 from tests.engine_kit import SIGNER, Answer, Count, Counter, Done, Question, drain, session
-from workflow.builder import RequestPort, Workflow, WorkflowBuilder
-from workflow.checkpoint import FORMAT_VERSION
+from workflow.engine.builder import RequestPort, Workflow, WorkflowBuilder
+from workflow.engine.events import ExecutorInvoked, OutputEvent, RequestInfoEvent
+from workflow.engine.runner import Run, RunStatus
 from workflow.errors import (
     CheckpointCorrupt,
     CheckpointFromNewerVersion,
     CheckpointTampered,
     IncompatibleCheckpoint,
 )
-from workflow.events import ExecutorInvoked, OutputEvent, RequestInfoEvent
-from workflow.memory_store import InMemoryCheckpointStore
-from workflow.registry import TypeRegistry
-from workflow.runner import Run, RunStatus
-from workflow.signing import CheckpointSigner
+from workflow.persistence.checkpoint import FORMAT_VERSION
+from workflow.persistence.memory_store import InMemoryCheckpointStore
+from workflow.persistence.registry import TypeRegistry
+from workflow.persistence.signing import CheckpointSigner
 
 
 def counter_workflow(done_id: str = "done", extra_port: bool = False) -> Workflow:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tests.engine_kit import Answer, Ask, Done, Echo, Question, Sink
-from workflow.builder import RequestPort, WorkflowBuilder
+from workflow.engine.builder import RequestPort, WorkflowBuilder
 from workflow.errors import GraphError
-from workflow.registry import TypeRegistry
+from workflow.persistence.registry import TypeRegistry
 
 
 def registry() -> TypeRegistry:

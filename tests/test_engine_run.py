@@ -21,15 +21,8 @@ from tests.engine_kit import (
     drain,
     session,
 )
-from workflow.builder import RequestPort, WorkflowBuilder
-from workflow.errors import (
-    ExecutorFailed,
-    ResponseTypeMismatch,
-    StoreError,
-    SuperstepLimitExceeded,
-    UnknownRequest,
-)
-from workflow.events import (
+from workflow.engine.builder import RequestPort, WorkflowBuilder
+from workflow.engine.events import (
     CheckpointSaved,
     ExecutorCompleted,
     ExecutorFailedEvent,
@@ -40,10 +33,17 @@ from workflow.events import (
     SuperstepStarted,
     WorkflowErrorEvent,
 )
-from workflow.executor import Executor, WorkflowContext, handler
-from workflow.memory_store import InMemoryCheckpointStore
-from workflow.registry import TypeRegistry
-from workflow.runner import Run, RunStatus
+from workflow.engine.executor import Executor, WorkflowContext, handler
+from workflow.engine.runner import Run, RunStatus
+from workflow.errors import (
+    ExecutorFailed,
+    ResponseTypeMismatch,
+    StoreError,
+    SuperstepLimitExceeded,
+    UnknownRequest,
+)
+from workflow.persistence.memory_store import InMemoryCheckpointStore
+from workflow.persistence.registry import TypeRegistry
 
 
 def ask_workflow() -> object:

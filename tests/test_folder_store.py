@@ -20,11 +20,11 @@ from workflow.errors import (
     CheckpointTampered,
     StoreInUse,
 )
-from workflow.folder_store import FolderCheckpointStore
-from workflow.record_format import PLAIN, RECORD_VERSION
-from workflow.session import SessionCheckpoints
-from workflow.signing import CheckpointSigner
-from workflow.store import CheckpointRecord, new_checkpoint_id, uuid7
+from workflow.persistence.folder_store import FolderCheckpointStore
+from workflow.persistence.record_format import PLAIN, RECORD_VERSION
+from workflow.persistence.session import SessionCheckpoints
+from workflow.persistence.signing import CheckpointSigner
+from workflow.persistence.store import CheckpointRecord, new_checkpoint_id, uuid7
 
 REPO = Path(__file__).resolve().parents[1]
 TENANT, SESSION = "acme", "sess-1"
@@ -34,7 +34,7 @@ TENANT, SESSION = "acme", "sess-1"
 OPEN_STORE = """
 import sys
 from workflow.errors import StoreInUse
-from workflow.folder_store import FolderCheckpointStore
+from workflow.persistence.folder_store import FolderCheckpointStore
 try:
     store = FolderCheckpointStore(sys.argv[1])
 except StoreInUse as exc:

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bench.common import RequestCounter
-from bot.history import Ended, S3History, decode, encode, history_prefix, newest, sign
+from bot.records.history import Ended, S3History, decode, encode, history_prefix, newest, sign
 from tests.bot_kit import CHANNEL, World, change, objects, start_basket
 from tests.fault_kit import ephemeral_texts, session_of, thread_texts
 from workflow.shop.records import SHOP_PREFIX

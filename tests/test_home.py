@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 
 from bench.common import RequestCounter
-from bot.history import history_prefix
-from bot.home import READ_WAITING
-from bot.home_view import HIDE_ITEMS, MAX_WAITING, REPEAT, SHOW_ITEMS
+from bot.records.history import history_prefix
 from bot.sandbox.anthropic_api import Reply
 from bot.sandbox.block_kit import parsed_texts, view_errors
 from bot.sandbox.slack_events import app_home_opened, url_verification
 from bot.sandbox.slack_requests import with_bad_signature
+from bot.slack.home_view import HIDE_ITEMS, MAX_WAITING, REPEAT, SHOW_ITEMS
+from bot.steps.home import READ_WAITING
 from tests.bot_kit import CHANNEL, SECRET, World, context_text, start_basket
 from tests.fault_kit import thread_texts
 from workflow.shop.records import SHOP_PREFIX
@@ -249,7 +249,7 @@ def test_an_end_slack_did_not_fully_show_is_still_an_outcome_and_the_next_click_
 
 
 def test_a_retired_basket_is_not_listed_as_waiting(world: World, bucket: str) -> None:
-    from bot.receipts import S3Receipts
+    from bot.records.receipts import S3Receipts
 
     basket = start_basket(world)
     session = json.loads(world.buttons(basket)["approve_basket"])["s"]
@@ -260,7 +260,7 @@ def test_a_retired_basket_is_not_listed_as_waiting(world: World, bucket: str) ->
 
 def _seed_waiting(world: World, bucket: str, n: int) -> None:
     """``n`` baskets waiting in the channel, each as a posted basket leaves its receipt."""
-    from bot.receipts import S3Receipts, Waiting
+    from bot.records.receipts import S3Receipts, Waiting
 
     receipts = S3Receipts(bucket, SHOP_PREFIX, world.s3)
     for i in range(n):

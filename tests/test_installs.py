@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from bench.common import RequestCounter
-from bot.installs import install_prefix
 from bot.sandbox.slack_oauth import add_to_slack, browser_get
+from bot.slack.installs import install_prefix
 from tests.bot_kit import CHANNEL, World, objects
 from workflow.shop.records import SHOP_PREFIX
 
@@ -181,7 +181,7 @@ def test_removing_the_app_deletes_everything_of_that_workspace_and_nothing_else(
 
 
 def test_a_lost_run_is_said_with_its_own_workspaces_token(many: World) -> None:
-    """The lost-lazy-runs queue (bot/lost.py) tells the person with the token of the workspace
+    """The lost-lazy-runs queue (bot/steps/lost.py) tells the person with the token of the workspace
     the lost run came from."""
     from bot.sandbox.aws_events import lost_run_record, sqs_event
 

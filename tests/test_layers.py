@@ -16,10 +16,14 @@ LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 # contract id -> (a module of the tree, the import planted in it)
 PLANTED = {
-    "engine-below-bot": ("workflow/store.py", "import bot.handler"),
-    "shipped-without-stand-ins": ("bot/outbox.py", "import bot.sandbox.world"),
-    "core-below-shop": ("workflow/runner.py", "import workflow.shop.basket"),
-    "no-circles": ("bot/payloads.py", "import bot.handler"),
+    "engine-below-bot": ("workflow/persistence/store.py", "import bot.handler"),
+    "workflow-layers": ("workflow/engine/runner.py", "import workflow.shop.basket"),
+    "bot-layers": ("bot/slack/outbox.py", "import bot.steps.turn"),
+    "steps-independent": ("bot/steps/clicks.py", "import bot.steps.start"),
+    "listeners-by-surface": ("bot/listeners/commands.py", "import bot.listeners.actions"),
+    "records-know-no-slack": ("bot/records/timers.py", "import slack_sdk"),
+    "shipped-without-stand-ins": ("bot/slack/outbox.py", "import bot.sandbox.world"),
+    "no-circles": ("bot/slack/payloads.py", "import bot.slack.lost_said"),
 }
 
 

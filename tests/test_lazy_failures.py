@@ -4,7 +4,7 @@ done), or raised out of the Lambda handler, so that Lambda retries it.
 Lambda's asynchronous invocation (docs.aws.amazon.com, "How Lambda handles errors and retries
 with asynchronous invocation"): an invocation that raises is retried, up to twice; one that
 *returns*, whatever it returns (a ``{"statusCode": 500}`` included), is a success and is never
-retried. After the last attempt the on-failure destination (the lost-runs queue, ``bot.lost``)
+retried. After the last attempt the on-failure destination (the lost-runs queue, ``bot.steps.lost``)
 gets the invocation record. bolt-python's lazy runner catches what a lazy function raises and
 only logs "Failed to run an internal function"; ``bot.handler.LazyRunner`` keeps it for the
 handler to raise instead. Each trigger below meets one S3 failure that botocore's own retries

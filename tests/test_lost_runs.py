@@ -13,10 +13,10 @@ from typing import Any
 import botocore.retries.standard
 import pytest
 
-from bot.blocks import START_AGAIN
-from bot.lost_said import AGAIN_LOST, RESHOP
 from bot.sandbox.aws_events import lambda_context, lost_run_record, sqs_event
 from bot.sandbox.slack_requests import with_bad_signature
+from bot.slack.blocks import START_AGAIN
+from bot.slack.lost_said import AGAIN_LOST, RESHOP
 from tests import shop_next_deploy
 from tests.bot_kit import CHANNEL, TestWorld, World, objects, start_basket
 from tests.fault_kit import S3Faults, moto_skips_refused, op, s3_of

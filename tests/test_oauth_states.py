@@ -1,4 +1,4 @@
-"""OAuth states are signed, not stored, and redeemed once (``bot.oauth_states``).
+"""OAuth states are signed, not stored, and redeemed once (``bot.slack.oauth_states``).
 
 Through the real handler: a loop of anonymous ``GET /slack/install`` writes nothing to the
 bucket; the whole Add to Slack walk still installs, leaving one empty used-marker; a forged, a
@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from bench.common import RequestCounter
-from bot.installs import STATES
-from bot.oauth_states import USED, SingleUseStateStore
 from bot.sandbox.slack_oauth import browser_get
+from bot.slack.installs import STATES
+from bot.slack.oauth_states import USED, SingleUseStateStore
 from tests.bot_kit import World
 from tests.test_installs import CLIENT_ID, INSTALLS, many
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bot.receipts import InMemoryReceipts, Receipts, S3Receipts, Waiting
+from bot.records.receipts import InMemoryReceipts, Receipts, S3Receipts, Waiting
 from workflow.errors import InvalidIdentifier, StoreError
 from workflow.shop.records import SHOP_PREFIX
 

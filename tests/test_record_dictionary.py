@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from workflow.errors import CheckpointCorrupt, IncompatibleCheckpoint
+from workflow.persistence.signing import CheckpointSigner
+from workflow.persistence.store import CheckpointRecord, new_checkpoint_id, utcnow, uuid7
 from workflow.shop.records import SHOP_DICTIONARY_1, SHOP_RECORDS
-from workflow.signing import CheckpointSigner
-from workflow.store import CheckpointRecord, new_checkpoint_id, utcnow, uuid7
 
 KEY = b"test-key-" * 4
 DOCUMENT = (
@@ -164,7 +164,7 @@ def test_records_are_written_as_version_2_whose_mac_covers_id_and_at() -> None:
 
 
 def test_a_store_without_the_shop_codec_refuses_shop_records_by_name() -> None:
-    from workflow.record_format import PLAIN
+    from workflow.persistence.record_format import PLAIN
 
     data = SHOP_RECORDS.to_bytes(a_record())
     with pytest.raises(IncompatibleCheckpoint, match="dictionary b2e09393"):

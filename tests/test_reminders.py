@@ -17,14 +17,14 @@ from typing import Any
 import boto3
 import pytest
 
-from bot.reminders import BOT, TryLater
+from bot.records.timers import schedule_name
 from bot.sandbox.aws_events import lost_run_record, sqs_event
 from bot.sandbox.world import context_text
-from bot.timers import schedule_name
+from bot.steps.reminders import BOT, TryLater
 from tests.bot_kit import World, change, objects, start_basket
 from tests.fault_kit import TENANT, ephemeral_texts, session_of, thread_texts
-from workflow.s3_lock import S3SessionLock
-from workflow.s3_store import S3CheckpointStore
+from workflow.persistence.s3_lock import S3SessionLock
+from workflow.persistence.s3_store import S3CheckpointStore
 from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
 
 GROUP = "weekly-shop-timers"

@@ -5,19 +5,19 @@ from __future__ import annotations
 import pytest
 
 from tests.engine_kit import Answer, Ask, Done, Question, drain, session
-from workflow.builder import RequestPort, Workflow, WorkflowBuilder
+from workflow.engine.builder import RequestPort, Workflow, WorkflowBuilder
+from workflow.engine.events import OutputEvent, RequestInfoEvent
+from workflow.engine.respond import respond_in_session
+from workflow.engine.runner import Run, RunStatus
 from workflow.errors import (
     CheckpointNotFound,
     RequestAlreadyAnswered,
     SessionBusy,
     UnknownRequest,
 )
-from workflow.events import OutputEvent, RequestInfoEvent
-from workflow.lock import InMemorySessionLock
-from workflow.memory_store import InMemoryCheckpointStore
-from workflow.registry import TypeRegistry
-from workflow.respond import respond_in_session
-from workflow.runner import Run, RunStatus
+from workflow.persistence.lock import InMemorySessionLock
+from workflow.persistence.memory_store import InMemoryCheckpointStore
+from workflow.persistence.registry import TypeRegistry
 
 
 def workflow() -> Workflow:

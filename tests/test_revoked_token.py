@@ -1,12 +1,12 @@
 """A warm container whose cached bot token Slack has revoked follows the workspace's new one.
 
-Each warm container keeps a workspace's installed bot five minutes (``bot.installs``). Removing
-the app and installing it again through another container revokes the old token; Slack then
+Each warm container keeps a workspace's installed bot five minutes (``bot.slack.installs``).
+Removing the app and installing it again through another container revokes the old token; Slack then
 refuses it with HTTP 200 ``{"ok": false, "error": "invalid_auth"}`` (or ``token_revoked``,
 ``account_inactive``: https://api.slack.com/methods/auth.revoke, slackhq/slack-api-docs
 ``index_web.md``; the fake answers ``invalid_auth`` for a token it no longer knows). The bot's
 WebClient then reads the installation again, once, and sends the refused call once more with
-the new token (``bot.slack_client``); with no installation, or the same token, it gives up as
+the new token (``bot.slack.client``); with no installation, or the same token, it gives up as
 before. Two "warm containers" here are two cold starts of the real handler sharing one S3 and
 one fake Slack.
 """
@@ -23,7 +23,7 @@ from bench.common import RequestCounter
 from bot.runtime import Runtime
 from bot.sandbox.slack_api import FakeSlack
 from bot.sandbox.slack_events import event_callback
-from bot.slack_client import RenewingWebClient
+from bot.slack.client import RenewingWebClient
 from tests.bot_kit import CHANNEL, SECRET, World, header
 from tests.test_installs import install, many
 

@@ -21,13 +21,13 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from workflow.errors import CheckpointConflict, LeaseLost, SessionBusy
-from workflow.lock import InMemorySessionLock, Lease, SessionLock, held
-from workflow.memory_store import InMemoryCheckpointStore
-from workflow.s3_lock import MAX_LEASE_SECONDS, S3SessionLock, _LockBody
-from workflow.s3_store import S3CheckpointStore
-from workflow.session import SessionCheckpoints
-from workflow.signing import CheckpointSigner
-from workflow.store import CheckpointStore
+from workflow.persistence.lock import InMemorySessionLock, Lease, SessionLock, held
+from workflow.persistence.memory_store import InMemoryCheckpointStore
+from workflow.persistence.s3_lock import MAX_LEASE_SECONDS, S3SessionLock, _LockBody
+from workflow.persistence.s3_store import S3CheckpointStore
+from workflow.persistence.session import SessionCheckpoints
+from workflow.persistence.signing import CheckpointSigner
+from workflow.persistence.store import CheckpointStore
 
 PREFIX = "ws/"
 TENANT, SESSION = "acme", "sess-1"
@@ -378,7 +378,7 @@ async def test_when_the_old_holder_saves_first_the_new_holder_conflicts(
         lock.release(lease_a)
 
 
-class OldLockBody(BaseModel):  # workflow.s3_lock._LockBody as a pydantic model, before
+class OldLockBody(BaseModel):  # workflow.persistence.s3_lock._LockBody as a pydantic model, before
     model_config = ConfigDict(extra="ignore")
     owner: str
     acquired_at: float

@@ -18,10 +18,10 @@ from moto.core.botocore_stubber import MockRawResponse
 
 from workflow import s3_store
 from workflow.errors import CheckpointConflict, CheckpointCorrupt, CheckpointsHidden, StoreError
-from workflow.s3_client import S3_CONFIG
-from workflow.s3_lock import S3SessionLock
-from workflow.s3_store import CONFLICT_RETRIES, STRAY_KEYS_SKIPPED, S3CheckpointStore
-from workflow.store import CheckpointRecord, new_checkpoint_id, uuid7
+from workflow.persistence.s3_client import S3_CONFIG
+from workflow.persistence.s3_lock import S3SessionLock
+from workflow.persistence.s3_store import CONFLICT_RETRIES, STRAY_KEYS_SKIPPED, S3CheckpointStore
+from workflow.persistence.store import CheckpointRecord, new_checkpoint_id, uuid7
 
 PREFIX = "ws/"
 TENANT, SESSION = "acme", "sess-1"

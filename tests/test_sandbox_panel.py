@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.handler import cold_start
-from bot.history import history_prefix
+from bot.records.history import history_prefix
 from bot.sandbox.anthropic_api import Reply
 from bot.sandbox.panel import Status, sessions, status
 from tests.bot_kit import World, start_basket

@@ -26,9 +26,9 @@ from typing import Any
 
 import pytest
 
-from bot.history import history_prefix
-from bot.installs import STATES, install_prefix
-from bot.oauth_states import USED
+from bot.records.history import history_prefix
+from bot.slack.installs import STATES, install_prefix
+from bot.slack.oauth_states import USED
 
 ROOT = Path(__file__).resolve().parent.parent
 STAGE = "test"
@@ -39,8 +39,8 @@ FUNCTION_ARN = (
 )
 TIMER_GROUP = f"weekly-shop-{STAGE}-baskets"
 PREFIX = "weekly-shop/"
-HISTORY = history_prefix(PREFIX)  # "weekly-shop-history/", as bot/history.py derives it
-INSTALLS = install_prefix(PREFIX)  # "weekly-shop-installs/", as bot/installs.py derives it
+HISTORY = history_prefix(PREFIX)  # "weekly-shop-history/", as bot/records/history.py derives it
+INSTALLS = install_prefix(PREFIX)  # "weekly-shop-installs/", as bot/slack/installs.py derives it
 SCHEDULE = "cron(0 9 ? * SAT *)"
 SECRET_PARAMETERS = {
     "SLACK_BOT_TOKEN": "slack-bot-token",
@@ -345,10 +345,10 @@ def test_no_wildcard_resources_or_actions(packaged: Packaged) -> None:
         "s3:ListBucket",
         "lambda:InvokeFunction",
         "sqs:SendMessage",  # the on-failure destination
-        "sqs:ReceiveMessage",  # ...which the function consumes (bot/lost.py)
+        "sqs:ReceiveMessage",  # ...which the function consumes (bot/steps/lost.py)
         "sqs:DeleteMessage",
         "sqs:GetQueueAttributes",
-        "scheduler:CreateSchedule",  # a basket's timer (bot/timers.py)
+        "scheduler:CreateSchedule",  # a basket's timer (bot/records/timers.py)
         "scheduler:DeleteSchedule",
         "iam:PassRole",  # ...invoking the function through BasketTimerRole
         "logs:CreateLogStream",  # the framework's own, for the function's log group
@@ -460,7 +460,7 @@ def test_checkpoint_bucket(packaged: Packaged) -> None:
     assert all(rule["Status"] == "Enabled" for rule in rules)
     sessions, states, history = [rule for rule in rules if "ExpirationInDays" in rule]
     assert states["Prefix"] == f"{INSTALLS}states/" and int(states["ExpirationInDays"]) == 1
-    # The OAuth states' used-markers (bot/oauth_states.py) are what that rule bounds.
+    # The OAuth states' used-markers (bot/slack/oauth_states.py) are what that rule bounds.
     assert f"{INSTALLS}{STATES}{USED}".startswith(states["Prefix"])
     assert sessions["Prefix"] == PREFIX
     assert sessions["ExpirationInDays"] == 30

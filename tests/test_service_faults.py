@@ -16,11 +16,11 @@ import botocore.retries.standard
 import pytest
 
 import bot.handler
-from bot.clicks import BUSY, STORE_DOWN
 from bot.handler import cold_start
 from bot.runtime import Runtime
 from bot.sandbox.anthropic_api import Reply
 from bot.settings import Settings
+from bot.steps.clicks import BUSY, STORE_DOWN
 from tests.bot_kit import CHANNEL, World, change, context_text, objects, start_basket
 from tests.fault_kit import (
     S3Faults,

@@ -12,10 +12,15 @@ from hypothesis import strategies as st
 from bot.sandbox.anthropic_api import FakeAnthropic, Reply, shorter_revisions
 from bot.sandbox.anthropic_tools import tools_problem
 from tests.engine_kit import drain, session
+from workflow.engine.events import (
+    ExecutorFailedEvent,
+    OutputEvent,
+    RequestInfoEvent,
+    WorkflowErrorEvent,
+)
+from workflow.engine.runner import Run, RunStatus
 from workflow.errors import CheckpointCorrupt
-from workflow.events import ExecutorFailedEvent, OutputEvent, RequestInfoEvent, WorkflowErrorEvent
-from workflow.memory_store import InMemoryCheckpointStore
-from workflow.runner import Run, RunStatus
+from workflow.persistence.memory_store import InMemoryCheckpointStore
 from workflow.shop.basket import BasketDecision, Item, ShopProgress
 from workflow.shop.errors import ShopperReplyUnfit, ShopperStoppedEarly
 from workflow.shop.graph import build_shop_workflow, shop_registry

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 from workflow.errors import CheckpointConflict, CheckpointTampered, InvalidIdentifier
-from workflow.folder_store import FolderCheckpointStore
-from workflow.memory_store import InMemoryCheckpointStore
-from workflow.s3_store import S3CheckpointStore
-from workflow.session import SessionCheckpoints
-from workflow.signing import CheckpointSigner
-from workflow.store import (
+from workflow.persistence.folder_store import FolderCheckpointStore
+from workflow.persistence.memory_store import InMemoryCheckpointStore
+from workflow.persistence.s3_store import S3CheckpointStore
+from workflow.persistence.session import SessionCheckpoints
+from workflow.persistence.signing import CheckpointSigner
+from workflow.persistence.store import (
     CheckpointInfo,
     CheckpointRecord,
     CheckpointStore,
@@ -34,7 +34,7 @@ OTHER_TENANT = "globex"
 SESSION = "sess-1"
 RUN_A = str(uuid7())
 RUN_B = str(uuid7())
-# Checkpoint times are kept to the millisecond (workflow.store.utcnow makes them so).
+# Checkpoint times are kept to the millisecond (workflow.persistence.store.utcnow makes them so).
 T0 = datetime(2025, 1, 6, 9, 30, 15, 123000, tzinfo=UTC)
 
 # (source tenant, source session, sequence, target tenant, target session): copy the stored

@@ -1,11 +1,11 @@
 """A deploy that changes the graph, a model or the checkpoint format strands no waiting run.
 
-Graphs have a name and a version (``workflow.versions``): a waiting run resumes on the version it
-started on, kept beside the new one, or is carried to the current one by a declared carry; a
-removed version is refused with its reason and the run's last state. Models carry a schema
-version in their type tag (``workflow.registry``), upgraded on read; checkpoint documents carry a
-format version (``workflow.checkpoint``), upgraded on read. Whatever is newer than the code is
-refused with its own error, and waits for that code.
+Graphs have a name and a version (``workflow.engine.versions``): a waiting run resumes on the
+version it started on, kept beside the new one, or is carried to the current one by a declared
+carry; a removed version is refused with its reason and the run's last state. Models carry a schema
+version in their type tag (``workflow.persistence.registry``), upgraded on read; checkpoint
+documents carry a format version (``workflow.persistence.checkpoint``), upgraded on read. Whatever
+is newer than the code is refused with its own error, and waits for that code.
 
 The weekly shop's own graph change (an executor between ``write-basket`` and the port) runs in a
 fresh process against moto's S3 in ``tests/test_deploys.py``.
@@ -21,20 +21,20 @@ import pytest
 
 from tests import toy_next_deploy as next_deploy
 from tests.engine_kit import Answer, Ask, Done, Question, drain, session
-from workflow.builder import RequestPort, Workflow, WorkflowBuilder
-from workflow.checkpoint import WorkflowId, decode_snapshot, encode_snapshot
+from workflow.engine.builder import RequestPort, Workflow, WorkflowBuilder
+from workflow.engine.events import OutputEvent, RequestInfoEvent
+from workflow.engine.executor import Executor, WorkflowContext, handler
+from workflow.engine.runner import Run
+from workflow.engine.versions import WorkflowVersions
 from workflow.errors import (
     CheckpointCorrupt,
     CheckpointFromNewerVersion,
     IncompatibleCheckpoint,
     WorkflowVersionRemoved,
 )
-from workflow.events import OutputEvent, RequestInfoEvent
-from workflow.executor import Executor, WorkflowContext, handler
-from workflow.memory_store import InMemoryCheckpointStore
-from workflow.registry import TypeRegistry
-from workflow.runner import Run
-from workflow.versions import WorkflowVersions
+from workflow.persistence.checkpoint import WorkflowId, decode_snapshot, encode_snapshot
+from workflow.persistence.memory_store import InMemoryCheckpointStore
+from workflow.persistence.registry import TypeRegistry
 
 NAME = "toy"
 

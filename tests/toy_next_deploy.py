@@ -8,9 +8,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from tests.engine_kit import Answer
-from workflow.builder import RequestPort, Workflow, WorkflowBuilder
-from workflow.executor import Executor, WorkflowContext, handler
-from workflow.registry import TypeRegistry
+from workflow.engine.builder import RequestPort, Workflow, WorkflowBuilder
+from workflow.engine.executor import Executor, WorkflowContext, handler
+from workflow.persistence.registry import TypeRegistry
 
 
 class Question(BaseModel):

@@ -110,8 +110,9 @@ class CheckpointFromNewerVersion(IncompatibleCheckpoint):
 
 
 class WorkflowVersionRemoved(IncompatibleCheckpoint):
-    """The run started on a version of the graph the code has removed (``workflow.versions``);
-    ``snapshot`` is its last state, so the app can offer to start the same request again."""
+    """The run started on a version of the graph the code has removed
+    (``workflow.engine.versions``); ``snapshot`` is its last state, so the app can offer to start
+    the same request again."""
 
     def __init__(self, workflow: WorkflowId, reason: str, snapshot: RunSnapshot) -> None:
         super().__init__(f"{workflow} was removed: {reason}")

@@ -1,4 +1,5 @@
-"""A run's state in memory: what a checkpoint holds (``workflow.checkpoint`` writes and reads it).
+"""A run's state in memory: what a checkpoint holds (``workflow.persistence.checkpoint`` writes and
+reads it).
 
 Plain data, below everything else in the engine: the error tree (``workflow.errors``) names these
 types, and the checkpoint document, the runner and the versions build them, so this module
@@ -43,7 +44,7 @@ class WorkflowId:
 @dataclass
 class RunSnapshot:
     """Everything a run needs to carry on, in memory. ``workflow`` is None for a checkpoint
-    written before workflows had versions (format 1); ``workflow.versions`` places it."""
+    written before workflows had versions (format 1); ``workflow.engine.versions`` places it."""
 
     graph: tuple[str, ...]
     workflow: WorkflowId | None = None

@@ -1,7 +1,8 @@
 """The page's "Add to Slack": Slack's OAuth flow, run for real through the handler.
 
 With ``--workspaces many`` the bot serves Bolt's install page and OAuth redirect
-(``bot.installs``), and the page's button plays the person's browser and Slack's authorize page:
+(``bot.slack.installs``), and the page's button plays the person's browser and Slack's authorize
+page:
 
 1. the browser opens ``/slack/install``: the handler answers with Bolt's page, whose link to
    ``https://slack.com/oauth/v2/authorize`` carries a state, and a cookie holding that state;
@@ -25,7 +26,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 from aiohttp import web
 
-from ..installs import INSTALL_PATH, REDIRECT_PATH
+from bot.slack.installs import INSTALL_PATH, REDIRECT_PATH
+
 from .slack_oauth import browser_get
 from .state import person
 

@@ -6,8 +6,8 @@ too); one that raises (or whose runtime crashes or times out) is a function erro
 ``MaximumRetryAttempts`` times (serverless.yml: 2), about one minute and then about two more
 minutes later. After the last failed attempt the on-failure destination gets an invocation record
 (``aws_events.lost_run_record``): here, the lost-runs queue, which this function consumes as an SQS
-batch (``bot.lost``). The tests, the sandbox and ``bench/`` all run lazy self-invocations through
-:func:`invoke_async`, so none of them can count a swallowed failure as done.
+batch (``bot.steps.lost``). The tests, the sandbox and ``bench/`` all run lazy self-invocations
+through :func:`invoke_async`, so none of them can count a swallowed failure as done.
 """
 
 from __future__ import annotations

@@ -18,13 +18,12 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from workflow.checkpoint import written_with
+from bot.records.history import MAX_MS, Ended, session_of
+from bot.runtime import Runtime
+from bot.steps.home import LISTED
 from workflow.errors import WorkflowError
-from workflow.s3_store import S3CheckpointStore
-
-from ..history import MAX_MS, Ended, session_of
-from ..home import LISTED
-from ..runtime import Runtime
+from workflow.persistence.checkpoint import written_with
+from workflow.persistence.s3_store import S3CheckpointStore
 
 Name = Callable[[str], str]  # a user ID -> how the page names them
 
@@ -109,7 +108,7 @@ def _outcomes(rt: Runtime, tenant: str) -> dict[str, tuple[str, Ended]]:
 
 def _ended_only(session: str, name: str, ended: Ended, person: Name) -> dict[str, Any]:
     """A session of which only its outcome record is left; when it ended is in the record's
-    name, to the millisecond (``bot.history.record_name``)."""
+    name, to the millisecond (``bot.records.history.record_name``)."""
     ended_at = datetime.fromtimestamp((MAX_MS - int(name[:13])) / 1000, UTC)
     return {
         "session": session,

@@ -9,8 +9,8 @@ Slack requests (``slack_requests``) delivered to ``bot.handler.handler``. Each l
 self-invocation the bot makes arrives at the fake Invoke endpoint and runs as a new invocation,
 so the sandbox takes the same path as production and Slack refuses here what it refuses there.
 
-``--workspaces many`` boots the bot for many workspaces (``bot.installs``): an app client ID and
-a per-run secret registered with the fake, a second workspace ("Garden club", with a channel of
+``--workspaces many`` boots the bot for many workspaces (``bot.slack.installs``): an app client ID
+and a per-run secret registered with the fake, a second workspace ("Garden club", with a channel of
 its own), and neither installed until someone presses "Add to Slack" on the page
 (``install_page``), which runs Slack's OAuth flow through the handler against the fake.
 """

@@ -152,7 +152,7 @@ class Sandbox:
         (ActionAfterCompletion: DELETE), its payload is invoked. Returns what it was
         ("remind 1", "expire"), or "" when no timer is armed."""
         from bot.handler import cold_start
-        from bot.timers import schedule_name, to_payload
+        from bot.records.timers import schedule_name, to_payload
 
         rt, _ = cold_start()
         timers = rt.timers

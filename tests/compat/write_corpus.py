@@ -22,15 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from bot.sandbox.anthropic_tools import basket_items
-from workflow.memory_store import InMemoryCheckpointStore
-from workflow.runner import Run
-from workflow.s3_keys import S3Keys
-from workflow.session import SessionCheckpoints
+from workflow.engine.runner import Run
+from workflow.persistence.memory_store import InMemoryCheckpointStore
+from workflow.persistence.s3_keys import S3Keys
+from workflow.persistence.session import SessionCheckpoints
+from workflow.persistence.signing import CheckpointSigner
 from workflow.shop.basket import BasketDecision, ShopRequest
 from workflow.shop.graph import shop_versions
 from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
 from workflow.shop.shopper import ShopperReply
-from workflow.signing import CheckpointSigner
 
 KEY = b"compat-corpus-signing-key-000000"  # CHECKPOINT_SIGNING_KEY for the corpus tests
 TENANT = "T0TEAM"

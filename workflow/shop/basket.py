@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from ..events import WorkflowEvent
-from ..values import (
+from workflow.engine.events import WorkflowEvent
+from workflow.persistence.values import (
     check_bool,
     check_int,
     check_optional_int,
@@ -55,9 +55,9 @@ def _amount(quantity: int | float) -> str:
 
 
 # The values below cross checkpoints: plain frozen classes with to_json/from_json
-# (``workflow.values``), checked as they are built, whether by code (``ValueError``) or from a
-# checkpoint read back. ``to_json`` lists the fields in declaration order: the order is in the
-# checkpoint's bytes.
+# (``workflow.persistence.values``), checked as they are built, whether by code (``ValueError``) or
+# from a checkpoint read back. ``to_json`` lists the fields in declaration order: the order is in
+# the checkpoint's bytes.
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

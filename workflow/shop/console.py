@@ -26,14 +26,20 @@ from typing import TextIO
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from ..checkpoint import written_with
-from ..errors import WorkflowError, WorkflowVersionRemoved
-from ..events import ExecutorFailedEvent, OutputEvent, RequestInfoEvent, WorkflowErrorEvent
-from ..folder_store import FolderCheckpointStore
-from ..runner import Run, RunStatus
-from ..session import SessionCheckpoints
-from ..signing import CheckpointSigner
-from ..store import CheckpointStore
+from workflow.engine.events import (
+    ExecutorFailedEvent,
+    OutputEvent,
+    RequestInfoEvent,
+    WorkflowErrorEvent,
+)
+from workflow.engine.runner import Run, RunStatus
+from workflow.errors import WorkflowError, WorkflowVersionRemoved
+from workflow.persistence.checkpoint import written_with
+from workflow.persistence.folder_store import FolderCheckpointStore
+from workflow.persistence.session import SessionCheckpoints
+from workflow.persistence.signing import CheckpointSigner
+from workflow.persistence.store import CheckpointStore
+
 from .basket import (
     APPROVE_WORDS,
     REJECT_WORDS,
@@ -96,7 +102,7 @@ def signing_key() -> CheckpointSigner:
 def open_store(where: str | None) -> Iterator[CheckpointStore]:
     """A folder store, or ``s3://bucket/prefix`` (endpoint from boto3's own variables)."""
     if where and where.startswith("s3://"):
-        from ..s3_store import S3CheckpointStore
+        from workflow.persistence.s3_store import S3CheckpointStore
 
         bucket, _, prefix = where[len("s3://") :].partition("/")
         yield S3CheckpointStore(bucket, prefix or SHOP_PREFIX, codec=SHOP_RECORDS)

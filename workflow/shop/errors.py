@@ -14,7 +14,7 @@ details stay in the exception's message and the logs.
 
 from __future__ import annotations
 
-from ..errors import WorkflowError
+from workflow.errors import WorkflowError
 
 
 class ShopperError(WorkflowError):

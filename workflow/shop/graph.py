@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..builder import RequestPort, Workflow, WorkflowBuilder
-from ..checkpoint import RunSnapshot
-from ..executor import Executor, WorkflowContext, handler
-from ..registry import TypeRegistry
-from ..runner import Run
-from ..state import scope_key
-from ..versions import WorkflowVersions
+from workflow.engine.builder import RequestPort, Workflow, WorkflowBuilder
+from workflow.engine.executor import Executor, WorkflowContext, handler
+from workflow.engine.runner import Run
+from workflow.engine.state import scope_key
+from workflow.engine.versions import WorkflowVersions
+from workflow.persistence.checkpoint import RunSnapshot
+from workflow.persistence.registry import TypeRegistry
+
 from .basket import (
     BASKET_VERSION,
     Basket,

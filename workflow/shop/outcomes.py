@@ -21,11 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..folder_store import FolderCheckpointStore
-from ..runner import Run
-from ..signing import CheckpointSigner
-from ..store import CheckpointStore
-from ..values import AllFields, check_int, check_str, check_str_list
+from workflow.engine.runner import Run
+from workflow.persistence.folder_store import FolderCheckpointStore
+from workflow.persistence.signing import CheckpointSigner
+from workflow.persistence.store import CheckpointStore
+from workflow.persistence.values import AllFields, check_int, check_str, check_str_list
+
 from .basket import Basket
 from .graph import shop_request
 
@@ -124,7 +125,7 @@ class S3OutcomeLog:
 
 def outcome_log(store: CheckpointStore, signer: CheckpointSigner) -> OutcomeLog:
     """Where the console keeps its ended weeks: beside the store's checkpoints."""
-    from ..s3_store import S3CheckpointStore
+    from workflow.persistence.s3_store import S3CheckpointStore
 
     if isinstance(store, S3CheckpointStore):
         return S3OutcomeLog(store.s3, store.bucket, store.keys.prefix, signer)

@@ -2,20 +2,21 @@
 
 Stores that keep weekly-shop checkpoints are given :data:`SHOP_RECORDS`, so the graph signature,
 JSON keys and type tags every checkpoint repeats cost a few bytes (see
-``workflow.record_format``).
+``workflow.persistence.record_format``).
 """
 
 from __future__ import annotations
 
-from ..record_format import RecordCodec
+from workflow.persistence.record_format import RecordCodec
+
 from . import SHOP_PREFIX
 
-# The preset dictionary for checkpoint documents of format 1 (workflow.checkpoint): a header line
-# and a document skeleton with the weekly shop's graph signature, type tags and field names, the
-# most frequent last (deflate codes near matches in fewer bits). NEVER EDIT THESE BYTES: records
-# written with them name them by their Adler-32 and can only be read with exactly these bytes. A
-# better dictionary is added beside this one (writers use the newest, readers know them all). A
-# workflow whose text is not in here still round-trips; it just compresses like plain zlib.
+# The preset dictionary for checkpoint documents of format 1 (workflow.persistence.checkpoint): a
+# header line and a document skeleton with the weekly shop's graph signature, type tags and field
+# names, the most frequent last (deflate codes near matches in fewer bits). NEVER EDIT THESE BYTES:
+# records written with them name them by their Adler-32 and can only be read with exactly these
+# bytes. A better dictionary is added beside this one (writers use the newest, readers know them
+# all). A workflow whose text is not in here still round-trips; it just compresses like plain zlib.
 SHOP_DICTIONARY_1 = (
     b'{"v":1,"id":"","cp":"000000-","parent":null,"run":"","at":1,"seq":0,"sig":""}\n'
     b'"queue":[{"to":"write-basket","m":{"t":"ShopRequest","v":{"text":"'
