@@ -16,7 +16,7 @@ from botocore.exceptions import ClientError
 from botocore.stub import ANY, Stubber
 from moto.core.botocore_stubber import MockRawResponse
 
-from workflow import s3_store
+from workflow.persistence import s3_store
 from workflow.errors import CheckpointConflict, CheckpointCorrupt, CheckpointsHidden, StoreError
 from workflow.persistence.s3_client import S3_CONFIG
 from workflow.persistence.s3_lock import S3SessionLock
