@@ -16,8 +16,8 @@ from botocore.exceptions import ClientError
 from botocore.stub import ANY, Stubber
 from moto.core.botocore_stubber import MockRawResponse
 
-from workflow.persistence import s3_store
 from workflow.errors import CheckpointConflict, CheckpointCorrupt, CheckpointsHidden, StoreError
+from workflow.persistence import s3_store
 from workflow.persistence.s3_client import S3_CONFIG
 from workflow.persistence.s3_lock import S3SessionLock
 from workflow.persistence.s3_store import CONFLICT_RETRIES, STRAY_KEYS_SKIPPED, S3CheckpointStore
