@@ -15,9 +15,10 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev,sandbox]'
 	touch $@
 
-## run: the sandbox: the real bot with Slack, Lambda and S3 played on 127.0.0.1 (PORT=8080)
+## run: the sandbox: the real bot with Slack, Lambda and S3 played on 127.0.0.1 (PORT=8080;
+## ARGS='--workspaces many' for two workspaces, each added with Add to Slack)
 run: $(BIN)/.installed
-	$(BIN)/weekly-shop sandbox --port $(or $(PORT),8080)
+	$(BIN)/weekly-shop sandbox --port $(or $(PORT),8080) $(ARGS)
 
 ## console: the weekly shop in this terminal
 console: $(BIN)/.installed

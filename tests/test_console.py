@@ -62,7 +62,10 @@ def test_two_runs_in_two_processes_with_claude(tmp_path: Path, claude: FakeAnthr
     first = console(tmp_path, None, env=env)
     assert first.returncode == 0, first.stderr
     assert "[basket written] 10 items" in first.stdout
-    assert "Basket 1 of 3:\n  500 g chicken breast" in first.stdout
+    # The week it shopped for, said first; the basket by aisle, as Slack shows it.
+    assert first.stdout.startswith("Shopping for: Dinners this week: chicken stir-fry on Monday")
+    assert "Basket 1 of 3:\n  Produce\n" in first.stdout
+    assert "\n  Meat and fish\n    500 g chicken breast\n" in first.stdout
     assert first.stdout.rstrip().endswith("Waiting for approval. Run again to answer.")
     assert claude.message_calls == 1
 
@@ -265,14 +268,17 @@ def test_history_says_which_version_wrote_each_checkpoint(tmp_path: Path) -> Non
     assert console(tmp_path, None, "--history").stdout.endswith("No basket is waiting.\n")
     console(tmp_path, None, "pasta on Monday")
     lines = console(tmp_path, None, "--history").stdout.splitlines()
-    assert lines[1:3] == ["No week has ended yet.", "2 checkpoints in this week's session:"]
-    assert all(line.endswith("weekly-shop v1 · format 2 · record v2") for line in lines[3:])
+    # No shopper banner (--history writes no basket), and whole checkpoint IDs: a UUIDv7's first
+    # 8 characters are its time in about minutes, the same for a week's checkpoints.
+    assert lines[0:2] == ["No week has ended yet.", "2 checkpoints in this week's session:"]
+    assert all(line.endswith("weekly-shop v1 · format 2 · record v2") for line in lines[2:])
+    assert {line.split()[3] for line in lines[2:]} == folder_checkpoint_ids(tmp_path)
 
     first = sorted((tmp_path / "state").rglob("*.ckpt"))[0]
     first.write_bytes(b"\x00 not a record")  # one damaged record does not hide the others
     damaged = console(tmp_path, None, "--history")
     assert damaged.returncode == 0, damaged.stderr
-    rows = damaged.stdout.splitlines()[3:]
+    rows = damaged.stdout.splitlines()[2:]
     assert rows[0].endswith("unreadable") and rows[1].endswith("· record v2")
 
 
@@ -283,10 +289,10 @@ def test_history_prints_the_last_weeks_outcomes_newest_first(tmp_path: Path) -> 
         console(tmp_path, None, week)  # basket 1, then waiting
         console(tmp_path, answer)  # the next run answers it: the week ends
     lines = console(tmp_path, None, "--history").stdout.splitlines()
-    assert lines[1] == "Last outcomes:"
-    assert lines[2].endswith("No order placed: rejected (basket 1)  pasta on Monday")
-    assert " Ordered " in lines[3] and lines[3].endswith("(basket 1)  tacos on Friday")
-    assert lines[4] == "No basket is waiting."
+    assert lines[0] == "Last outcomes:"
+    assert lines[1].endswith("No order placed: rejected (basket 1)  pasta on Monday")
+    assert " Ordered " in lines[2] and lines[2].endswith("(basket 1)  tacos on Friday")
+    assert lines[3] == "No basket is waiting."
     (oldest, _) = sorted((tmp_path / "state").rglob("outcomes/*.json"), reverse=True)
     oldest.write_text(oldest.read_text().replace("tacos", "caviar"))
     lines = console(tmp_path, None, "--history").stdout.splitlines()
@@ -329,3 +335,20 @@ def test_help_is_plain_text(command: list[str], capsys: pytest.CaptureFixture[st
     assert text.startswith("usage: weekly-shop")
     for markup in ("`", "%", "**", ":data:", ":class:", ":func:", "\\", ".. ", "<br"):
         assert markup not in text, f"{markup!r} in --help"
+
+
+def test_the_readmes_sandbox_commands_work_without_an_activated_venv() -> None:
+    """A fresh clone has no ``weekly-shop`` on PATH until the venv is activated: the README
+    says ``make run ARGS='--workspaces many'``, which runs the venv's own command with them."""
+    readme = (ROOT / "README.md").read_text()
+    assert "make run ARGS='--workspaces many'" in readme
+    assert "\n- `weekly-shop sandbox" not in readme and ": `weekly-shop sandbox" not in readme
+    done = subprocess.run(
+        ["make", "-n", "-W", ".venv/bin/.installed", "run", "ARGS=--workspaces many"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert ".venv/bin/weekly-shop sandbox --port 8080 --workspaces many" in done.stdout

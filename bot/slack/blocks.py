@@ -98,16 +98,10 @@ def _section(text: str, kind: str = "mrkdwn") -> Block:
 
 
 def aisle_groups(items: Sequence[Item]) -> list[tuple[str, list[Item]]]:
-    """The items by aisle, in shop order (``AISLES``), each aisle's items as the shopper listed
-    them; one unnamed group when no item has an aisle (a basket from before aisles)."""
-    from workflow.shop.basket import AISLES
+    """The items by aisle, in shop order (``workflow.shop.basket.aisle_groups``)."""
+    from workflow.shop.basket import aisle_groups as by_aisle
 
-    if all(item.aisle is None for item in items):
-        return [("", list(items))] if items else []
-    groups: dict[str, list[Item]] = {aisle: [] for aisle in AISLES}
-    for item in items:
-        groups[item.aisle or "other"].append(item)
-    return [(aisle, group) for aisle, group in groups.items() if group]
+    return by_aisle(items)
 
 
 def item_sections(items: Sequence[Item]) -> list[Block]:

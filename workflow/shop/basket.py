@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -153,6 +154,18 @@ class Basket:
             items=[Item.from_json(item, f"Basket.items[{i}]") for i, item in enumerate(items)],
             round=data["round"],
         )
+
+
+def aisle_groups(items: Sequence[Item]) -> list[tuple[str, list[Item]]]:
+    """The items by aisle, in shop order (``AISLES``), each aisle's items as the shopper listed
+    them; one unnamed group when no item has an aisle (a basket from before aisles). Slack's
+    basket message and the console both show a basket this way."""
+    if all(item.aisle is None for item in items):
+        return [("", list(items))] if items else []
+    groups: dict[str, list[Item]] = {aisle: [] for aisle in AISLES}
+    for item in items:
+        groups[item.aisle or "other"].append(item)
+    return [(aisle, group) for aisle, group in groups.items() if group]
 
 
 BASKET_VERSION = 2  # Basket: 2 made each item an Item (name, quantity, unit, note, aisle)

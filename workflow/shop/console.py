@@ -47,6 +47,7 @@ from .basket import (
     BasketDecision,
     ShopProgress,
     ShopRequest,
+    aisle_groups,
 )
 from .graph import DEFAULT_MAX_ROUNDS, shop_request, shop_versions
 from .offline import default_shopper
@@ -127,8 +128,11 @@ class Console:
     def show(self, basket: Basket) -> None:
         last = " — last one: approve or reject" if basket.round >= self.max_rounds else ""
         self.say(f"Basket {basket.round} of {self.max_rounds}{last}:")
-        for line in basket.lines:
-            self.say(f"  {line}")
+        for aisle, items in aisle_groups(basket.items):
+            if aisle:
+                self.say(f"  {aisle.capitalize()}")
+            for item in items:
+                self.say(f"    {item.line()}" if aisle else f"  {item.line()}")
 
     def ask(self, question: str) -> str:
         """One line of input ("" at end of input), echoed when piped so the transcript reads."""
@@ -159,9 +163,11 @@ class Console:
             week = shop_request(removed.snapshot) or week  # the same week, not today's default
             await checkpoints.discard()
             checkpoints = SessionCheckpoints(store, signer, TENANT, SESSION)  # a new lineage
+            self.say(f"Shopping for: {week.text}")
             run = Run.start(versions, week, checkpoints)  # and the person is here to answer
         can_answer = run is not None
         if run is None:
+            self.say(f"Shopping for: {week.text}")
             run = Run.start(versions, week, checkpoints)
         waiting = await self.watch(run, can_answer)
         if run.status is RunStatus.FAILED:
@@ -251,7 +257,7 @@ class Console:
                 wrote = "gone" if record is None else written_with(record.state)
                 version = "" if record is None else f" · record v{record.mac}"
             at = info.created_at.isoformat(sep=" ", timespec="seconds")
-            self.say(f"  {info.sequence:>3}  {at}  {info.checkpoint_id[:8]}  {wrote}{version}")
+            self.say(f"  {info.sequence:>3}  {at}  {info.checkpoint_id}  {wrote}{version}")
         return 0
 
 
@@ -295,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     shopper = default_shopper()
     console = Console(shopper, sys.stdout, sys.stdin, args.max_rounds)
-    if shopper.label != "Claude":
+    if shopper.label != "Claude" and not args.history:  # --history writes no basket
         console.say(f"Using the {shopper.label}.")
     try:
         with open_store(args.store) as store:

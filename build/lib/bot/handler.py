@@ -1,0 +1,246 @@
+"""The Lambda entry point: ``bot/handler.handler``.
+
+It only translates. API Gateway HTTP API (payload 2.0) events and Bolt's lazy self-invocations go
+to Bolt's ``SlackRequestHandler`` (guarded: a body Bolt cannot parse gets 400; a lazy run that
+failed raises, see :class:`LazyRunFailed`); an EventBridge
+scheduled event starts the weekly shop in ``SHOP_CHANNEL`` as if ``/shop SHOP_REQUEST`` had been
+typed there, one session per rule and scheduled time however often it is delivered; a basket's
+timer (an EventBridge Scheduler payload, signed) goes to ``bot.steps.reminders``; an SQS batch
+from the lost-lazy-runs queue goes to ``bot.steps.lost``. Settings,
+clients and the Bolt app are built once per cold start; a missing setting fails then, naming the
+variable.
+"""
+
+# ruff: noqa: E402
+from __future__ import annotations
+
+import gc
+import logging
+import os
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import Any
+
+# A cold start allocates a few hundred thousand objects that live as long as the process, and the
+# collector would walk them again and again (~0.1 s before the first response): it is off until
+# the first invocation is done, then those objects are frozen out of its way (``_settle``).
+gc.disable()
+# No pydantic plugins are used; without this, the first pydantic model (the model SDK's: the bot
+# and the workflow have none) scans every installed package's entry points for them (~15 ms).
+os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+# (so the imports below come after it: ruff E402 is off for this file)
+
+from slack_bolt import App, BoltRequest
+from slack_bolt.adapter.aws_lambda import SlackRequestHandler
+from slack_bolt.adapter.aws_lambda.handler import to_bolt_request
+from slack_bolt.adapter.aws_lambda.lazy_listener_runner import LambdaLazyListenerRunner
+from slack_bolt.kwargs_injection import build_required_kwargs
+from slack_bolt.util.utils import get_arg_names_of_callable
+
+from bot.listeners.app import build_app
+from bot.records.timers import is_timer
+from bot.slack.outbox import Where
+from bot.slack.payloads import session_id_for
+
+from .logs import configure_logging, log_context
+from .runtime import Runtime
+from .settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+LAZY_ONLY = "x-slack-bolt-lazy-only"  # the header Bolt's runner puts on its self-invocations
+LAZY_NAME = "x-slack-bolt-lazy-function-name"
+
+
+class LazyRunFailed(Exception):
+    """A lazy run did not finish: raised out of the Lambda handler.
+
+    Lambda retries an asynchronous invocation only when the handler raises (or the runtime dies
+    or times out); one that returns, whatever it returns, is a success. So a lazy run ends in
+    one of two ways: done (which includes having told the person why not), or this, and then
+    Lambda retries it twice and its on-failure destination hands it to the lost-runs queue,
+    which tells the person (``bot.steps.lost``).
+    """
+
+
+# What the lazy function of this invocation raised (one invocation per thread at a time).
+_lazy_failure: ContextVar[BaseException | None] = ContextVar("lazy_failure", default=None)
+
+
+class LazyRunner(LambdaLazyListenerRunner):
+    """Bolt's Lambda lazy runner, except that a lazy function's exception is kept for the
+    handler to raise: Bolt's own ``run`` logs "Failed to run an internal function" and returns,
+    and the invocation would then look like a success to Lambda."""
+
+    def run(self, function: Callable[..., None], request: BoltRequest) -> None:
+        names = get_arg_names_of_callable(function)
+        kwargs = build_required_kwargs(
+            logger=self.logger,
+            required_arg_names=names,
+            request=request,
+            response=None,
+            this_func=function,
+        )
+        try:
+            function(**kwargs)
+        except Exception as exc:  # noqa: BLE001 - any failure: the handler raises it for Lambda
+            _lazy_failure.set(exc)
+
+
+def lazy_run_name(event: dict[str, Any]) -> str | None:
+    """The lazy function a self-invocation runs (``run_approve``…), or None for Slack's own."""
+    headers = event.get("headers")
+    if not isinstance(headers, dict) or not headers.get(LAZY_ONLY):
+        return None
+    return str(headers.get(LAZY_NAME) or "?")
+
+
+class GuardedRequestHandler(SlackRequestHandler):
+    """Bolt's Lambda adapter, answering 400 to a body it cannot even parse.
+
+    ``to_bolt_request`` parses the body before anything checks its signature, and raises on
+    bytes that are not UTF-8, a ``payload`` that is not JSON or not an object, and other shapes;
+    unguarded, anyone can make the function fail (API Gateway answers 500).
+    """
+
+    def __init__(self, app: App) -> None:
+        super().__init__(app)
+        app.listener_runner.lazy_listener_runner = LazyRunner(self.logger)
+
+    def handle(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
+        """Bolt's answer; for a lazy run, that answer if it is a 200 and the run raised
+        nothing, else :class:`LazyRunFailed` (Bolt answers 500 when, say, reading the
+        workspace's installation failed, and 401 once the event is too old to verify)."""
+        try:
+            to_bolt_request(event)
+        except Exception as exc:  # noqa: BLE001 - whatever the parser raised, the body is bad
+            log.warning("unparseable Slack request refused: %s", type(exc).__name__)
+            return {"statusCode": 400, "body": "", "headers": {}}
+        lazy = lazy_run_name(event)
+        reset = _lazy_failure.set(None)
+        try:
+            response: dict[str, Any] = super().handle(event, context)  # type: ignore[no-untyped-call]
+            failure = _lazy_failure.get()
+        finally:
+            _lazy_failure.reset(reset)
+        if lazy is None:
+            return response
+        if failure is not None:
+            log.error("lazy run %s failed: %s", lazy, type(failure).__name__)
+            raise LazyRunFailed(f"lazy run {lazy} failed: {type(failure).__name__}") from failure
+        if response.get("statusCode") != 200:
+            status = response.get("statusCode")
+            log.error("lazy run %s was answered %s", lazy, status)
+            raise LazyRunFailed(f"lazy run {lazy} was answered {status}")
+        return response
+
+
+_runtime: Runtime | None = None
+_slack: SlackRequestHandler | None = None
+
+
+def cold_start(runtime: Runtime | None = None) -> tuple[Runtime, SlackRequestHandler]:
+    """Build (once) what every invocation of this process shares; tests pass their own."""
+    global _runtime, _slack
+    if runtime is not None or _runtime is None:
+        configure_logging()
+        _runtime = runtime or Runtime.from_settings(Settings.from_env())
+        _slack = GuardedRequestHandler(build_app(_runtime))
+    if _slack is None:  # unreachable: built together with _runtime
+        raise RuntimeError("cold start did not build the Slack handler")
+    return _runtime, _slack
+
+
+def is_scheduled(event: dict[str, Any]) -> bool:
+    return event.get("source") == "aws.events" and event.get("detail-type") == "Scheduled Event"
+
+
+def is_sqs(event: dict[str, Any]) -> bool:
+    records = event.get("Records")
+    return isinstance(records, list) and all(
+        isinstance(r, dict) and r.get("eventSource") == "aws:sqs" for r in records
+    )
+
+
+def scheduled_start(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
+    import asyncio
+
+    from bot.steps.start import start_session
+    from workflow.shop.basket import ShopRequest
+
+    settings = rt.settings
+    if not settings.shop_channel or not settings.shop_request:
+        log.error("the schedule needs SHOP_CHANNEL and SHOP_REQUEST; nothing started")
+        return {"started": False}
+    # The workspace the schedule is for: SHOP_TEAM with many workspaces, else the bot token's.
+    tenant = settings.shop_team or str(rt.web.auth_test()["team_id"])
+    rt = rt.for_workspace(tenant)
+    # EventBridge delivers at least once, a duplicate with a new event ID: key the session on what
+    # is stable, the rule and the scheduled time.
+    rule = ",".join(str(r) for r in event.get("resources") or [])
+    session_id = session_id_for("schedule", tenant, rule, str(event.get("time")))
+    where = Where(tenant, session_id, settings.shop_channel)
+    asyncio.run(start_session(rt.sessions, where, ShopRequest(text=settings.shop_request)))
+    return {"started": True, "session": session_id}
+
+
+def _settle() -> None:
+    """After the first invocation: what the cold start built is frozen (never collected, never
+    walked again), and the collector runs as usual from here on."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
+def fire_timer(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
+    """A basket's reminder or expiry, as Scheduler delivers it. A payload that does not verify
+    is dropped (logged, not retried); a busy session raises, so Lambda retries the timer."""
+    import asyncio
+
+    from bot.records.timers import BadTimer, Timer, from_payload
+    from bot.steps.reminders import fire
+
+    timers = rt.timers
+    if timers is None:
+        log.error("a timer arrived, but TIMER_GROUP, TIMER_TARGET_ARN or TIMER_ROLE_ARN is unset")
+        return {"fired": False}
+    try:
+        timer = from_payload(event, timers.key)
+    except BadTimer as exc:
+        log.warning("timer refused: %s", exc)
+        return {"fired": False}
+
+    def first_reminder(t: Timer) -> bool:
+        return rt.receipts.first_reminder(t.tenant, t.session, t.request, t.n)
+
+    from bot.slack.installs import NotInstalled
+
+    with log_context(tenant=timer.tenant, session=timer.session):
+        try:
+            here = rt.for_workspace(timer.tenant)
+        except NotInstalled:  # uninstalled since: its baskets are gone with it
+            log.warning("timer dropped: the workspace has no installation")
+            return {"fired": False}
+        asyncio.run(fire(here.sessions, timers, here.rules, timer, first_reminder))
+    return {"fired": True, "kind": timer.kind}
+
+
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    try:
+        return _handle(event, context)
+    finally:
+        _settle()
+
+
+def _handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    with log_context(lambda_request_id=getattr(context, "aws_request_id", None)):
+        rt, slack = cold_start()
+        if is_scheduled(event):
+            return scheduled_start(rt, event)
+        if is_timer(event):
+            return fire_timer(rt, event)
+        if is_sqs(event):  # the lost-lazy-runs queue: what Lambda gave up on
+            return rt.lost_runs.handle(event, str(getattr(context, "function_name", "")))
+        response: dict[str, Any] = slack.handle(event, context)  # type: ignore[no-untyped-call]
+        return response

@@ -1,0 +1,84 @@
+"""The basket's buttons: Approve and Reject ack at once and answer in a lazy run
+(``bot.steps.clicks``); Change… opens its modal in the ack (the trigger ID lives about three
+seconds and works once); Start again starts a new session (``bot.steps.start``)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from slack_bolt import Ack, App
+
+from bot.runtime import Runtime
+from bot.slack.blocks import APPROVE, CHANGE, REJECT, START_AGAIN
+from bot.slack.modal import change_modal, modal_metadata
+from bot.slack.payloads import GONE, Click, Kind, click_from_action
+
+log = logging.getLogger(__name__)
+
+NO_MODAL = "The change form didn't open. Try again."
+
+
+def run_click(rt: Runtime, click: Click) -> None:
+    """A lazy listener's work: the click's turn of its session (``bot.steps.clicks``)."""
+    import asyncio
+
+    from bot.steps.clicks import answer_click
+
+    rt = rt.for_workspace(click.tenant)
+    asyncio.run(answer_click(rt.sessions, rt.rules, click))
+
+
+def ack_now(ack: Ack) -> None:
+    ack()
+
+
+def listen(app: App, rt: Runtime) -> None:
+    def lazy_click(kind: Kind) -> Callable[[dict[str, Any]], None]:
+        def run(body: dict[str, Any]) -> None:
+            click = click_from_action(body, kind)
+            if click is None:
+                log.warning("malformed %s click ignored", kind)
+            else:
+                run_click(rt, click)
+
+        run.__name__ = f"run_{kind}"
+        return run
+
+    def run_again(body: dict[str, Any]) -> None:
+        click = click_from_action(body, "again")
+        if click is None:
+            log.warning("malformed Start again click ignored")
+            return
+        import asyncio
+
+        from bot.steps.start import start_again
+
+        here = rt.for_workspace(click.tenant)
+        asyncio.run(start_again(here.sessions, here.rules, click))
+
+    app.action(START_AGAIN)(ack=ack_now, lazy=[run_again])
+    app.action(APPROVE)(ack=ack_now, lazy=[lazy_click("approve")])
+    app.action(REJECT)(ack=ack_now, lazy=[lazy_click("reject")])
+
+    @app.action(CHANGE)
+    def open_change_modal(ack: Ack, body: dict[str, Any]) -> None:
+        ack()
+        click = click_from_action(body, "change")
+        if click is None:
+            log.warning("malformed change click ignored")
+            return
+        here = rt.for_workspace(click.tenant)
+        refusal = here.rules.may_answer(click.user) or (None if click.ref.session_id else GONE)
+        if refusal:
+            here.ack_outbox.tell(click.channel, click.user, refusal)
+            return
+        metadata = modal_metadata(
+            here.metadata_key, click.tenant, click.ref, click.channel, click.message_ts
+        )
+        try:
+            here.ack_web.views_open(trigger_id=body.get("trigger_id"), view=change_modal(metadata))
+        except Exception as exc:  # noqa: BLE001 - any failure: say so, never crash the ack
+            log.error("views.open failed: %s", exc)
+            here.ack_outbox.tell(click.channel, click.user, NO_MODAL)

@@ -1,0 +1,66 @@
+"""The app's Home tab (``bot.steps.home``): ``app_home_opened`` and the tab's buttons (Show
+items, Hide items, Repeat this order) are acked at once, read and published in a lazy run. Bolt
+answers Slack's ``url_verification`` itself, after checking its signature."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_bolt import Ack, App
+
+from bot.runtime import Runtime
+from bot.slack.home_view import HIDE_ITEMS, OPEN, REPEAT, SHOW_ITEMS
+
+log = logging.getLogger(__name__)
+
+
+def ack_now(ack: Ack) -> None:
+    ack()
+
+
+def home_click(body: dict[str, Any]) -> tuple[str, str, str, str] | None:
+    """(tenant, user, value, action_ts) of a Home tab button, or None."""
+    team, user = body.get("team") or {}, body.get("user") or {}
+    (action, *_) = body.get("actions") or [{}]
+    tenant, who = team.get("id"), user.get("id")
+    value, at = action.get("value"), action.get("action_ts")
+    if all(isinstance(p, str) and p for p in (tenant, who, value, at)):
+        return str(tenant), str(who), str(value), str(at)
+    return None
+
+
+def listen(app: App, rt: Runtime) -> None:
+    def run_home(body: dict[str, Any]) -> None:
+        event = body.get("event") or {}
+        if event.get("tab") == "home" and isinstance(event.get("user"), str):
+            from bot.steps.home import publish_home
+
+            team = str(body.get("team_id"))
+            publish_home(rt.for_workspace(team), team, event["user"])
+
+    def run_toggle(body: dict[str, Any]) -> None:
+        click = home_click(body)
+        if click is not None:
+            from bot.steps.home import publish_home
+
+            (action, *_) = body["actions"]
+            expanded = click[2] if action.get("action_id") == SHOW_ITEMS else None
+            publish_home(rt.for_workspace(click[0]), click[0], click[1], expanded=expanded)
+
+    def run_repeat(body: dict[str, Any]) -> None:
+        click = home_click(body)
+        if click is None:
+            log.warning("malformed Repeat this order click ignored")
+            return
+        from bot.steps.home import publish_home, repeat_order
+
+        tenant, user, name, _ = click
+        here = rt.for_workspace(tenant)
+        publish_home(here, tenant, user, notice=repeat_order(here, tenant, user, name))
+
+    app.event("app_home_opened")(ack=ack_now, lazy=[run_home])
+    app.action(SHOW_ITEMS)(ack=ack_now, lazy=[run_toggle])
+    app.action(HIDE_ITEMS)(ack=ack_now, lazy=[run_toggle])
+    app.action(REPEAT)(ack=ack_now, lazy=[run_repeat])
+    app.action(OPEN)(ack_now)  # a link button: the browser opens the link

@@ -1,0 +1,85 @@
+"""JSON log lines with the fields an on-call person filters by.
+
+Every line has level, message, logger, and whatever of tenant, session, request (the workflow's
+request ID) and lambda_request_id is known in the current context. Tokens and secrets never reach
+a log line: we never pass them, and as a last resort :func:`redact` masks, in every line and
+traceback, Slack and Anthropic tokens and what Bolt's own DEBUG lines would show of a request
+(it logs whole events): the request signature, the OAuth ``code``, ``state`` and state cookie,
+a client secret, an ``Authorization`` header, a ``response_url`` and the request body.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+_CONTEXT: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(
+    "log_context", default=None
+)
+_FIELDS = ("tenant", "session", "request", "lambda_request_id", "user")
+_SECRET = re.compile(
+    r"xox[abposre][.-][A-Za-z0-9.-]+|xapp-[A-Za-z0-9-]+|sk-ant-[A-Za-z0-9_-]+"
+    r"|v0=[0-9a-f]{64}|Bearer\s+[^\s'\",]+|(?<=with code: )[^\s'\",]+"
+)
+_NAMES = (
+    r"x-slack-signature|cookie|set-cookie|authorization|code|state|client_secret|token"
+    r"|response_url|body|slack-app-oauth-state|trigger_id|rawQueryString|x-amz-security-token"
+)
+# 'name': 'value' / "name": "value", as a dict's repr or JSON shows it
+_QUOTED = re.compile(rf"""(['"])({_NAMES})\1(\s*:\s*)(['"])((?:\\.|(?!\4).)*)\4""", re.I)
+# name=value in a query string, a form body or a cookie
+_ASSIGNED = re.compile(rf"(?<![A-Za-z0-9_-])({_NAMES})=([^&\s'\";]+)", re.I)
+
+
+def redact(text: str) -> str:
+    """``text`` with every secret it could carry masked (see the module docstring)."""
+    text = _QUOTED.sub(lambda m: f"{m[1]}{m[2]}{m[1]}{m[3]}{m[4]}[redacted]{m[4]}", text)
+    text = _ASSIGNED.sub(lambda m: f"{m[1]}=[redacted]", text)
+    return _SECRET.sub("[redacted]", text)
+
+
+@contextmanager
+def log_context(**fields: str | None) -> Iterator[None]:
+    """Add fields to every log line written inside the block."""
+    merged = {**(_CONTEXT.get() or {}), **{k: v for k, v in fields.items() if v}}
+    token = _CONTEXT.set(merged)
+    try:
+        yield
+    finally:
+        _CONTEXT.reset(token)
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "level": record.levelname,
+            "message": redact(record.getMessage()),
+            "logger": record.name,
+        }
+        line.update(_CONTEXT.get() or {})
+        for field in _FIELDS:
+            value = getattr(record, field, None)
+            if value:
+                line[field] = str(value)
+        if record.exc_info and record.exc_info[0] is not None:
+            error = f"{record.exc_info[0].__name__}: {record.exc_info[1]}"
+            line["error"] = redact(error)
+        return json.dumps(line, ensure_ascii=False)
+
+
+def configure_logging(level: int = logging.INFO) -> None:
+    """One JSON handler on the root logger (Lambda's own handler removed)."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    handler = logging.StreamHandler()
+    handler.setFormatter(JsonFormatter())
+    root.addHandler(handler)
+    root.setLevel(level)
+    for noisy in ("botocore", "urllib3", "httpx", "anthropic"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -1,0 +1,323 @@
+"""What every listener needs, built once per cold start from Settings: clients are injected.
+
+Nothing here touches the network when it is built: the S3 client is made on first use (the ack
+path never needs it), and the Claude shopper imports the anthropic SDK only when it writes. The
+workflow engine, the stores and the shopper are imported by the properties that build them, so
+an ack path (which uses only the settings, the Web clients and the rules) never loads them.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import hmac
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from slack_sdk import WebClient
+
+from bot.slack.client import Renew, RenewingWebClient, make_web_client
+from bot.slack.outbox import Outbox
+from bot.steps.rules import Rules
+
+from .settings import Secret, Settings
+
+if TYPE_CHECKING:
+    from bot.records.history import History
+    from bot.records.receipts import Receipts
+    from bot.records.timers import Timers
+    from bot.slack.installs import ByWorkspace
+    from bot.steps.lost import LostRuns
+    from bot.steps.turn import Sessions
+    from workflow.engine.versions import WorkflowVersions
+    from workflow.persistence.lock import SessionLock
+    from workflow.persistence.session import SessionCheckpoints
+    from workflow.persistence.signing import CheckpointSigner
+    from workflow.persistence.store import CheckpointStore
+    from workflow.shop.shopper import Shopper
+
+
+class _LazyClient:
+    """A boto3 client made on its first call (a cold start that never needs it never pays)."""
+
+    def __init__(self, service: str) -> None:
+        self.service = service
+        self._client: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._client is None:
+            import boto3
+            from botocore.config import Config
+
+            retries = Config(retries={"mode": "standard", "max_attempts": 5})
+            self._client = boto3.client(self.service, config=retries)
+        return getattr(self._client, name)
+
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    web: WebClient
+    s3_client: Any = None
+    shopper_factory: Callable[[], Shopper] | None = None
+    clock: Callable[[], float] = time.time
+    _store: CheckpointStore | None = field(default=None, repr=False)
+    _lock: SessionLock | None = field(default=None, repr=False)
+    _workspaces: dict[tuple[str, str], Runtime] = field(default_factory=dict, repr=False)
+    _renew: Renew | None = field(default=None, repr=False)  # a workspace's: its token again
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **clients: Any) -> Runtime:
+        web = clients.pop("web", None) or make_web_client(settings)
+        return cls(settings=settings, web=web, **clients)
+
+    @functools.cached_property
+    def oauth(self) -> tuple[Any, ByWorkspace] | None:
+        """Many workspaces: Bolt's OAuth flow and the authorize reading its installations
+        (``bot.slack.installs``); None with one workspace and SLACK_BOT_TOKEN."""
+        if not self.settings.multi_workspace:
+            return None
+        from bot.slack.installs import oauth_of
+
+        return oauth_of(self.settings)
+
+    def for_workspace(self, team_id: str) -> Runtime:
+        """This runtime as the workspace ``team_id`` sees it: its own bot token (itself, with
+        one workspace). Raises :class:`~bot.slack.installs.NotInstalled` for a workspace without an
+        installation. The S3 client, the store and the lock are shared. Its WebClients follow
+        the workspace's token once when Slack refuses theirs (``bot.slack.client``); the token
+        read then is the cache's, so the next call here builds a runtime with it."""
+        oauth = self.oauth
+        if oauth is None:
+            return self
+        from bot.slack.installs import NotInstalled
+
+        bot = oauth[1].bot(None, team_id)
+        if bot is None:
+            raise NotInstalled(team_id)
+        key = (team_id, bot.bot_token)
+        found = self._workspaces.get(key)
+        if found is None:
+            settings = self.settings.replace(slack_bot_token=Secret(bot.bot_token))
+            renew = functools.partial(oauth[1].renewed, team_id)
+            found = replace(
+                self,
+                settings=settings,
+                web=make_web_client(settings, renew),
+                s3_client=self._s3(),
+                _store=self.store,
+                _lock=self.lock,
+                _workspaces={},
+                _renew=renew,
+            )
+            self._workspaces = {k: v for k, v in self._workspaces.items() if k[0] != team_id}
+            self._workspaces[key] = found
+        return found
+
+    @functools.cached_property
+    def signer(self) -> CheckpointSigner:
+        from workflow.persistence.signing import CheckpointSigner
+
+        key = self.settings.checkpoint_signing_key
+        if key is not None:
+            return CheckpointSigner(key.get_secret_value().encode())
+        return CheckpointSigner.derived(self.settings.slack_signing_secret.get_secret_value())
+
+    @functools.cached_property
+    def metadata_key(self) -> bytes:
+        """The key of the change modal's metadata MAC, derived from the signing secret."""
+        secret = self.settings.slack_signing_secret.get_secret_value().encode()
+        return hmac.new(secret, b"weekly-shop modal metadata v1", hashlib.sha256).digest()
+
+    def s3(self) -> Any:
+        """The bot's S3 client (made on first use), for what reads or deletes by prefix."""
+        return self._s3()
+
+    def _s3(self) -> Any:
+        if self.s3_client is None:
+            from workflow.persistence.s3_client import make_s3_client
+
+            self.s3_client = make_s3_client()
+        return self.s3_client
+
+    @property
+    def store(self) -> CheckpointStore:
+        if self._store is None:
+            from workflow.persistence.s3_store import S3CheckpointStore
+            from workflow.shop.records import SHOP_RECORDS
+
+            s = self.settings
+            self._store = S3CheckpointStore(
+                s.checkpoint_bucket, s.checkpoint_prefix, self._s3(), codec=SHOP_RECORDS
+            )
+        return self._store
+
+    @property
+    def lock(self) -> SessionLock:
+        if self._lock is None:
+            from workflow.persistence.s3_lock import S3SessionLock
+
+            s = self.settings
+            self._lock = S3SessionLock(
+                s.checkpoint_bucket, s.checkpoint_prefix, self._s3(), clock=self.clock
+            )
+        return self._lock
+
+    @functools.cached_property
+    def receipts(self) -> Receipts:
+        """Which checkpoint the channel shows, per session (see ``bot.records.receipts``)."""
+        from bot.records.receipts import S3Receipts
+
+        s = self.settings
+        return S3Receipts(s.checkpoint_bucket, s.checkpoint_prefix, self._s3())
+
+    def _lasting_key(self, label: bytes) -> bytes:
+        """A key for what outlives a request (a timer armed days ago, an outcome kept for a
+        year): from the checkpoint key where there is one, so that rotating the Slack signing
+        secret strands none of it."""
+        s = self.settings
+        root = s.checkpoint_signing_key or s.slack_signing_secret
+        return hmac.new(root.get_secret_value().encode(), label, hashlib.sha256).digest()
+
+    @functools.cached_property
+    def history(self) -> History:
+        """Each ended session's outcome, kept under its own prefix (``bot.records.history``)."""
+        from bot.records.history import S3History, history_prefix
+
+        s = self.settings
+        return S3History(
+            s.checkpoint_bucket,
+            history_prefix(s.checkpoint_prefix),
+            self._s3(),
+            self._lasting_key(b"weekly-shop history v1"),
+        )
+
+    @functools.cached_property
+    def timers(self) -> Timers | None:
+        """A waiting basket's reminders and expiry on EventBridge Scheduler
+        (``bot.records.timers``), when TIMER_GROUP, TIMER_TARGET_ARN and TIMER_ROLE_ARN say where;
+        its client is made on first use."""
+        s = self.settings
+        if not s.has_timers:
+            return None
+        from bot.records.timers import Plan, Timers
+
+        return Timers(
+            _LazyClient("scheduler"),
+            group=s.timer_group,
+            target_arn=s.timer_target_arn,
+            role_arn=s.timer_role_arn,
+            key=self._lasting_key(b"weekly-shop timer v1"),
+            plan=Plan(s.remind_after, s.max_reminders, s.expire_after),
+            clock=self.clock,
+        )
+
+    @functools.cached_property
+    def outbox(self) -> Outbox:
+        """What the bot posts where, through the WebClient with slack_sdk's retries."""
+        return Outbox(self.web, self.settings.max_rounds, self.clock)
+
+    @functools.cached_property
+    def ack_outbox(self) -> Outbox:
+        """The outbox of the ack path: no retry sleeps inside Slack's 3 seconds."""
+        return Outbox(self.ack_web, self.settings.max_rounds, self.clock)
+
+    @functools.cached_property
+    def rules(self) -> Rules:
+        s = self.settings
+        return Rules(s.approver_ids, s.no_self_approval, s.max_rounds)
+
+    @functools.cached_property
+    def lost_runs(self) -> LostRuns:
+        """What turns a lazy run Lambda gave up on into a message (``bot.steps.lost``)."""
+        from bot.steps.lost import LostRuns
+        from bot.steps.uninstall import forget_workspace
+
+        s = self.settings
+        return LostRuns(
+            self.outbox,
+            s.slack_signing_secret.get_secret_value(),
+            self.metadata_key,
+            s3=self._s3(),
+            bucket=s.checkpoint_bucket,
+            prefix=s.checkpoint_prefix,
+            schedule_channel=s.shop_channel,
+            schedule_tenant=lambda: self.settings.shop_team or self.web.auth_test()["team_id"],
+            timers=self.timers,
+            outbox_for=lambda tenant: self.for_workspace(tenant).outbox,
+            forget=lambda team, said_at: forget_workspace(self, team, said_at),
+        )
+
+    @functools.cached_property
+    def sessions(self) -> Sessions:
+        """What every turn of a session needs (``bot.steps.turn``); makes the S3 client."""
+        from bot.records.timers import BasketTimers
+        from bot.steps.turn import Sessions
+
+        return Sessions(
+            workflow=self.workflow,
+            checkpoints=self.checkpoints,
+            lock=self.lock,
+            lock_ttl_seconds=self.settings.lock_ttl_seconds,
+            receipts=self.receipts,
+            outbox=self.outbox,
+            history=self.history,
+            timers=BasketTimers(self.timers),
+        )
+
+    @functools.cached_property
+    def workspace_url(self) -> str:
+        """``https://<workspace>.slack.com/`` (one ``auth.test`` per cold start), for links."""
+        try:
+            return str(self.web.auth_test()["url"])
+        except Exception as exc:  # noqa: BLE001 - links then open Slack's own page
+            log.error("auth.test failed: %s", exc)
+            return "https://slack.com/"
+
+    def permalink(self, channel: str, ts: str) -> str:
+        """A message's link, as Slack writes them (``…/archives/<channel>/p<ts without .>``)."""
+        return f"{self.workspace_url.rstrip('/')}/archives/{channel}/p{ts.replace('.', '')}"
+
+    @functools.cached_property
+    def ack_web(self) -> WebClient:
+        """The WebClient for calls made before the ack (``views.open``, a refusal): a short
+        timeout and no retry sleeps, since Slack's 3 seconds include them."""
+        return RenewingWebClient(
+            renew=self._renew,
+            token=self.settings.slack_bot_token.get_secret_value(),
+            base_url=self.settings.slack_api_url,
+            timeout=2,
+            retry_handlers=[],
+        )
+
+    def shopper(self) -> Shopper:
+        from workflow.shop.offline import OfflineShopper
+        from workflow.shop.shopper import ClaudeShopper
+
+        if self.shopper_factory is not None:
+            return self.shopper_factory()
+        key = self.settings.anthropic_api_key
+        if key is None:
+            return OfflineShopper()
+        return ClaudeShopper(
+            model=self.settings.anthropic_model,
+            api_key=key.get_secret_value(),
+            timeout=self.settings.anthropic_timeout_seconds,
+        )
+
+    def workflow(self) -> WorkflowVersions:
+        """Every version of the shop's graph this code resumes (``workflow.shop.graph``)."""
+        from workflow.shop import graph
+
+        return graph.shop_versions(self.shopper(), self.settings.max_rounds)
+
+    def checkpoints(self, tenant_id: str, session_id: str) -> SessionCheckpoints:
+        from workflow.persistence.session import SessionCheckpoints
+
+        return SessionCheckpoints(self.store, self.signer, tenant_id, session_id)

@@ -1,0 +1,204 @@
+"""The "Checkpoints" side panel: each session's checkpoints as the store holds them, and its lock.
+
+This is where a newcomer sees the mechanism: every superstep appends a checkpoint, a click takes
+the lock, and the pending request in the latest checkpoint is the basket on screen; each waiting
+basket's next timer (a reminder or its expiry) is listed, and can be fired at once. Each
+checkpoint says what wrote it: the workflow's name and graph version, the document format and
+the record version (README.md, "Changing the workflow"). Each session says where it is
+(:class:`Status`), and people are named as the page names them (``people``), not by their IDs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from bot.records.history import MAX_MS, Ended, session_of
+from bot.runtime import Runtime
+from bot.steps.home import LISTED
+from workflow.errors import WorkflowError
+from workflow.persistence.checkpoint import written_with
+from workflow.persistence.s3_store import S3CheckpointStore
+
+Name = Callable[[str], str]  # a user ID -> how the page names them
+
+
+class Status(StrEnum):
+    """Where a session is: its outcome record says how it ended; until then its latest
+    checkpoint says whether a basket waits for an answer (or the lock that a turn is running)."""
+
+    WAITING = "waiting"  # the latest checkpoint has a pending request: a basket with buttons
+    WORKING = "working"  # no basket waits and the session has not ended: a turn is running
+    ORDERED = "ordered"
+    REJECTED = "rejected"
+    EXPIRED = "expired"
+    FAILED = "failed"  # the shopper could not write the first basket
+
+
+def status(ended: Ended | None, state: dict[str, Any] | None) -> Status:
+    """The session's status from its outcome record, else from its latest checkpoint's state
+    (``state``: the checkpoint document; None when it has none)."""
+    if ended is not None:
+        return Status(ended.kind)
+    if state is None:
+        return Status.WORKING
+    if state.get("requests"):
+        return Status.WAITING
+    decision = _last_decision(state)
+    if decision is None or decision.get("change"):  # not answered yet, or the next basket
+        return Status.WORKING
+    if decision.get("approved"):
+        return Status.ORDERED
+    return Status.EXPIRED if decision.get("expired_at") is not None else Status.REJECTED
+
+
+def _last_decision(state: dict[str, Any]) -> dict[str, Any] | None:
+    answered = list((state.get("answered") or {}).values())
+    value = answered[-1].get("response", {}).get("v") if answered else None
+    return value if isinstance(value, dict) else None
+
+
+def sessions(rt: Runtime, tenant: str, people: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Every session of ``tenant``, newest first, with its checkpoints oldest first; a session
+    that ended with no checkpoint left (a first basket that failed) from its outcome alone."""
+    store = rt.store
+    if not isinstance(store, S3CheckpointStore):  # the sandbox always runs on (moto) S3
+        return []
+    prefix = store.keys.tenant(tenant) + "s/"
+    s3 = store.s3
+    bucket = rt.settings.checkpoint_bucket
+    sizes: dict[str, dict[str, int]] = {}
+    try:
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+            for obj in page.get("Contents", []):
+                session, _, rest = obj["Key"][len(prefix) :].partition("/")
+                sizes.setdefault(session, {})[rest] = int(obj["Size"])
+        outcomes = _outcomes(rt, tenant)
+    except (ClientError, BotoCoreError, WorkflowError):
+        return []
+
+    def name(user: str) -> str:  # a person as the page names them (Alice), else their ID
+        return people.get(user, user)
+
+    found = [
+        _session(rt, store, tenant, s, objects, outcomes.get(s, ("", None))[1], name)
+        for s, objects in sizes.items()
+    ]
+    found += [_ended_only(s, n, e, name) for s, (n, e) in outcomes.items() if s not in sizes]
+    return sorted(found, key=lambda s: s["updated"], reverse=True)
+
+
+def _outcomes(rt: Runtime, tenant: str) -> dict[str, tuple[str, Ended]]:
+    """session -> its outcome record's name and record (one LIST, one GET per ended session)."""
+    found: dict[str, tuple[str, Ended]] = {}
+    for name in rt.history.names(tenant, LISTED):
+        session = session_of(name)
+        if session is None or session in found:  # names sort newest first
+            continue
+        ended = rt.history.read_name(tenant, name)
+        if ended is not None:
+            found[session] = (name, ended)
+    return found
+
+
+def _ended_only(session: str, name: str, ended: Ended, person: Name) -> dict[str, Any]:
+    """A session of which only its outcome record is left; when it ended is in the record's
+    name, to the millisecond (``bot.records.history.record_name``)."""
+    ended_at = datetime.fromtimestamp((MAX_MS - int(name[:13])) / 1000, UTC)
+    return {
+        "session": session,
+        "status": Status(ended.kind).value,
+        "requested_by": person(ended.requested_by),
+        "answered_by": person(ended.answered_by),
+        "checkpoints": [],
+        "lock": None,
+        "updated": ended_at.isoformat(),
+    }
+
+
+def _people(ended: Ended | None, state: dict[str, Any] | None, name: Name) -> dict[str, str]:
+    """Who asked for the session's baskets, and who gave its last answer."""
+    if ended is not None:
+        return {"requested_by": name(ended.requested_by), "answered_by": name(ended.answered_by)}
+    shop = ((state or {}).get("state") or {}).get("n:shop") or {}
+    request = (shop.get("request") or {}).get("v") or {}
+    answered = list(((state or {}).get("answered") or {}).values())
+    by = answered[-1].get("by", "") if answered else ""
+    return {"requested_by": name(str(request.get("requested_by", ""))), "answered_by": name(by)}
+
+
+def _session(
+    rt: Runtime,
+    store: S3CheckpointStore,
+    tenant: str,
+    session: str,
+    objects: dict[str, int],
+    ended: Ended | None,
+    name: Name,
+) -> dict[str, Any]:
+    try:
+        infos = store.list(tenant, session)
+        latest = store.latest(tenant, session)
+        lease = rt.lock.holder(tenant, session)
+    except WorkflowError as exc:
+        return {"session": session, "error": str(exc), "checkpoints": [], "updated": ""}
+    state = None if latest is None else json.loads(latest.state)
+    pending = [f"{r['port']} {r['id'][:8]}" for r in (state or {}).get("requests", [])]
+    keys = store.keys
+    checkpoints = [
+        {
+            "id": info.checkpoint_id,
+            "parent": info.parent_checkpoint_id,
+            "run": info.run_id[-8:],
+            "created_at": info.created_at.isoformat(timespec="seconds"),
+            "size": objects.get(
+                keys.checkpoint(tenant, session, info.sequence)[
+                    len(keys.session(tenant, session)) :
+                ],
+                0,
+            ),
+            "pending": pending if latest and info.checkpoint_id == latest.checkpoint_id else [],
+            "version": _written_by(store, tenant, session, info.checkpoint_id),
+        }
+        for info in infos
+    ]
+    return {
+        "session": session,
+        "status": status(ended, state).value,
+        **_people(ended, state, name),
+        "checkpoints": checkpoints,
+        "lock": None
+        if lease is None
+        else {"owner": name(lease.owner.split(":")[0]), "expires_at": lease.expires_at},
+        "updated": infos[-1].created_at.isoformat() if infos else "",  # newest first, to the µs
+    }
+
+
+def _written_by(store: S3CheckpointStore, tenant: str, session: str, checkpoint_id: str) -> str:
+    try:
+        record = store.read(tenant, session, checkpoint_id)
+    except WorkflowError:
+        return "unreadable"
+    return "" if record is None else f"{written_with(record.state)} · record v{record.mac}"
+
+
+def timers(rt: Runtime, tenant: str | None = None) -> list[dict[str, Any]]:
+    """The basket timers armed on (moto's) EventBridge Scheduler, the next due first: those of
+    ``tenant``'s sessions, when given."""
+    armed = rt.timers
+    if armed is None:
+        return []
+    try:
+        pending = armed.pending()
+    except (ClientError, BotoCoreError):
+        return []
+    return [
+        {"session": t.session, "kind": t.kind, "n": t.n, "at": t.at, "thread_ts": t.thread_ts}
+        for t in pending
+        if tenant in (None, t.tenant)
+    ]

@@ -1,0 +1,144 @@
+"""``weekly-shop sandbox``: the real bot on 127.0.0.1, with Slack, Lambda and S3 played locally.
+
+The stand-ins are the same ones the tests use: ``FakeSlack`` plays the Slack Web API
+(``SLACK_API_URL``, with a per-run bot token, so only the bot process can call it), ``FakeLambda``
+the Lambda Invoke API (``AWS_ENDPOINT_URL_LAMBDA``), and moto S3 and Scheduler behind the same
+per-run AWS key, its signature checked (``moto_server.MotoStandIn``). An aiohttp server serves
+the channel page (``page.py``) and turns what the person does there into signed
+Slack requests (``slack_requests``) delivered to ``bot.handler.handler``. Each lazy
+self-invocation the bot makes arrives at the fake Invoke endpoint and runs as a new invocation,
+so the sandbox takes the same path as production and Slack refuses here what it refuses there.
+
+``--workspaces many`` boots the bot for many workspaces (``bot.slack.installs``): an app client ID
+and a per-run secret registered with the fake, a second workspace ("Garden club", with a channel of
+its own), and neither installed until someone presses "Add to Slack" on the page
+(``install_page``), which runs Slack's OAuth flow through the handler against the fake.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import secrets
+import signal
+import sys
+
+from aiohttp import web
+
+from .moto_server import MotoStandIn
+from .page import build_app
+from .state import BUCKET, FUNCTION_NAME, TIMER_GROUP, Sandbox
+
+__all__ = ["Sandbox", "configure_bot", "main", "serve"]
+
+log = logging.getLogger(__name__)
+
+
+def configure_bot(sandbox: Sandbox, s3_url: str) -> str:
+    """Point the real bot at the local stand-ins; the banner says which shopper it uses. The
+    weekly schedule's settings are cleared: nothing starts in the sandbox but what is typed."""
+    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_SESSION_TOKEN"):
+        os.environ.pop(name, None)
+    for name in ("SHOP_CHANNEL", "SHOP_REQUEST", "SHOP_SCHEDULE", "SHOP_TEAM"):
+        os.environ.pop(name, None)
+    if sandbox.client_id is not None:  # many workspaces: each one's token comes from its install
+        os.environ.update(
+            SLACK_CLIENT_ID=sandbox.client_id, SLACK_CLIENT_SECRET=sandbox.client_secret
+        )
+    else:
+        for name in ("SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET"):
+            os.environ.pop(name, None)
+    os.environ.update(
+        SLACK_BOT_TOKEN="" if sandbox.client_id else sandbox.token,
+        SLACK_SIGNING_SECRET=sandbox.secret,
+        CHECKPOINT_BUCKET=BUCKET,
+        SLACK_API_URL=sandbox.slack.url,
+        AWS_ENDPOINT_URL_S3=s3_url,
+        AWS_ENDPOINT_URL_SCHEDULER=s3_url,  # the same moto server plays EventBridge Scheduler
+        AWS_ENDPOINT_URL_LAMBDA=sandbox.lam.url,
+        TIMER_GROUP=TIMER_GROUP,
+        TIMER_TARGET_ARN=f"arn:aws:lambda:us-east-1:123456789012:function:{FUNCTION_NAME}",
+        TIMER_ROLE_ARN="arn:aws:iam::123456789012:role/weekly-shop-sandbox-timers",
+        AWS_ACCESS_KEY_ID=sandbox.access_key_id,
+        AWS_SECRET_ACCESS_KEY=sandbox.secret_access_key,
+        AWS_DEFAULT_REGION="us-east-1",
+    )
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        model = os.environ.get("ANTHROPIC_MODEL") or "claude-haiku-5-5"
+        return f"Baskets are written by Claude ({model})."
+    return (
+        "Offline shopper: baskets come from a built-in recipe table. "
+        "Set ANTHROPIC_API_KEY to have Claude write them."
+    )
+
+
+async def serve(port: int, ready: asyncio.Event | None = None, many: bool = False) -> int:
+    sandbox = Sandbox(secret=secrets.token_hex(16), many=many)
+    runner = web.AppRunner(build_app(sandbox), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host="127.0.0.1", port=port)
+    try:
+        await site.start()
+    except OSError:
+        await runner.cleanup()
+        print(
+            f"weekly-shop sandbox: port {port} on 127.0.0.1 is taken "
+            f"(another sandbox?). Try --port {port + 1}.",
+            file=sys.stderr,
+        )
+        return 1
+    bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    moto = MotoStandIn(sandbox.access_key_id, sandbox.secret_access_key).start()
+    sandbox.slack.start()
+    sandbox.lam.start()
+    sandbox.banner = configure_bot(sandbox, moto.root)
+    try:
+        from bot.handler import cold_start
+
+        rt, _ = cold_start()
+        logging.getLogger().setLevel(logging.WARNING)
+        rt.store  # noqa: B018 - make the S3 client now, not on the first click
+        await asyncio.get_running_loop().run_in_executor(
+            None, lambda: rt._s3().create_bucket(Bucket=BUCKET)
+        )
+        timers = rt.timers
+        if timers is not None:
+            await asyncio.get_running_loop().run_in_executor(
+                None, lambda: timers.client.create_schedule_group(Name=TIMER_GROUP)
+            )
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        print(f"Weekly-shop sandbox at http://127.0.0.1:{bound}/  ({sandbox.banner})", flush=True)
+        print("Press Ctrl-C to stop.", flush=True)
+        if ready is not None:
+            ready.set()
+        await stop.wait()
+        print("Stopping the sandbox.", flush=True)
+        return 0
+    finally:
+        await runner.cleanup()
+        sandbox.pool.shutdown(wait=False, cancel_futures=True)
+        sandbox.slack.stop()
+        sandbox.lam.stop()
+        moto.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="weekly-shop sandbox",  # plain text: the module docstring is reST
+        description="The real bot on 127.0.0.1, with Slack, Lambda and S3 played locally.",
+    )
+    parser.add_argument("--port", type=int, default=8080, help="port on 127.0.0.1 (default 8080)")
+    parser.add_argument(
+        "--workspaces",
+        choices=("one", "many"),
+        default="one",
+        help="one workspace with its bot token (default), or many: two workspaces, each "
+        "installed with the page's Add to Slack",
+    )
+    args = parser.parse_args(argv)
+    return asyncio.run(serve(args.port, many=args.workspaces == "many"))

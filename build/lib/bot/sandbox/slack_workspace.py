@@ -1,0 +1,209 @@
+"""One Slack workspace as the bot's Web API calls see it, refusing what Slack refuses.
+
+:class:`SlackWorkspace` keeps channels (members, the bot's membership), messages and threads,
+ephemerals, modals and trigger IDs, and answers the Web API methods the bot calls. The HTTP
+server around it is ``bot.sandbox.slack_api.FakeSlack``; the tests, ``bench/`` and the sandbox all
+use that one fake. What it refuses, as Slack does:
+
+- ``chat.postMessage`` / ``chat.update`` in a channel the bot is not in: ``not_in_channel`` for a
+  public channel, ``channel_not_found`` for a private one or a DM (Slack hides those), and
+  ``channel_not_found`` for a channel that does not exist;
+- ``conversations.info`` on a private channel or DM the bot is not in: ``channel_not_found``
+  (a public one answers ``is_member``);
+- ``chat.postEphemeral`` to someone who is not in the channel: ``user_not_in_channel``
+  (docs.slack.dev, chat.postEphemeral: "Cannot post user messages to a channel they are not in");
+- a message or view breaking a Block Kit limit (``bot.sandbox.block_kit``): ``invalid_blocks``,
+  ``msg_too_long`` or ``msg_blocks_too_long``, recorded in ``violations``;
+- ``views.open`` with a trigger ID it never issued (``invalid_trigger_id``), one used before
+  (``exchanged_trigger_id``), or one older than 3 seconds (``expired_trigger_id``): Slack's
+  triggers "expire in three seconds" and work once (views.open errors on docs.slack.dev);
+- a ``response_url`` used more than 5 times, or more than 30 minutes after it was issued (Slack:
+  "up to 5 times within 30 minutes"), answered 404 ``used_url`` / ``expired_url``.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import secrets
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .block_kit import parsed_texts, view_errors
+from .slack_channels import (
+    MESSAGE_METHODS,
+    RESPONSE_URL_SECONDS,
+    RESPONSE_URL_USES,
+    Channel,
+    Channels,
+    Reject,
+    Violation,
+)
+
+__all__ = [
+    "MESSAGE_METHODS",
+    "RESPONSE_URL_SECONDS",
+    "RESPONSE_URL_USES",
+    "Channel",
+    "Reject",
+    "SlackWorkspace",
+    "Violation",
+]
+
+TRIGGER_SECONDS = 3.0  # Slack: a trigger_id expires three seconds after it was issued
+_MENTION = re.compile(
+    r"<(?:!channel|!here|!everyone|@[UW][A-Z0-9]+|!subteam\^[A-Z0-9]+)(?:\|[^>]*)?>"
+)
+
+
+@dataclass
+class _Trigger:
+    user: str
+    issued: float
+    used: bool = False
+
+
+class SlackWorkspace(Channels):
+    """One workspace: its channels (``Channels``), and its modals, Home tabs and trigger IDs."""
+
+    def __init__(
+        self,
+        *,
+        team_id: str = "T0TEAM",
+        user_id: str = "UBOT",
+        bot_id: str = "BBOT",
+        channels: Mapping[str, Iterable[str]] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+        ts_base: int = 1_700_000_000,
+    ) -> None:
+        """``channels``: channel ID -> the people in it (the bot is added to each)."""
+        super().__init__(
+            team_id=team_id,
+            user_id=user_id,
+            bot_id=bot_id,
+            channels=channels,
+            clock=clock,
+            wall=wall,
+            ts_base=ts_base,
+        )
+        self.views: dict[str, dict[str, Any]] = {}
+        self.home_ids: dict[str, str] = {}  # user -> the view ID of their Home tab
+        self._triggers: dict[str, _Trigger] = {}
+        self._open_views: dict[str, str] = {}  # user -> the view ID of their open modal
+
+    # ------------------------------------------------------------ setting the scene
+
+    def issue_trigger(self, user: str = "") -> str:
+        """A trigger ID as Slack sends with an interaction by ``user`` (``digits.digits.hex``)."""
+        trigger = f"{secrets.randbelow(10**12)}.{next(self._seq)}.{secrets.token_hex(16)}"
+        with self._lock:
+            self._triggers[trigger] = _Trigger(user, self.clock())
+        return trigger
+
+    # ------------------------------------------------------------ reading the scene
+
+    def open_view(self, user: str) -> dict[str, Any] | None:
+        """The modal ``user`` has open, if any."""
+        with self._lock:
+            view_id = self._open_views.get(user)
+            return copy.deepcopy(self.views[view_id]) if view_id else None
+
+    def close_view(self, user: str) -> None:
+        with self._lock:
+            self._open_views.pop(user, None)
+        self._changed()
+
+    def home(self, user: str) -> dict[str, Any] | None:
+        """The Home tab ``user`` sees, as last published."""
+        with self._lock:
+            view_id = self.home_ids.get(user)
+            return copy.deepcopy(self.views[view_id]) if view_id else None
+
+    def mention_sources(self) -> list[Any]:
+        """What :meth:`mentions` reads (the fake adds successful calls and hook posts)."""
+        return []
+
+    def mentions(self) -> list[str]:
+        """Every unescaped ``<!channel>``/``<!here>``/``<!everyone>``/``<@U…>``/``<!subteam^…>``
+        in anything successfully posted (messages, updates, ephemerals, response_url posts),
+        where Slack would parse it: not inside plain_text."""
+        found = self.mention_sources()
+        return [m for src in found for s in parsed_texts(src) for m in _MENTION.findall(s)]
+
+    # ------------------------------------------------------------ the Web API methods
+
+    def method(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Run Web API method ``name``; its answer's fields, or Reject. Unknown methods are
+        ``unknown_method``, as Slack answers them."""
+        handler = getattr(self, "m_" + name.replace(".", "_"), None)
+        if handler is None:
+            raise Reject("unknown_method")
+        with self._lock:
+            try:
+                result: dict[str, Any] = handler(args)
+            except Reject as rejected:
+                if rejected.errors:
+                    self.violations.append(Violation(name, rejected.errors))
+                raise
+        self._changed()
+        return result
+
+    def m_auth_test(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "url": "https://weekly-shop.slack.com/",
+            "team": "Weekly Shop",
+            "user": "weekly-shop",
+            "team_id": self.team_id,
+            "user_id": self.user_id,
+            "bot_id": self.bot_id,
+            "is_enterprise_install": False,
+        }
+
+    def m_views_open(self, args: dict[str, Any]) -> dict[str, Any]:
+        trigger_id = args.get("trigger_id")
+        if not trigger_id or "view" not in args:
+            raise Reject("invalid_arguments")
+        trigger = self._triggers.get(str(trigger_id))
+        if trigger is None:
+            raise Reject("invalid_trigger_id")
+        if trigger.used:
+            raise Reject("exchanged_trigger_id")
+        if self.clock() - trigger.issued > TRIGGER_SECONDS:
+            raise Reject("expired_trigger_id")
+        result = self._store_view(args["view"], f"V{next(self._seq):08d}")
+        trigger.used = True
+        if trigger.user:
+            self._open_views[trigger.user] = result["view"]["id"]
+        return result
+
+    def m_views_publish(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A person's Home tab: a view of type ``home`` (no title, no submit), for someone in
+        the workspace (``user_not_found`` otherwise), within a view's limits."""
+        user, view = str(args.get("user_id") or ""), args.get("view")
+        if not isinstance(view, dict) or view.get("type") != "home":
+            raise Reject("invalid_arguments", ["must be a home view [json-pointer:/view/type]"])
+        if not any(user in c.members for c in self._channels.values()):
+            raise Reject("user_not_found")
+        view_id = self.home_ids.setdefault(user, f"VH{next(self._seq):07d}")
+        return self._store_view(view, view_id)
+
+    def m_views_update(self, args: dict[str, Any]) -> dict[str, Any]:
+        if args.get("view_id") not in self.views:
+            raise Reject("not_found")
+        return self._store_view(args.get("view"), str(args["view_id"]))
+
+    # ------------------------------------------------------------ inside
+
+    def _store_view(self, view: Any, view_id: str) -> dict[str, Any]:
+        errs = view_errors(view)
+        if errs:
+            raise Reject("invalid_blocks", errs)
+        stored = {**view, "id": view_id, "team_id": self.team_id, "bot_id": self.bot_id}
+        stored.setdefault("private_metadata", "")
+        stored.setdefault("callback_id", "")
+        stored.update(state={"values": {}}, hash=f"{next(self._seq)}.fakehash")
+        self.views[view_id] = stored
+        return {"view": copy.deepcopy(stored)}

@@ -1,0 +1,436 @@
+// The sandbox page: renders the Block Kit the bot really sent, and turns clicks into the
+// requests Slack would send (the server signs them and hands them to the Lambda handler).
+"use strict";
+
+const $ = (sel) => document.querySelector(sel);
+let state = { messages: [], people: {}, sessions: [], version: undefined };
+let user = localStorage.getItem("sandbox-user") || "U0ALICE";
+let channel = localStorage.getItem("sandbox-channel") || "C0WEEKLYSHOP";
+// The workspace the page shows ("" is the first); each has its own channels, Home tab, sessions.
+let team = localStorage.getItem("sandbox-team") || "";
+// What the install's last page said, per workspace ("Add to Slack").
+const installPages = {};
+// What the middle column shows: the channel, or the app's Home tab ("home").
+let view = localStorage.getItem("sandbox-view") === "home" ? "home" : "channel";
+
+function esc(text) {
+  return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;");
+}
+
+function unescapeSlack(text) {
+  return text.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+}
+
+function formatPlain(text) {
+  // Slack-escaped text -> HTML, with *bold*, _italic_ and `code`.
+  let html = esc(unescapeSlack(text));
+  html = html.replace(/`([^`\n]+)`/g, "<code>$1</code>");
+  html = html.replace(/(^|[\s(])\*([^*\n]+)\*(?=$|[\s).,!?:;])/g, "$1<b>$2</b>");
+  html = html.replace(/(^|[\s(])_([^_\n]+)_(?=$|[\s).,!?:;])/g, "$1<i>$2</i>");
+  return html;
+}
+
+function formatDate(token) {
+  // <!date^1700000000^{date_short_pretty} at {time}|fallback>
+  const [spec, fallback] = token.split("|");
+  const epoch = Number(spec.split("^")[1]);
+  if (!epoch) return esc(fallback || spec);
+  const d = new Date(epoch * 1000);
+  return esc(d.toLocaleDateString(undefined, { month: "short", day: "numeric" }) + " at " +
+    d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" }));
+}
+
+function mrkdwn(text) {
+  // Real angle brackets are Slack markup (mentions, dates, links); escaped ones are text.
+  return String(text || "").split(/(<[^<>]+>)/).map((part) => {
+    if (!part.startsWith("<") || !part.endsWith(">")) return formatPlain(part);
+    const inner = part.slice(1, -1);
+    if (inner.startsWith("@")) {
+      const id = inner.slice(1).split("|")[0];
+      return `<span class="mention">@${esc(state.people[id] || id)}</span>`;
+    }
+    if (inner.startsWith("#")) {
+      const [id, label] = inner.slice(1).split("|");
+      const known = (state.channels || []).find((c) => c.id === id);
+      const name = known ? known.name : label || id;
+      return known
+        ? `<span class="mention channel-link" data-channel="${esc(id)}">#${esc(name)}</span>`
+        : `<span class="mention">#${esc(name)}</span>`;
+    }
+    if (inner.startsWith("!date^")) return formatDate(inner);
+    if (inner.startsWith("!")) return `<span class="mention">@${esc(inner.slice(1))}</span>`;
+    const [url, label] = inner.split("|");
+    // Only http(s) links become links: a javascript: or data: URL is shown as text.
+    if (!/^https?:\/\//i.test(url)) return esc(label || url);
+    return `<a href="${esc(url)}" target="_blank" rel="noopener noreferrer">${esc(label || url)}</a>`;
+  }).join("");
+}
+
+function textOf(obj) {
+  if (!obj) return "";
+  return obj.type === "mrkdwn" ? mrkdwn(obj.text) : esc(obj.text);
+}
+
+function renderButton(el, where) {
+  // A url button is a link (only http(s), as in mrkdwn()); any other sends its click. `where`
+  // says whose button it is: a message's (data-ts) or the Home tab's (data-home).
+  const label = esc(el.text.text);
+  if (el.url !== undefined) {
+    if (!/^https?:\/\//i.test(el.url)) return `<span class="block-button">${label}</span>`;
+    return `<a class="block-button" href="${esc(el.url)}" target="_blank"
+      rel="noopener noreferrer">${label}</a>`;
+  }
+  return `<button class="block-button ${esc(el.style || "")}" ${where}
+    data-action="${esc(el.action_id)}" data-value="${esc(el.value || "")}">${label}</button>`;
+}
+
+function renderBlock(block, where) {
+  switch (block.type) {
+    case "header": return `<div class="block-header">${esc(block.text.text)}</div>`;
+    case "section": {
+      const text = `<div class="block-section">${textOf(block.text)}</div>`;
+      const side = block.accessory && block.accessory.type === "button" ? block.accessory : null;
+      return side
+        ? `<div class="with-accessory">${text}${renderButton(side, where)}</div>`
+        : text;
+    }
+    case "context":
+      return `<div class="block-context">${block.elements.map(textOf).join(" ")}</div>`;
+    case "divider": return "<hr>";
+    case "actions":
+      return `<div class="block-actions">${block.elements.filter((el) => el.type === "button")
+        .map((el) => renderButton(el, where)).join("")}</div>`;
+    default: return "";
+  }
+}
+
+function renderBody(m) {
+  // As Slack shows a message: its blocks when it has any, else its text.
+  return (m.blocks && m.blocks.length)
+    ? m.blocks.map((b) => renderBlock(b, `data-ts="${esc(m.ts)}"`)).join("")
+    : `<div class="block-section">${mrkdwn(m.text)}</div>`;
+}
+
+function renderMessage(m) {
+  const body = renderBody(m);
+  const replies = (m.replies || []).map((r) =>
+    `<div class="reply${r.ephemeral_for ? " ephemeral" : ""}"><span class="name">Weekly shop</span>
+      ${r.ephemeral_for ? '<span class="only-you">Only visible to you</span>' : ""}
+      ${renderBody(r)}</div>`).join("");
+  const time = new Date(Number(m.ts.split(".")[0]) * 1000)
+    .toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+  return `<div class="message${m.ephemeral_for ? " ephemeral" : ""}" data-ts="${esc(m.ts)}">
+    <div class="avatar">W</div>
+    <div><div class="meta"><span class="name">Weekly shop</span><span class="app">APP</span>
+      <span class="time">${time}</span>${m.edited ? ' <span class="edited">(edited)</span>' : ""}</div>
+      ${m.ephemeral_for ? '<div class="only-you">Only visible to you</div>' : ""}
+      ${body}
+      ${replies ? `<div class="replies"><div class="only-you">${m.replies.length} ${m.replies.length === 1 ? "reply" : "replies"}</div>${replies}</div>` : ""}
+    </div></div>`;
+}
+
+function renderChannels() {
+  $("#channels").innerHTML = (state.channels || []).map((c) =>
+    `<div class="channel${c.id === channel ? " active" : ""}" data-channel="${esc(c.id)}">
+      # ${esc(c.name)}${c.bot ? "" : ' <span class="not-in">(Weekly shop not added)</span>'}</div>`).join("");
+  const here = (state.channels || []).find((c) => c.id === channel);
+  const name = here ? here.name : "weekly-shop";
+  $(".channel-header").textContent = view === "home" ? "Weekly shop · Home" : `# ${name}`;
+  $("#home-link").classList.toggle("active", view === "home");
+  document.querySelectorAll("#channels .channel.active").forEach((c) => {
+    if (view === "home") c.classList.remove("active");
+  });
+  $("#composer").placeholder = here && !here.bot
+    ? `Message #${name} — /shop is refused here until /invite @weekly-shop`
+    : `Message #${name} — try /shop pasta Monday, fish Friday; we have rice`;
+}
+
+function showChannel(id, ts) {
+  channel = id;
+  view = "channel";
+  localStorage.setItem("sandbox-channel", channel);
+  localStorage.setItem("sandbox-view", view);
+  state.version = undefined;
+  closeOverlay();
+  refresh().then(() => {
+    const shown = ts && document.querySelector(`.message[data-ts="${CSS.escape(ts)}"]`);
+    if (shown) shown.scrollIntoView({ block: "center" });
+  });
+}
+
+document.addEventListener("click", (event) => {
+  const item = event.target.closest("[data-channel]");
+  if (item) showChannel(item.dataset.channel);
+});
+
+// A message's permalink (what the Home tab's Open links to) opens it here: there is no Slack.
+document.addEventListener("click", (event) => {
+  const link = event.target.closest("a[href]");
+  const found = link && /\/archives\/([A-Z0-9]+)\/p(\d{7,})$/.exec(link.getAttribute("href"));
+  if (!found || !(state.channels || []).some((c) => c.id === found[1])) return;
+  event.preventDefault();
+  showChannel(found[1], `${found[2].slice(0, -6)}.${found[2].slice(-6)}`);
+});
+
+async function openHome() {
+  // Opening the tab is what Slack tells the bot (app_home_opened); it publishes the view.
+  view = "home";
+  localStorage.setItem("sandbox-view", view);
+  closeOverlay();
+  render();
+  await post("/ui/home", {});
+  refresh();
+}
+
+$("#home-link").addEventListener("click", openHome);
+
+function renderHome() {
+  const home = state.home;
+  $("#home").innerHTML = home
+    ? home.blocks.map((b) => renderBlock(b, 'data-home="1"')).join("")
+    : '<p class="panel-hint">Opening the Home tab…</p>';
+}
+
+function renderCheckpoints(s) {
+  if (!s.checkpoints.length) return '<div class="panel-hint">No checkpoints: only its outcome record is left.</div>';
+  // What wrote the checkpoints: one line when they agree (a deploy in between makes a column).
+  const versions = [...new Set(s.checkpoints.map((c) => c.version || ""))];
+  const mixed = versions.length > 1;
+  const rows = s.checkpoints.map((c, i) => `<tr class="${i === s.checkpoints.length - 1 ? "latest" : ""}">
+    <td>${esc(c.id)}</td><td>${esc(c.parent || "—")}</td><td>${esc(c.run)}</td>
+    <td>${esc(c.created_at.slice(11, 19))}</td><td>${c.size} B</td>
+    ${mixed ? `<td class="wraps">${esc(c.version || "")}</td>` : ""}
+    <td class="wraps">${esc((c.pending || []).join(", "))}</td></tr>`).join("");
+  return `${mixed || !versions[0] ? "" : `<div class="written-by">written by ${esc(versions[0])}</div>`}
+    <table><tr><th>checkpoint</th><th>parent</th><th>run</th><th>at</th><th>size</th>
+    ${mixed ? "<th>written by</th>" : ""}<th>pending</th></tr>${rows}</table>`;
+}
+
+function renderSessions() {
+  if (!state.sessions.length) {
+    $("#sessions").innerHTML = '<p class="panel-hint">No sessions yet: type /shop …</p>';
+    return;
+  }
+  $("#sessions").innerHTML = state.sessions.map((s) => {
+    const lock = s.lock
+      ? `<div class="lock held">Lock held by ${esc(s.lock.owner)} until ${new Date(s.lock.expires_at * 1000).toLocaleTimeString()}</div>`
+      : '<div class="lock">Lock free</div>';
+    const who = [s.requested_by ? `asked by ${esc(s.requested_by)}` : "",
+      s.answered_by ? `answered by ${esc(s.answered_by)}` : ""].filter(Boolean).join(" · ");
+    const status = s.status ? `<span class="status ${esc(s.status)}">${esc(s.status)}</span>` : "";
+    return `<div class="session"><div class="session-id">session ${esc(s.session)} ${status}</div>
+      ${who ? `<div class="who-did">${who}</div>` : ""}
+      ${s.error ? `<div class="lock held">${esc(s.error)}</div>` : lock}${renderCheckpoints(s)}</div>`;
+  }).join("");
+}
+
+function renderTimers() {
+  const timers = state.timers || [];
+  $("#fast-forward").disabled = !timers.length;
+  $("#timers").innerHTML = timers.length
+    ? `<table><tr><th>session</th><th>timer</th><th>due</th></tr>${timers.map((t) => `<tr>
+        <td>${esc(t.session)}</td><td>${esc(t.kind === "remind" ? `reminder ${t.n}` : "expiry")}</td>
+        <td>${esc(new Date(t.at * 1000).toLocaleString())}</td></tr>`).join("")}</table>`
+    : '<p class="panel-hint">No timers: no basket is waiting.</p>';
+}
+
+$("#fast-forward").addEventListener("click", async () => {
+  $("#fast-forward").disabled = true;
+  await post("/ui/fast-forward", {});
+  refresh();
+});
+
+function renderModal() {
+  const view = state.modal;
+  const overlay = $("#overlay");
+  if (!view) { if (overlay.dataset.kind === "modal") closeOverlay(); return; }
+  if (overlay.dataset.kind === "modal" && overlay.dataset.view === view.id) return;
+  const inputs = view.blocks.filter((b) => b.type === "input").map((b) => {
+    const el = b.element;
+    return `<label for="in-${esc(b.block_id)}">${esc(b.label.text)}</label>
+      <textarea id="in-${esc(b.block_id)}" data-block="${esc(b.block_id)}" data-action="${esc(el.action_id)}"
+        maxlength="${el.max_length || 3000}" placeholder="${esc(el.placeholder ? el.placeholder.text : "")}"></textarea>
+      <div class="modal-error" data-error="${esc(b.block_id)}"></div>`;
+  }).join("");
+  showOverlay("modal", `<div class="modal" id="modal" role="dialog" aria-label="${esc(view.title.text)}">
+    <div class="modal-title">${esc(view.title.text)}</div>
+    <div class="modal-body">${inputs}</div>
+    <div class="modal-footer"><button id="modal-close">${esc(view.close ? view.close.text : "Cancel")}</button>
+      <button class="go" id="modal-submit">${esc(view.submit ? view.submit.text : "Submit")}</button></div></div>`, view.id);
+  $("#modal-close").onclick = async () => { closeOverlay(); await post("/ui/close", {}); };
+  $("#modal-submit").onclick = submitModal;
+  const first = overlay.querySelector("textarea");
+  if (first) first.focus();
+}
+
+function showOverlay(kind, html, viewId) {
+  const overlay = $("#overlay");
+  overlay.innerHTML = html;
+  overlay.dataset.kind = kind;
+  overlay.dataset.view = viewId || "";
+  overlay.hidden = false;
+}
+
+function closeOverlay() {
+  const overlay = $("#overlay");
+  overlay.hidden = true;
+  overlay.innerHTML = "";
+  overlay.dataset.kind = "";
+}
+
+async function submitModal() {
+  const values = {};
+  document.querySelectorAll("#modal textarea").forEach((t) => {
+    values[t.dataset.block] = { [t.dataset.action]: t.value };
+  });
+  $("#modal-submit").disabled = true;
+  const answer = await post("/ui/view", { values });
+  if (answer.errors) {
+    $("#modal-submit").disabled = false;
+    Object.entries(answer.errors).forEach(([block, msg]) => {
+      const slot = document.querySelector(`[data-error="${block}"]`);
+      if (slot) slot.textContent = msg;
+    });
+    return;
+  }
+  closeOverlay();
+  refresh();
+}
+
+function confirmThen(confirm, go) {
+  showOverlay("confirm", `<div class="modal" id="confirm" role="dialog">
+    <div class="modal-title">${esc(confirm.title.text)}</div>
+    <div class="modal-body">${textOf(confirm.text)}</div>
+    <div class="modal-footer"><button id="confirm-deny">${esc(confirm.deny.text)}</button>
+      <button class="go ${confirm.style === "danger" ? "danger" : ""}" id="confirm-ok">${esc(confirm.confirm.text)}</button></div></div>`);
+  $("#confirm-deny").onclick = closeOverlay;
+  $("#confirm-ok").onclick = () => { closeOverlay(); go(); };
+}
+
+function findElement(ts, actionId) {
+  const m = state.messages.find((x) => x.ts === ts);
+  for (const b of (m && m.blocks) || []) {
+    for (const el of b.type === "actions" ? b.elements : []) if (el.action_id === actionId) return el;
+  }
+  return null;
+}
+
+async function post(path, body) {
+  const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ ...body, user, channel, team }) });
+  return response.json();
+}
+
+async function refresh() {
+  const asked = user, where = channel, which = team;
+  const response = await fetch(`/ui/state?user=${encodeURIComponent(asked)}` +
+    `&channel=${encodeURIComponent(where)}&team=${encodeURIComponent(which)}`);
+  const next = await response.json();
+  // Refreshes overlap: never let an older answer (or another person's) overwrite a newer one.
+  if (asked !== user || where !== channel || which !== team ||
+      (state.version !== undefined && next.version < state.version)) return;
+  state = next;
+  channel = state.channel;
+  team = state.team;
+  render();
+}
+
+function render() {
+  renderChannels();
+  const home = view === "home";
+  const list = $("#messages");
+  // Where a channel is opened (again), it shows its newest messages.
+  const atBottom = list.hidden || list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+  list.hidden = home;
+  $("#composer-form").hidden = home;
+  $("#home").hidden = !home;
+  if (home) renderHome();
+  list.innerHTML = state.messages.map(renderMessage).join("");
+  if (atBottom) list.scrollTop = list.scrollHeight;
+  $("#banner").textContent = state.banner || "";
+  $("#working").hidden = !state.busy;
+  const select = $("#user");
+  if (!select.options.length) {
+    Object.entries(state.people).forEach(([id, name]) => select.add(new Option(name, id)));
+  }
+  select.value = user;
+  renderWorkspaces();
+  renderSessions();
+  renderTimers();
+  renderModal();
+}
+
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("button.block-button");
+  if (!button) return;
+  if (button.dataset.home) {
+    button.disabled = true;
+    post("/ui/home-click", { action_id: button.dataset.action, value: button.dataset.value })
+      .then(refresh);
+    return;
+  }
+  const { ts, action } = button.dataset;
+  const element = findElement(ts, action);
+  const go = async () => { button.disabled = true; await post("/ui/action", { ts, action_id: action }); refresh(); };
+  if (element && element.confirm) confirmThen(element.confirm, go); else go();
+});
+
+$("#composer-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const input = $("#composer");
+  const text = input.value.trim();
+  if (!text) return;
+  input.value = "";
+  await post("/ui/command", { text });
+  refresh();
+});
+
+function renderWorkspaces() {
+  const all = state.workspaces || [];
+  const here = all.find((w) => w.id === team);
+  const select = $("#team");
+  if (select.options.length !== all.length) {
+    select.innerHTML = "";
+    all.forEach((w) => select.add(new Option(w.name, w.id)));
+  }
+  select.value = team;
+  $("#team-picker").hidden = all.length < 2;
+  $(".workspace").textContent = here ? here.name : "Sandbox workspace";
+  const said = installPages[team];
+  $("#install").hidden = !(here && !here.installed) && !said;
+  $("#add-to-slack").hidden = !here || here.installed;
+  $("#install-text").textContent = said ||
+    `Weekly shop is not installed in ${here ? here.name : "this workspace"}.`;
+}
+
+$("#team").addEventListener("change", (event) => {
+  team = event.target.value;
+  channel = "";
+  view = "channel";
+  state.version = undefined;
+  localStorage.setItem("sandbox-team", team);
+  closeOverlay();
+  refresh();
+});
+
+$("#add-to-slack").addEventListener("click", async () => {
+  // Slack's OAuth flow, run for real: the install page, Allow, and the redirect back.
+  const button = $("#add-to-slack");
+  button.disabled = true;
+  const answer = await post("/ui/install", {});
+  button.disabled = false;
+  installPages[team] = answer.text || (answer.ok ? "Installed." : "Not installed.");
+  refresh();
+});
+
+$("#user").addEventListener("change", (event) => {
+  user = event.target.value;
+  state.version = undefined;
+  localStorage.setItem("sandbox-user", user);
+  closeOverlay();
+  if (view === "home") openHome(); else refresh();
+});
+
+new EventSource("/ui/events").addEventListener("change", () => refresh());
+if (view === "home") openHome(); else refresh();

@@ -1,0 +1,244 @@
+"""Configuration, read once from the environment into a frozen object at cold start.
+
+A missing or invalid value fails at start-up with the variable's name in the message, never
+halfway through a click. Secrets are :class:`Secret`, so they never show in a repr or a log line.
+
+This is a plain dataclass, not a pydantic model, on purpose: it is read on every cold start,
+in the ack path, and importing pydantic there would cost a large part of Slack's 3 seconds at a
+small Lambda's CPU share (README, "Deploy"); no part of the bot or the workflow uses pydantic (the
+checkpoint values are plain classes too, ``workflow.persistence.values``). Each field is converted
+and checked by hand below.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from workflow.shop import SHOP_PREFIX
+
+DEFAULT_SLACK_API_URL = "https://slack.com/api/"
+
+# Field name -> environment variable.
+ENV_NAMES = {
+    "slack_bot_token": "SLACK_BOT_TOKEN",
+    "slack_signing_secret": "SLACK_SIGNING_SECRET",
+    "checkpoint_bucket": "CHECKPOINT_BUCKET",
+    "checkpoint_prefix": "CHECKPOINT_PREFIX",
+    "checkpoint_signing_key": "CHECKPOINT_SIGNING_KEY",
+    "anthropic_api_key": "ANTHROPIC_API_KEY",
+    "anthropic_model": "ANTHROPIC_MODEL",
+    "anthropic_timeout_seconds": "ANTHROPIC_TIMEOUT_SECONDS",
+    "max_rounds": "MAX_ROUNDS",
+    "lock_ttl_seconds": "LOCK_TTL_SECONDS",
+    "approver_ids": "APPROVER_IDS",
+    "no_self_approval": "NO_SELF_APPROVAL",
+    "slack_api_url": "SLACK_API_URL",
+    "shop_channel": "SHOP_CHANNEL",
+    "shop_request": "SHOP_REQUEST",
+    "remind_after": "REMIND_AFTER",
+    "max_reminders": "MAX_REMINDERS",
+    "expire_after": "EXPIRE_AFTER",
+    "timer_group": "TIMER_GROUP",
+    "timer_target_arn": "TIMER_TARGET_ARN",
+    "timer_role_arn": "TIMER_ROLE_ARN",
+    "slack_client_id": "SLACK_CLIENT_ID",
+    "slack_client_secret": "SLACK_CLIENT_SECRET",
+    "shop_team": "SHOP_TEAM",
+}
+
+
+class SettingsError(ValueError):
+    """A configuration variable is missing or invalid; the message names it."""
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A secret value: never in a repr, a str() or a log line."""
+
+    _value: str = field(repr=False)
+
+    def get_secret_value(self) -> str:
+        return self._value
+
+    def __str__(self) -> str:
+        return "**********"
+
+    def __repr__(self) -> str:
+        return "Secret('**********')"
+
+
+def _text(min_length: int = 0, max_length: int = 10_000) -> Callable[[str], str]:
+    def convert(value: str) -> str:
+        if not min_length <= len(value) <= max_length:
+            raise ValueError(f"must be {min_length} to {max_length} characters")
+        return value
+
+    return convert
+
+
+def _secret(min_length: int = 1) -> Callable[[str], Secret]:
+    def convert(value: str) -> Secret:
+        if len(value) < min_length:
+            raise ValueError(f"must be at least {min_length} characters")
+        return Secret(value)
+
+    return convert
+
+
+def _number(kind: Callable[[str], Any], low: float, high: float, low_open: bool = False) -> Any:
+    def convert(value: str) -> Any:
+        number = kind(value)
+        if (number <= low if low_open else number < low) or number > high:
+            raise ValueError(f"must be {'over' if low_open else 'at least'} {low}, at most {high}")
+        return number
+
+    return convert
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _duration(low: int, high: int) -> Callable[[str], int]:
+    """Seconds from "90s", "45m", "6h", "3d" or a bare number of seconds."""
+
+    def convert(value: str) -> int:
+        text = value.strip().lower()
+        unit = _UNITS.get(text[-1:], 0)
+        try:
+            seconds = int(text[:-1] if unit else text) * (unit or 1)
+        except ValueError:
+            raise ValueError('must be a duration such as "6h", "45m" or "3d"') from None
+        if seconds != 0 and not low <= seconds <= high:
+            raise ValueError(f"must be 0 (off) or from {low} s to {high // 86400} days")
+        return seconds
+
+    return convert
+
+
+def _flag(value: str) -> bool:
+    if value.strip().lower() in ("1", "true", "yes", "on"):
+        return True
+    if value.strip().lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("must be true or false")
+
+
+def _ids(value: str) -> frozenset[str]:
+    return frozenset(part.strip() for part in value.split(",") if part.strip())
+
+
+def _url(value: str) -> str:
+    if not value.startswith(("https://", "http://")):
+        raise ValueError("must be an http(s) URL")
+    return value if value.endswith("/") else value + "/"
+
+
+CONVERT: dict[str, Callable[[str], Any]] = {
+    "slack_bot_token": _secret(),
+    "slack_signing_secret": _secret(),
+    "checkpoint_bucket": _text(3, 63),
+    "checkpoint_prefix": _text(),
+    "checkpoint_signing_key": _secret(16),
+    "anthropic_api_key": _secret(),
+    "anthropic_model": _text(1),
+    "anthropic_timeout_seconds": _number(float, 0, 120, low_open=True),
+    "max_rounds": _number(int, 1, 10),
+    "lock_ttl_seconds": _number(float, 0, 900, low_open=True),
+    "approver_ids": _ids,
+    "no_self_approval": _flag,
+    "slack_api_url": _url,
+    "shop_channel": _text(),
+    "shop_request": _text(),
+    "remind_after": _duration(60, 7 * 86400),
+    "max_reminders": _number(int, 0, 10),
+    # Under the bucket's 30-day lifecycle rule, which would delete a waiting basket first.
+    "expire_after": _duration(60, 21 * 86400),
+    "timer_group": _text(1, 64),
+    "timer_target_arn": _text(20, 2048),
+    "timer_role_arn": _text(20, 2048),
+    "slack_client_id": _text(5, 64),
+    "slack_client_secret": Secret,
+    "shop_team": _text(2, 32),
+}
+REQUIRED = ("slack_signing_secret", "checkpoint_bucket")
+
+
+@dataclass(frozen=True)
+class Settings:
+    slack_signing_secret: Secret
+    checkpoint_bucket: str
+    slack_bot_token: Secret = field(default_factory=lambda: Secret(""))
+    checkpoint_prefix: str = SHOP_PREFIX
+    checkpoint_signing_key: Secret | None = None
+    anthropic_api_key: Secret | None = None
+    anthropic_model: str = "claude-haiku-5-5"
+    # Per attempt; the SDK makes up to three. Lambda gives an invocation 60 s (serverless.yml), so
+    # the attempts and their backoff must end well inside it, or Lambda kills the invocation
+    # before the person hears anything. The SDK's own default is 600 s.
+    anthropic_timeout_seconds: float = 15.0
+    max_rounds: int = 3
+    lock_ttl_seconds: float = 60.0
+    approver_ids: frozenset[str] = frozenset()
+    no_self_approval: bool = False
+    slack_api_url: str = DEFAULT_SLACK_API_URL
+    shop_channel: str = ""
+    shop_request: str = ""
+    # A waiting basket's reminders and expiry (``bot.records.timers``), in seconds; 0 turns one off.
+    remind_after: int = 6 * 3600
+    max_reminders: int = 2
+    expire_after: int = 72 * 3600
+    # Where its EventBridge Scheduler schedules go; without all three, no timers are armed.
+    timer_group: str = ""
+    timer_target_arn: str = ""
+    timer_role_arn: str = ""
+    # Many workspaces (``bot.slack.installs``): the app's OAuth credentials; without both, one
+    # workspace with SLACK_BOT_TOKEN. SHOP_TEAM: the workspace the weekly schedule is for.
+    slack_client_id: str = ""
+    slack_client_secret: Secret | None = None
+    shop_team: str = ""
+
+    def __post_init__(self) -> None:
+        if bool(self.slack_client_id) != (self.slack_client_secret is not None):
+            raise SettingsError("SLACK_CLIENT_ID and SLACK_CLIENT_SECRET go together")
+        if not self.multi_workspace and not self.slack_bot_token.get_secret_value():
+            raise SettingsError("SLACK_BOT_TOKEN is not set")
+        if self.multi_workspace and self.shop_channel and not self.shop_team:
+            raise SettingsError("SHOP_TEAM is not set: with many workspaces, SHOP_CHANNEL needs it")
+
+    @property
+    def multi_workspace(self) -> bool:
+        """Installed per workspace through Slack's OAuth flow (``bot.slack.installs``)."""
+        return bool(self.slack_client_id and self.slack_client_secret is not None)
+
+    @property
+    def has_timers(self) -> bool:
+        return bool(self.timer_group and self.timer_target_arn and self.timer_role_arn)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Settings from ``environ`` (default: the process environment).
+
+        Raises SettingsError naming the first variable that is missing or invalid. Empty
+        variables count as unset, so optional values can be blanked in serverless.yml.
+        """
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for name, variable in ENV_NAMES.items():
+            raw = env.get(variable)
+            if not raw:
+                if name in REQUIRED:
+                    raise SettingsError(f"{variable} is not set")
+                continue
+            try:
+                values[name] = CONVERT[name](raw)
+            except ValueError as exc:
+                raise SettingsError(f"{variable} is invalid: {exc}") from None
+        return cls(**values)
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with ``changes`` (for tests that change a setting after a cold start)."""
+        return dataclasses.replace(self, **changes)

@@ -1,0 +1,139 @@
+"""Block Kit for the app's Home tab: a pure function of what ``bot.steps.home`` read.
+
+    Weekly shop
+    [a notice, after a button: "Basket 1 of that order again is in #shop"]
+    Waiting for an answer            newest first, each with Open (a link to its message)
+    Last outcomes                    newest first: Ordered / Rejected / Expired, how many items,
+                                     who answered, when; Show items; Repeat this order
+
+A Home tab holds at most 100 blocks (Block Kit's view limit, which the fake Web API checks): at
+most ``MAX_WAITING`` + 2 × ``MAX_OUTCOMES`` rows, and one outcome's items expanded at a time
+within ``bot.slack.blocks.item_sections``' own 46. Model- and user-written text (the request, the
+items) is plain_text or escaped, as on the basket messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .blocks import Block, context, escape, item_sections, plain, slack_date
+
+if TYPE_CHECKING:
+    from bot.records.history import Ended
+    from bot.records.receipts import Waiting
+
+SHOW_ITEMS = "home_show_items"
+HIDE_ITEMS = "home_hide_items"
+REPEAT = "home_repeat"
+OPEN = "home_open"  # a link button: Slack still sends the click, which is acked and ignored
+MAX_WAITING = 10
+MAX_OUTCOMES = 10
+MAX_SHOWN_REQUEST = 300
+KIND_WORDS = {
+    "ordered": "Ordered",
+    "rejected": "Rejected",
+    "expired": "Expired",
+    "failed": "Failed",
+}
+
+Times = Callable[[int], tuple[int | None, int | None]]  # posted_at -> (next reminder, expiry)
+Link = Callable[[str, str], str]  # (channel, ts) -> the message's permalink
+
+
+def _mrkdwn(text: str) -> Block:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def _button(text: str, action_id: str, value: str = "", **extra: Any) -> Block:
+    button: Block = {"type": "button", "text": plain(text, 75), "action_id": action_id}
+    if value:
+        button["value"] = value
+    return {**button, **extra}
+
+
+def _asked(requested_by: str, request: str) -> Block:
+    who = f"For <@{requested_by}>:" if requested_by else "For the weekly shop:"
+    block = context(who)
+    if request:
+        shown = request if len(request) <= MAX_SHOWN_REQUEST else request[:299] + "…"
+        block["elements"].append({"type": "plain_text", "text": shown, "emoji": False})
+    return block
+
+
+def waiting_rows(
+    waiting: list[tuple[str, Waiting]], unread: int, max_rounds: int, times: Times, link: Link
+) -> list[Block]:
+    """The waiting baskets read, and a line for older ones: those read but not shown, and
+    ``unread`` sessions not read at all. Those are only said to exist, never counted: they may
+    be in channels the viewer is not in, and their number is those channels' business."""
+    if not waiting and not unread:
+        return [context("Nothing is waiting. Type `/shop` and the week's dinners in a channel.")]
+    rows = []
+    for _, basket in waiting[:MAX_WAITING]:
+        remind, expires = times(basket.posted_at)
+        when = [f"posted {slack_date(basket.posted_at)}"]
+        when += [f"next reminder {slack_date(remind)}"] if remind else []
+        when += [f"expires {slack_date(expires)}"] if expires else []
+        who = f" for <@{basket.requested_by}>" if basket.requested_by else ""
+        row = _mrkdwn(f"*Basket {basket.round} of {max_rounds}*{who}\n" + " · ".join(when))
+        row["accessory"] = _button("Open", OPEN, url=link(basket.channel, basket.ts))
+        rows.append(row)
+    if unread:
+        rows.append(context("…and older ones, not read here: they are in their channels."))
+    elif len(waiting) > MAX_WAITING:
+        rows.append(context(f"…and {len(waiting) - MAX_WAITING} older ones, not shown here."))
+    return rows
+
+
+def outcome_rows(outcomes: list[tuple[str, Ended]], expanded: str | None) -> list[Block]:
+    if not outcomes:
+        return [context("No basket has ended yet: ordered, rejected and expired ones show here.")]
+    rows: list[Block] = []
+    for name, ended in outcomes[:MAX_OUTCOMES]:
+        n = len(ended.items)
+        by = {"expired": "nobody answered", "failed": "the shopper wrote no basket"}.get(
+            ended.kind, f"by <@{ended.answered_by}>"
+        )
+        items = "" if ended.kind == "failed" else f" · {n} item{'s' if n != 1 else ''}"
+        row = _mrkdwn(f"*{KIND_WORDS[ended.kind]}*{items} · {by} · {slack_date(ended.at)}")
+        is_open = name == expanded
+        toggle = ("Hide items", HIDE_ITEMS) if is_open else ("Show items", SHOW_ITEMS)
+        if n:
+            row["accessory"] = _button(*toggle, value=name)
+        rows += [row, _asked(ended.requested_by, ended.request)]
+        if is_open:
+            rows += item_sections(ended.basket().items)
+        if ended.kind == "ordered":
+            repeat = _button("Repeat this order", REPEAT, value=name, style="primary")
+            rows.append(
+                {"type": "actions", "block_id": f"repeat-{name[:200]}", "elements": [repeat]}
+            )
+    return rows
+
+
+def home_view(
+    *,
+    waiting: list[tuple[str, Waiting]],
+    outcomes: list[tuple[str, Ended]],
+    max_rounds: int,
+    times: Times,
+    link: Link,
+    expanded: str | None = None,
+    notice: str = "",
+    unread: int = 0,
+) -> dict[str, Any]:
+    """The Home tab: ``notice`` is ours (mrkdwn); everything else is built here."""
+    blocks: list[Block] = [{"type": "header", "text": plain("Weekly shop", 150)}]
+    if notice:
+        blocks.append(_mrkdwn(notice))
+    rows = waiting_rows(waiting, unread, max_rounds, times, link)
+    blocks += [_mrkdwn("*Waiting for an answer*"), *rows]
+    blocks += [{"type": "divider"}, _mrkdwn("*Last outcomes*"), *outcome_rows(outcomes, expanded)]
+    return {"type": "home", "blocks": blocks}
+
+
+def failed_view(reason: str) -> dict[str, Any]:
+    """A Home tab that could not be read: one sentence (ours), and nothing lost."""
+    header = {"type": "header", "text": plain("Weekly shop", 150)}
+    return {"type": "home", "blocks": [header, _mrkdwn(escape(reason))]}

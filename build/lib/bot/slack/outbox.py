@@ -1,0 +1,305 @@
+"""What the bot posts where: every Slack message goes through one :class:`Outbox`.
+
+Two verbs say who sees a message: ``post`` (everyone in the channel, or in a thread) and ``tell``
+(one person, ephemeral). ``deliver`` turns a turn's outcome (``bot.slack.outcome``) into those
+calls, new messages first and the answered basket's update last, so a process that dies between the
+two errs toward a repeat, never toward a loss. Every call returns whether Slack took it; a Slack
+failure is logged, never raised (the checkpoint is already written, and the receipt, which is
+written only when everything was shown, lets the next click repair the channel).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+from slack_sdk.webhook import WebhookClient
+
+from workflow.engine.events import RequestInfoEvent
+
+from .blocks import (
+    Block,
+    Ref,
+    answered_blocks,
+    basket_blocks,
+    escape,
+    expired_blocks,
+    ordered_blocks,
+    retired_blocks,
+    settled_blocks,
+    start_again_blocks,
+)
+from .outcome import (
+    EXPIRED,
+    RETIRED,
+    Damaged,
+    Mark,
+    Outcome,
+    Post,
+    Report,
+    Retired,
+    Settle,
+    Tell,
+)
+
+log = logging.getLogger(__name__)
+
+# What a Slack call can end in once slack_sdk's own retries are spent: Slack said no, or the
+# network did (URLError and timeouts are OSErrors).
+SLACK_FAILURES = (SlackApiError, OSError)
+# What Slack answers where the bot may not post: a public channel it was never added to
+# (not_in_channel), a private channel or a DM it is not in (channel_not_found, Slack hides those),
+# an archived one. A slash command's response_url still reaches the person (docs.slack.dev:
+# it works wherever the command was typed, up to 5 times within 30 minutes).
+NOT_A_MEMBER = ("not_in_channel", "channel_not_found", "is_archived")
+
+
+def slack_error(exc: BaseException) -> str:
+    if isinstance(exc, SlackApiError):
+        return str(exc.response.get("error"))
+    return type(exc).__name__
+
+
+@dataclass(frozen=True)
+class Posted:
+    """A basket posted with its buttons: which request, which message, when."""
+
+    request_id: str
+    ts: str
+    round: int
+    at: int  # epoch seconds
+
+
+@dataclass(frozen=True)
+class Delivered:
+    """What ``deliver`` did: whether the channel shows all of a Report (receipt-worthy), and
+    the baskets it posted."""
+
+    shown: bool
+    posted: tuple[Posted, ...] = ()
+
+    def __bool__(self) -> bool:
+        return self.shown
+
+
+@dataclass(frozen=True)
+class Where:
+    """A session and the channel its messages go to."""
+
+    tenant: str
+    session_id: str
+    channel: str
+    reply_url: str = ""  # the slash command's response_url, where there is one
+
+
+class Outbox:
+    def __init__(
+        self,
+        web: WebClient,
+        max_rounds: int,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.web = web
+        self.max_rounds = max_rounds
+        self.clock = clock
+
+    def post(
+        self,
+        channel: str,
+        mrkdwn: str,
+        thread_ts: str | None = None,
+        blocks: list[Block] | None = None,
+    ) -> bool:
+        """A message everyone sees; ``mrkdwn`` is ours (escape other people's words first), and
+        is the notification text when ``blocks`` show more."""
+        try:
+            self.web.chat_postMessage(
+                channel=channel, text=mrkdwn, thread_ts=thread_ts, blocks=blocks
+            )
+        except SLACK_FAILURES as exc:
+            log.error("chat.postMessage failed: %s", slack_error(exc))
+            return False
+        return True
+
+    def tell(self, channel: str, user: str, mrkdwn: str) -> bool:
+        """An ephemeral message only ``user`` sees."""
+        try:
+            self.web.chat_postEphemeral(channel=channel, user=user, text=mrkdwn)
+        except SLACK_FAILURES as exc:
+            log.error("chat.postEphemeral failed: %s", slack_error(exc))
+            return False
+        return True
+
+    def may_post(self, channel: str) -> bool | None:
+        """Whether the bot may post in ``channel`` (one ``conversations.info``); None when Slack
+        could not say. Slack hides a private channel or a DM from a bot that is not in it
+        (channel_not_found); for a public one it answers ``is_member``; the bot's own DM with a
+        person is an IM it is always in."""
+        try:
+            info = self.web.conversations_info(channel=channel)["channel"]
+        except SlackApiError as exc:
+            if slack_error(exc) in NOT_A_MEMBER:
+                return False
+            log.error("conversations.info failed: %s", slack_error(exc))
+            return None
+        except OSError as exc:
+            log.error("conversations.info failed: %s", slack_error(exc))
+            return None
+        return bool(info.get("is_member") or info.get("is_im"))
+
+    def members(self, channel: str) -> set[str] | None:
+        """Who is in ``channel`` (``conversations.members``, every page); None when Slack
+        would not say (the bot cannot see it, or Slack could not be reached)."""
+        found: set[str] = set()
+        cursor = ""
+        try:
+            while True:
+                page = self.web.conversations_members(channel=channel, cursor=cursor, limit=1000)
+                found.update(str(m) for m in page.get("members") or [])
+                cursor = str((page.get("response_metadata") or {}).get("next_cursor") or "")
+                if not cursor:
+                    return found
+        except SLACK_FAILURES as exc:
+            log.info("conversations.members %s: %s", channel, slack_error(exc))
+            return None
+
+    def reply(self, url: str, mrkdwn: str) -> bool:
+        """An ephemeral answer through a slash command's response_url (slack_sdk's
+        WebhookClient), for where the bot cannot post with its token."""
+        try:
+            answer = WebhookClient(url, timeout=5).send(text=mrkdwn, response_type="ephemeral")
+        except OSError as exc:
+            log.error("response_url failed: %s", type(exc).__name__)
+            return False
+        if answer.status_code != 200:
+            log.error("response_url answered %s", answer.status_code)
+        return answer.status_code == 200
+
+    def deliver(self, where: Where, outcome: Outcome) -> Delivered:
+        """Say ``outcome``; whether the channel now shows all of a Report (receipt-worthy)."""
+        if isinstance(outcome, Tell):
+            self.tell(where.channel, outcome.user, outcome.text)
+        elif isinstance(outcome, Post):
+            self._post_or_reply(where, outcome)
+        elif isinstance(outcome, Report):
+            return self._show(where, outcome)
+        elif isinstance(outcome, Retired):
+            self._retire(where, outcome)
+        elif isinstance(outcome, Damaged):
+            blocks = start_again_blocks(outcome.text, outcome.again)
+            self.post(where.channel, outcome.text, outcome.thread_ts, blocks)
+        return Delivered(False)
+
+    def _show(self, where: Where, report: Report) -> Delivered:
+        shown = all([self._post_output(where, report, text) for text in report.outputs])
+        posted: list[Posted | None] = []
+        if shown:
+            posted = [self._post_basket(where, report, event) for event in report.baskets]
+        baskets = tuple(p for p in posted if p is not None)
+        if not shown or None in posted:
+            self._post_or_reply(where, report.unposted)
+            return Delivered(False, baskets)
+        if report.mark is not None and not self._mark_answered(where.channel, report.mark):
+            return Delivered(False, baskets)
+        settled = report.settle is None or self._settle(where.channel, report.settle)
+        return Delivered(settled, baskets)
+
+    def _post_output(self, where: Where, report: Report, output: str) -> bool:
+        """An outcome in the basket's thread; an order lists what was ordered."""
+        text = escape(output)
+        ordered = report.ordered
+        blocks = None if ordered is None else ordered_blocks(text, ordered.items)
+        return self.post(where.channel, text, report.thread_ts, blocks)
+
+    def _retire(self, where: Where, retired: Retired) -> None:
+        """Start again in the thread first, then the basket's buttons go (a death between the
+        two leaves a live button that says the same again, never a dead end)."""
+        try:
+            self.web.chat_postMessage(
+                channel=where.channel,
+                thread_ts=retired.thread_ts,
+                text=RETIRED,
+                blocks=start_again_blocks(RETIRED, retired.again),
+            )
+        except SLACK_FAILURES as exc:
+            log.error("posting Start again failed: %s", slack_error(exc))
+            return
+        basket = retired.basket
+        if basket is not None:
+            blocks = retired_blocks(
+                round=basket.round, max_rounds=self.max_rounds, items=basket.items
+            )
+            self._update(
+                where.channel, retired.thread_ts, f"Basket {basket.round}: retired", blocks
+            )
+
+    def _settle(self, channel: str, settle: Settle) -> bool:
+        return self._update(channel, settle.ts, settle.text, settled_blocks(settle.text))
+
+    def _update(self, channel: str, ts: str, text: str, blocks: list[Block]) -> bool:
+        try:
+            self.web.chat_update(channel=channel, ts=ts, text=text, blocks=blocks)
+        except SLACK_FAILURES as exc:
+            log.error("chat.update failed: %s", slack_error(exc))
+            return False
+        return True
+
+    def _post_or_reply(self, where: Where, post: Post) -> None:
+        """Post in the channel; if Slack refuses, say it to the person who typed the command."""
+        if not self.post(where.channel, post.text, post.thread_ts) and where.reply_url:
+            self.reply(where.reply_url, post.text)
+
+    def _post_basket(self, where: Where, report: Report, event: RequestInfoEvent) -> Posted | None:
+        basket = event.data
+        try:
+            posted = self.web.chat_postMessage(
+                channel=where.channel,
+                text=f"Basket {basket.round} of {self.max_rounds}: {len(basket.items)} items",
+                blocks=basket_blocks(
+                    round=basket.round,
+                    max_rounds=self.max_rounds,
+                    items=basket.items,
+                    requested_by=report.requested_by,
+                    request=report.request,
+                    progress=report.progress,
+                    ref=Ref(where.session_id, event.request_id),
+                ),
+            )
+        except SLACK_FAILURES as exc:
+            log.error("posting basket failed: %s", slack_error(exc))
+            return None
+        return Posted(event.request_id, str(posted["ts"]), basket.round, int(self.clock()))
+
+    def _mark_answered(self, channel: str, mark: Mark) -> bool:
+        """Replace the basket's buttons with who answered, when, and the change they asked for
+        (or that it expired, and when)."""
+        said = f": {escape(mark.note)}" if mark.note else ""
+        basket = mark.basket
+        at = int(self.clock()) if mark.at is None else mark.at
+        if mark.verdict == EXPIRED:
+            return self._update(
+                channel,
+                mark.ts,
+                f"Basket {basket.round} of {self.max_rounds}: expired, nothing ordered",
+                expired_blocks(
+                    round=basket.round, max_rounds=self.max_rounds, items=basket.items, at=at
+                ),
+            )
+        return self._update(
+            channel,
+            mark.ts,
+            f"Basket {basket.round} of {self.max_rounds}: {mark.verdict} by <@{mark.by}>" + said,
+            answered_blocks(
+                round=basket.round,
+                max_rounds=self.max_rounds,
+                items=basket.items,
+                verdict=mark.verdict,
+                user=mark.by,
+                at=at,
+                note=mark.note,
+            ),
+        )

@@ -1,0 +1,166 @@
+"""What one turn of a session did, as data for Slack: the outcome a step returns.
+
+A step (a start, a click, a change; later a reminder or an expiry) returns one of these, and one
+place turns it into Slack calls (``bot.slack.outbox.Outbox.deliver``):
+
+    Tell      an ephemeral reply only the person who acted sees (a refusal, a stale click)
+    Post      a message everyone sees, in the channel or in the basket's thread (a failure)
+    Failed    the Post of a first basket that failed: the session's end, kept in the history
+    Report    what the run did: outputs for the thread, new baskets with buttons, then the
+              answered basket's new look; only a Report the channel fully shows earns a receipt
+    Retired   a basket a deploy can no longer resume: why, and Start again, in its thread
+    Damaged   a basket whose saved state is damaged: why, and Start again, in its thread
+    None      nothing to say
+
+Texts in ``Tell`` and ``Post`` are our own mrkdwn (mentions we built); model- and user-written
+text travels in ``Report.outputs``, ``Mark.note`` and the baskets, and is escaped when posted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from workflow.engine.events import OutputEvent, RequestInfoEvent, WorkflowEvent
+from workflow.errors import ExecutorFailed, WorkflowError
+from workflow.shop.errors import ShopperError
+
+if TYPE_CHECKING:  # the workflow: imported by the lazy runs that make Reports, not by an ack
+    from workflow.shop.basket import Basket
+
+
+APPROVED = "Approved"  # a Mark's verdict for an approved basket
+EXPIRED = "Expired"  # ... and for one nobody answered in time
+
+
+@dataclass(frozen=True)
+class Tell:
+    user: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Post:
+    text: str
+    thread_ts: str | None = None
+
+
+@dataclass(frozen=True)
+class Failed(Post):
+    """A first basket that could not be written: said like any Post, and kept in the history
+    as a ``failed`` outcome of ``request`` (``bot.records.history``)."""
+
+    requested_by: str = ""
+    request: str = ""
+
+
+@dataclass(frozen=True)
+class Mark:
+    """How the answered basket message reads now: the buttons replaced by who answered."""
+
+    ts: str
+    basket: Basket
+    verdict: str
+    by: str
+    note: str = ""
+    at: int | None = None  # when (default: now); an expiry's is when it was due
+    request_id: str = ""  # the request it answered: its basket's timers are deleted
+
+
+@dataclass(frozen=True)
+class Settle:
+    """A message whose button has done its work: its blocks replaced by ``text`` (ours)."""
+
+    ts: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Retired:
+    """A basket saved on a graph version a deploy removed (``workflow.engine.versions``): one
+    sentence and a Start again button in its thread (``again`` is the button's value), and the
+    basket's own buttons replaced, so nobody answers it twice."""
+
+    thread_ts: str
+    again: str
+    basket: Basket | None
+
+
+@dataclass(frozen=True)
+class Damaged:
+    """A basket whose session's checkpoints are damaged (tampered, corrupt, hidden behind stray
+    objects): ``text`` (ours) and a Start again button in its thread (``again`` is the button's
+    value). Nothing else changes: the basket keeps its buttons, which answer it again once its
+    checkpoint is restored, and nothing is written or forgotten in S3."""
+
+    text: str
+    thread_ts: str
+    again: str
+
+
+@dataclass(frozen=True)
+class Report:
+    """What a run did. ``unposted`` is said instead when a new message could not be posted
+    (the answered basket then keeps its buttons: the way to retry)."""
+
+    events: list[WorkflowEvent]
+    unposted: Post
+    requested_by: str = ""
+    outputs: list[str] = field(default_factory=list)
+    thread_ts: str | None = None
+    mark: Mark | None = None
+    settle: Settle | None = None
+    request: str = ""  # what was asked (shown on each new basket beside who asked)
+    ended: bool = False  # the run is over: its outcome is kept (``bot.records.history``)
+
+    @property
+    def baskets(self) -> list[RequestInfoEvent]:
+        """The requests the run asked about, each a basket to post with fresh buttons."""
+        from workflow.shop.basket import Basket
+
+        return [
+            e for e in self.events if isinstance(e, RequestInfoEvent) and isinstance(e.data, Basket)
+        ]
+
+    @property
+    def ordered(self) -> Basket | None:
+        """The basket this run ordered: the one it approved (its outcome lists the items)."""
+        mark = self.mark
+        return mark.basket if mark is not None and mark.verdict == APPROVED else None
+
+    @property
+    def progress(self) -> str:
+        from workflow.shop.basket import ShopProgress
+
+        steps = [e for e in self.events if isinstance(e, ShopProgress)]
+        return f"{steps[-1].step}: {steps[-1].detail}" if steps else "waiting for an answer"
+
+
+Outcome = Tell | Post | Report | Retired | Damaged | None
+
+# During a deploy or a rollback old and new code run side by side: a checkpoint the newer one
+# wrote is fine, and waits for it (never "tampered", never "start again").
+NEWER = (
+    "This basket was saved by a newer version of weekly-shop; it will resume once that version "
+    "is deployed again."
+)
+
+
+RETIRED = (
+    "This basket was saved by a version of weekly-shop that has since been retired, so it can't "
+    "be answered any more: *Start again* writes the same week's basket afresh."
+)
+
+
+def outputs_of(events: list[WorkflowEvent]) -> list[str]:
+    return [str(e.data) for e in events if isinstance(e, OutputEvent)]
+
+
+def describe_failure(error: BaseException | None) -> str:
+    """A short, safe reason for a person; details stay in the logs."""
+    cause = error.cause if isinstance(error, ExecutorFailed) else error
+    if isinstance(cause, ShopperError):
+        return cause.reason
+    if isinstance(cause, WorkflowError):
+        return "the basket could not be saved"
+    return "something went wrong"

@@ -1,0 +1,225 @@
+"""Where the app's Home tab is read and published, and where Repeat this order starts a basket.
+
+Opening the Home tab (``app_home_opened``) publishes, for that person and workspace, what waits
+and what became of the last baskets (``bot.slack.home_view``). What it reads, all under the
+workspace's own prefixes and never a checkpoint's payload:
+
+    1 LIST     the newest outcome records' names (``bot.records.history``, at most 1,000: which
+               sessions ended, and the outcomes to show)
+    ≤ 10 GET   the outcomes shown
+    1 LIST     the sessions' objects (one page per 1,000 objects: sessions live 30 days at
+               most, a waiting one keeps about three), each receipt with when it was written
+    ≤ 20 HEAD  the newest receipts of sessions not ended: each says which basket waits
+
+so a workspace with 500 past outcomes costs what one with 1 costs, and one with 300 baskets
+waiting what one with 20 costs (the tab says older ones were not read). A failed first basket
+never appeared in its channel: only the person who asked for it sees it among the outcomes.
+
+Show items and Hide items publish it again with one outcome's items open. Repeat this order
+starts a new session in the order's channel whose basket 1 is that order again, through the
+normal turn (lock, approvers, reminders), without a model call: its shopper hands back the
+recorded items.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+from bot.records.history import session_of
+from bot.slack.home_view import MAX_OUTCOMES, failed_view, home_view
+from workflow.errors import StoreError
+
+if TYPE_CHECKING:
+    from slack_sdk import WebClient
+
+    from bot.records.history import History
+    from bot.records.receipts import Receipts, Waiting
+    from bot.records.timers import Timers
+    from bot.settings import Settings
+    from bot.slack.outbox import Outbox
+    from workflow.persistence.store import CheckpointStore
+    from workflow.shop.shopper import Brief, ShopperReply
+
+    from .turn import Sessions
+
+log = logging.getLogger(__name__)
+
+LISTED = 1000  # outcome names listed to know which sessions ended (one LIST page)
+# Receipts HEADed, newest first. The tab shows 10 waiting baskets (MAX_WAITING, within the
+# 100-block view); 20 leaves room for those in channels the viewer is not in. HEADs run one
+# after another, tens of ms each inside AWS, so 20 stay well under a second of the lazy
+# Lambda's time, where 300 took several and a few thousand passed its timeout.
+READ_WAITING = 20
+UNREADABLE = "I couldn't read the baskets just now. Open this tab again in a minute."
+
+
+class Runtime(Protocol):
+    """What the Home tab needs of ``bot.runtime.Runtime``, named here: the runtime builds the
+    steps, so a step does not import it back."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def web(self) -> WebClient: ...
+
+    @property
+    def outbox(self) -> Outbox: ...
+
+    @property
+    def history(self) -> History: ...
+
+    @property
+    def receipts(self) -> Receipts: ...
+
+    @property
+    def timers(self) -> Timers | None: ...
+
+    @property
+    def store(self) -> CheckpointStore: ...
+
+    @property
+    def sessions(self) -> Sessions: ...
+
+    def permalink(self, channel: str, ts: str) -> str: ...
+
+
+def next_times(rt: Runtime, now: float) -> Any:
+    """posted_at -> (next reminder, expiry), as the basket's timers will fire (none without
+    timers)."""
+    timers = rt.timers
+
+    def times(posted_at: int) -> tuple[int | None, int | None]:
+        if timers is None:
+            return None, None
+        plan, reminded = timers.plan, 0
+        step = plan.next(posted_at, reminded)
+        while step is not None and step[0] == "remind" and step[2] <= now:
+            reminded += 1
+            step = plan.next(posted_at, reminded)
+        remind = step[2] if step is not None and step[0] == "remind" else None
+        return remind, plan.expires_at(posted_at)
+
+    return times
+
+
+class Visible:
+    """Whether ``user`` may see what was posted in a channel: only a member may (a private
+    channel's or a DM's baskets are nobody else's business). One ``conversations.members`` a
+    channel, asked once a publish; a channel Slack would not say about is hidden."""
+
+    def __init__(self, rt: Runtime, user: str) -> None:
+        self.rt, self.user = rt, user
+        self._known: dict[str, bool] = {}
+
+    def __call__(self, channel: str) -> bool:
+        if channel not in self._known:
+            members = self.rt.outbox.members(channel)
+            self._known[channel] = members is not None and self.user in members
+        return self._known[channel]
+
+
+def shown_to(record: Any, visible: Visible) -> bool:
+    """Whether the viewer sees an outcome: one of a channel they are in; and a failed first
+    basket, which never appeared in the channel, only if they asked for it."""
+    if record.kind == "failed" and record.requested_by != visible.user:
+        return False
+    return bool(visible(record.channel))
+
+
+def read_home(
+    rt: Runtime, tenant: str, now: float, visible: Visible
+) -> tuple[list[Any], int, list[Any]]:
+    """(waiting baskets, newest first; how many older receipts were not read; last outcomes,
+    newest first) of the workspace, of the channels the viewer is in."""
+    names = rt.history.names(tenant, LISTED)
+    ended = {s for s in map(session_of, names) if s is not None}
+    outcomes: list[tuple[str, Any]] = []
+    for name in names[:MAX_OUTCOMES]:  # the newest: at most MAX_OUTCOMES GETs
+        record = rt.history.read_name(tenant, name)
+        if record is not None and shown_to(record, visible):
+            outcomes.append((name, record))
+    expire_after = rt.settings.expire_after if rt.timers is not None else 0
+    # A session whose end was never recorded, long past its expiry, is not waiting: its receipt
+    # was written after its basket was posted, so one older than the cut-off needs no HEAD.
+    since = now - expire_after - 3600 if expire_after else 0.0
+    waiting: list[tuple[str, Waiting]]
+    waiting, unread = rt.receipts.newest_waiting(tenant, ended, READ_WAITING, since)
+    if expire_after:
+        waiting = [w for w in waiting if w[1].posted_at + expire_after + 3600 > now]
+    waiting = [w for w in waiting if visible(w[1].channel)]
+    waiting.sort(key=lambda w: w[1].posted_at, reverse=True)
+    return waiting, unread, outcomes
+
+
+def publish_home(
+    rt: Runtime, tenant: str, user: str, expanded: str | None = None, notice: str = ""
+) -> None:
+    """Publish ``user``'s Home tab (one ``views.publish``). A store that cannot be read is
+    said on the tab; a publish Slack refused raises, so that Lambda retries the lazy run."""
+    now = time.time()
+    try:
+        waiting, unread, outcomes = read_home(rt, tenant, now, Visible(rt, user))
+        view = home_view(
+            waiting=waiting,
+            unread=unread,
+            outcomes=outcomes,
+            max_rounds=rt.settings.max_rounds,
+            times=next_times(rt, now),
+            link=rt.permalink,
+            expanded=expanded,
+            notice=notice,
+        )
+    except StoreError as exc:
+        log.error("the Home tab could not be read: %s", exc)
+        view = failed_view(UNREADABLE)
+    rt.web.views_publish(user_id=user, view=view)
+
+
+class RepeatShopper:
+    """A shopper that writes a recorded basket again: no model call."""
+
+    label = "repeat of an earlier order"
+
+    def __init__(self, items: list[Any]) -> None:
+        self.items = items
+
+    async def write(self, brief: Brief) -> ShopperReply:
+        from workflow.shop.shopper import ShopperReply
+
+        return ShopperReply(items=list(self.items), output_tokens=0)
+
+
+def repeat_order(rt: Runtime, tenant: str, user: str, name: str) -> str:
+    """Start basket 1 of the order ``name`` again in its channel; what the Home tab says."""
+    from bot.slack.outbox import Where
+    from bot.slack.payloads import session_id_for
+    from workflow.shop.basket import ShopRequest
+    from workflow.shop.graph import shop_versions
+
+    from .start import cannot_post_here, start_session
+
+    ended = rt.history.read_name(tenant, name) if session_of(name) else None
+    if ended is None or ended.kind != "ordered" or not Visible(rt, user)(ended.channel):
+        return "I couldn't find that order any more, so nothing started."
+    if rt.outbox.may_post(ended.channel) is False:
+        return cannot_post_here(ended.channel)
+    # One repeat of an order a week, whoever presses and however often: a second press finds
+    # the session started (and two at once meet at its lock).
+    week = datetime.fromtimestamp(time.time(), UTC).strftime("%G-W%V")
+    session_id = session_id_for("repeat", tenant, name, week)
+    if rt.store.latest(tenant, session_id) is not None:
+        return f"That order was already repeated this week: its basket is in <#{ended.channel}>."
+    items = ended.basket().items
+    sessions = dataclasses.replace(
+        rt.sessions,
+        workflow=lambda: shop_versions(RepeatShopper(items), rt.settings.max_rounds),
+    )
+    request = ShopRequest(text=ended.request or "The same again", requested_by=user)
+    asyncio.run(start_session(sessions, Where(tenant, session_id, ended.channel), request))
+    return f"Basket 1 of that order again is in <#{ended.channel}>."

@@ -1,0 +1,183 @@
+"""Where a timer becomes a workflow response: a reminder in the basket's thread, or its expiry.
+
+A timer (``bot.records.timers``) arrives as a new invocation, like a click, and is a
+:class:`bot.steps.turn.Step` of its session: ``bot.steps.turn`` takes the session lock and resumes
+the latest checkpoint, and
+:class:`Fire` acts only if the timer's request is still the pending one:
+
+- a **reminder** arms the next timer, then replies in the basket's thread, mentioning who can
+  answer (``APPROVER_IDS``, else the requester), once per reminder however often it is
+  delivered (a marker object beside the session's checkpoints);
+- the **expiry** answers the pending request as expired (the audit trail records it, answered by
+  ``weekly-shop``): the basket loses its buttons and says "Expired — nothing ordered", and the
+  outcome is posted in its thread.
+
+A timer delivered after the basket was answered does nothing. One that finds the session busy
+(someone is answering it) raises :class:`TryLater`, so Lambda retries it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bot.records.timers import Timer, TimerError, Timers
+from bot.slack.blocks import slack_date
+from bot.slack.outbox import Where
+from bot.slack.outcome import EXPIRED, Mark, Outcome, Post, Report, outputs_of
+from workflow.engine.events import WorkflowEvent
+from workflow.engine.respond import answer_pending
+from workflow.engine.runner import Run, RunStatus
+from workflow.engine.versions import WorkflowVersions
+from workflow.errors import CheckpointConflict, SessionBusy, StoreError
+from workflow.persistence.session import SessionCheckpoints
+from workflow.shop.basket import Basket, BasketDecision
+from workflow.shop.graph import shop_request
+
+from .rules import Rules
+from .turn import Redelivered, Sessions, take_turn
+
+log = logging.getLogger(__name__)
+
+BOT = "weekly-shop"  # who answered an expired basket, in its audit trail
+
+
+class TryLater(Exception):
+    """The session was busy: raised out of the invocation so that Lambda retries the timer."""
+
+
+@dataclass(frozen=True)
+class Fire:
+    """A timer's work on its session."""
+
+    timer: Timer
+    timers: Timers
+    rules: Rules
+    first_reminder: Callable[[Timer], bool]  # True the first time (``bot.records.receipts``)
+
+    @property
+    def owner(self) -> str:
+        return BOT
+
+    @property
+    def work(self) -> str:
+        t = self.timer
+        return f"timer:{t.request}:{t.kind}{t.n}"
+
+    async def act(
+        self, run: Run | None, workflow: WorkflowVersions, checkpoints: SessionCheckpoints
+    ) -> Outcome | Redelivered:
+        timer = self.timer
+        if run is None:
+            return None
+        if timer.request not in run.pending_requests:
+            answered = run.answered.get(timer.request)
+            if timer.kind == "expire" and answered is not None and answered.by == BOT:
+                return Redelivered(answered)  # this expiry's own answer: is Slack behind?
+            log.info("timer %s for a basket no longer waiting; nothing to do", self.work)
+            return None
+        if timer.kind == "remind":
+            return await self._remind(run)
+        return await self._expire(run)
+
+    async def _remind(self, run: Run) -> Outcome:
+        timer = self.timer
+        following = timer.following(self.timers.plan)
+        if following is not None:  # first, so a failure here is retried before anything is said
+            await asyncio.to_thread(self.timers.arm, following)
+        first = await asyncio.to_thread(self.first_reminder, timer)
+        if not first:
+            log.info("reminder %d was sent before; not again", timer.n)
+            return None
+        basket = run.pending_requests[timer.request].data
+        return Post(self._reminder_text(run, basket), timer.thread_ts)
+
+    def _reminder_text(self, run: Run, basket: object) -> str:
+        request = shop_request(run)
+        who = sorted(self.rules.approvers) or (
+            [request.requested_by] if request and request.requested_by else []
+        )
+        mentions = "".join(f"<@{u}> " for u in who)
+        which = (
+            f"Basket {basket.round} of {self.rules.max_rounds}"
+            if isinstance(basket, Basket)
+            else "This basket"
+        )
+        expires = self.timers.plan.expires_at(self.timer.posted_at)
+        ends = f" It expires {slack_date(expires)} if nobody answers." if expires else ""
+        return f"{mentions}{which} is still waiting for an answer.{ends}"
+
+    async def _expire(self, run: Run) -> Outcome:
+        timer = self.timer
+        answered = await answer_pending(
+            run,
+            timer.request,
+            lambda request: BasketDecision.expired(request.data.round, timer.at),
+            answered_by=BOT,
+        )
+        if answered.run.status is RunStatus.FAILED:  # nothing saved: Lambda tries it again
+            raise TryLater(f"{self.work}: the expiry failed: {answered.run.error!r}")
+        request = answered.run.answered[timer.request]
+        return self._report(answered.events, outputs_of(answered.events), run, request.data)
+
+    def _report(
+        self, events: list[WorkflowEvent], outputs: list[str], run: Run, basket: object
+    ) -> Report:
+        timer = self.timer
+        asked = shop_request(run)
+        requester = asked.requested_by if asked is not None else ""
+        mark = (
+            Mark(timer.thread_ts, basket, EXPIRED, BOT, at=timer.at, request_id=timer.request)
+            if isinstance(basket, Basket)
+            else None
+        )
+        unposted = Post("This basket expired, but I couldn't update it here.", timer.thread_ts)
+        return Report(
+            events,
+            unposted,
+            requester,
+            outputs,
+            thread_ts=timer.thread_ts,
+            mark=mark,
+            request=asked.text if asked is not None else "",
+            ended=not run.pending_requests,
+        )
+
+    def up_to_date(self, done: Redelivered) -> Outcome:
+        return None
+
+    def caught_up(self, run: Run, events: list[WorkflowEvent], done: Redelivered) -> Outcome:
+        outputs = [] if run.pending_requests else [str(o) for o in run.outputs[-1:]]
+        basket = done.answered.data if done.answered is not None else None
+        return self._report(events, outputs, run, basket)
+
+    def failed(self, error: BaseException | None) -> Outcome:
+        """Finishing a lost expiry's saved run failed: Lambda tries the timer again."""
+        raise TryLater(f"{self.work}: finishing the saved run failed: {error!r}")
+
+    def refused(self, error: Exception) -> Outcome:
+        """Busy, or S3 or Scheduler failing: raised, so Lambda retries the timer (and, once its
+        retries are spent, sends it to the lost-runs queue). Anything else (a checkpoint that
+        fails its checks, a retired version) would fail again: logged, and dropped."""
+        if isinstance(error, TryLater):
+            raise error
+        if isinstance(error, SessionBusy | CheckpointConflict):
+            raise TryLater(f"{self.work}: the session is busy") from error
+        if isinstance(error, StoreError | TimerError):
+            raise TryLater(f"{self.work}: {type(error).__name__}: {error}") from error
+        log.error("timer %s dropped: %s: %s", self.work, type(error).__name__, error)
+        return None
+
+
+async def fire(
+    sessions: Sessions,
+    timers: Timers,
+    rules: Rules,
+    timer: Timer,
+    first_reminder: Callable[[Timer], bool],
+) -> None:
+    """Run ``timer`` on its session (``bot.handler`` verified its payload)."""
+    where = Where(timer.tenant, timer.session, timer.channel)
+    await take_turn(sessions, where, Fire(timer, timers, rules, first_reminder))

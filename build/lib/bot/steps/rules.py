@@ -1,0 +1,37 @@
+"""Who may answer a basket (``APPROVER_IDS``, empty: anyone; ``NO_SELF_APPROVAL``), and how:
+the last basket (``MAX_ROUNDS``) takes no change.
+
+Checked twice: who may answer at all in the ack path (a Change… from someone else never opens a
+modal), and who may give this answer on this basket once its requester is known, in the lazy run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+OWN_BASKET = "You asked for this basket, so someone else has to approve it."
+LAST_BASKET = "This is the last basket, so it can't be changed: approve or reject it."
+
+
+@dataclass(frozen=True)
+class Rules:
+    approvers: frozenset[str] = frozenset()
+    no_self_approval: bool = False
+    max_rounds: int = 3
+
+    def may_answer(self, user: str) -> str | None:
+        """A refusal for ``user``, or None."""
+        if self.approvers and user not in self.approvers:
+            names = ", ".join(f"<@{a}>" for a in sorted(self.approvers))
+            return f"Only {names} can answer baskets here."
+        return None
+
+    def may_give(self, kind: str, user: str, requester: str, round: int) -> str | None:
+        """A refusal of answer ``kind`` from ``user`` on basket ``round``, which ``requester``
+        asked for. A change of the last basket (from a modal opened on a message posted before
+        it was the last, or by older code) would end the week without an order: refused."""
+        if self.no_self_approval and kind == "approve" and user == requester:
+            return OWN_BASKET
+        if kind == "change" and round >= self.max_rounds:
+            return LAST_BASKET
+        return None

@@ -1,0 +1,186 @@
+"""The weekly-shop workflow: write a basket, ask for approval, revise or order.
+
+    input ─> write-basket ─> approve-basket ─┬─ change, round < max ─> write-basket
+                                             └─ otherwise ───────────> place-order ─> output
+
+The two conditions are complements, so they never overlap and together cover every answer. The
+basket reaches ``place-order`` and the revising ``write-basket`` through shared state (scope
+``shop``), since the port passes on only the person's answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from workflow.engine.builder import RequestPort, Workflow, WorkflowBuilder
+from workflow.engine.executor import Executor, WorkflowContext, handler
+from workflow.engine.runner import Run
+from workflow.engine.state import scope_key
+from workflow.engine.versions import WorkflowVersions
+from workflow.persistence.checkpoint import RunSnapshot
+from workflow.persistence.registry import TypeRegistry
+
+from .basket import (
+    BASKET_VERSION,
+    Basket,
+    BasketDecision,
+    ShopProgress,
+    ShopRequest,
+    basket_from_v1,
+)
+from .shopper import Brief, Shopper
+
+NAME = "weekly-shop"  # the workflow's name in every checkpoint
+DEFAULT_MAX_ROUNDS = 3
+SCOPE = "shop"
+BASKET_KEY = "basket"
+REQUEST_KEY = "request"
+
+
+def change_key(round: int) -> str:
+    """The change asked of basket ``round``: plain text in state, one key a round, so that code
+    from before these keys (which ignores them) can still read a checkpoint that has them."""
+    return f"change-{round}"
+
+
+WRITE_BASKET = "write-basket"
+APPROVE_BASKET = "approve-basket"
+PLACE_ORDER = "place-order"
+
+
+def shop_request(run: Run | RunSnapshot) -> ShopRequest | None:
+    """The request a weekly-shop run (or a saved one) was started with (None when it was
+    started from text)."""
+    if isinstance(run, RunSnapshot):
+        request = run.state.get(scope_key("", SCOPE), {}).get(REQUEST_KEY)
+    else:
+        request = run.read_state(REQUEST_KEY, SCOPE)
+    return request if isinstance(request, ShopRequest) else None
+
+
+class WriteBasket(Executor):
+    """Writes basket 1 from the week's request, and revises the last basket for a change."""
+
+    def __init__(self, shopper: Shopper) -> None:
+        super().__init__(WRITE_BASKET)
+        self.shopper = shopper
+
+    @handler
+    async def write(self, request: str, ctx: WorkflowContext) -> Basket:
+        return await self._run_shopper(Brief(request), 1, ctx)
+
+    @handler
+    async def write_for(self, request: ShopRequest, ctx: WorkflowContext) -> Basket:
+        """Basket 1 for a request that names who asked (kept in state for approval rules)."""
+        ctx.queue_state_update(REQUEST_KEY, request, scope=SCOPE)
+        return await self._run_shopper(Brief(request.text), 1, ctx)
+
+    @handler
+    async def revise(self, decision: BasketDecision, ctx: WorkflowContext) -> Basket:
+        current = ctx.read_state(BASKET_KEY, scope=SCOPE)
+        if not isinstance(current, Basket):
+            raise LookupError("no basket in state")
+        request = ctx.read_state(REQUEST_KEY, scope=SCOPE)
+        earlier = [ctx.read_state(change_key(n), scope=SCOPE) for n in range(1, current.round)]
+        brief = Brief(
+            request.text if isinstance(request, ShopRequest) else "",
+            last_basket=current.lines,
+            change=decision.change or "",
+            earlier=[c for c in earlier if isinstance(c, str)],  # none before these keys
+        )
+        basket = await self._run_shopper(brief, current.round + 1, ctx)
+        ctx.queue_state_update(change_key(current.round), brief.change, scope=SCOPE)
+        return basket
+
+    async def _run_shopper(self, brief: Brief, round: int, ctx: WorkflowContext) -> Basket:
+        reply = await self.shopper.write(brief)  # a ShopperError when there is no basket
+        basket = Basket(items=reply.items, round=round)
+        ctx.queue_state_update(BASKET_KEY, basket, scope=SCOPE)
+        ctx.add_event(
+            ShopProgress(
+                "basket written" if round == 1 else "basket revised",
+                f"{len(basket.items)} items, {reply.output_tokens} output tokens",
+            )
+        )
+        return basket
+
+
+class PlaceOrder(Executor):
+    """Orders the approved basket, or says why nothing was ordered."""
+
+    def __init__(self) -> None:
+        super().__init__(PLACE_ORDER)
+
+    @handler
+    async def place(self, decision: BasketDecision, ctx: WorkflowContext) -> None:
+        basket = ctx.read_state(BASKET_KEY, scope=SCOPE)
+        if not isinstance(basket, Basket):
+            raise LookupError("no basket in state")
+        if decision.approved:
+            ctx.add_event(ShopProgress("order placed", f"{len(basket.items)} items"))
+            ctx.yield_output(f"Ordered {len(basket.items)} items.")
+            return
+        if decision.expired_at is not None:
+            reason = "nobody answered in time"
+        elif decision.change is None:
+            reason = "rejected"
+        else:
+            reason = f"still a change after basket {decision.round}: {decision.change}"
+        ctx.add_event(ShopProgress("order skipped", reason))
+        ctx.yield_output(f"No order placed: {reason}")
+
+
+DECISION_VERSION = 2  # BasketDecision: 2 added expired_at
+
+
+def shop_registry() -> TypeRegistry:
+    registry = TypeRegistry(ShopRequest)
+    registry.register(Basket, version=BASKET_VERSION, upgrades={1: basket_from_v1})
+    registry.register(
+        BasketDecision, version=DECISION_VERSION, upgrades={1: lambda v: {**v, "expired_at": None}}
+    )
+    return registry
+
+
+def shop_versions(shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS) -> WorkflowVersions:
+    """Every version of the graph this code resumes; new runs start on the newest.
+
+    A change to the graph adds a version here (and keeps the old one, or carries its runs to
+    the new one), never edits a shipped one in place: README.md, "Changing the workflow".
+    """
+    versions = WorkflowVersions(NAME)
+    versions.add(1, lambda: build_shop_workflow(shopper, max_rounds))
+    return versions
+
+
+def answer_conditions(
+    max_rounds: int,
+) -> tuple[Callable[[BasketDecision], bool], Callable[[BasketDecision], bool]]:
+    """The approve-basket port's two edge conditions: another basket, or the end. They are
+    complements, so every answer takes exactly one of them."""
+
+    def wants_another_basket(decision: BasketDecision) -> bool:
+        return decision.change is not None and decision.round < max_rounds
+
+    def is_final(decision: BasketDecision) -> bool:
+        return not wants_another_basket(decision)
+
+    return wants_another_basket, is_final
+
+
+def build_shop_workflow(shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS) -> Workflow:
+    """Version 1 of the graph, built from code in every process that runs or resumes it."""
+    wants_another_basket, is_final = answer_conditions(max_rounds)
+    write_basket = WriteBasket(shopper)
+    approve_basket: RequestPort[Basket, BasketDecision] = RequestPort(
+        APPROVE_BASKET, Basket, BasketDecision
+    )
+    place_order = PlaceOrder()
+    return (
+        WorkflowBuilder(start=write_basket, registry=shop_registry(), name=NAME, version=1)
+        .add_edge(write_basket, approve_basket)
+        .add_edge(approve_basket, write_basket, condition=wants_another_basket)
+        .add_edge(approve_basket, place_order, condition=is_final)
+        .with_output_from(place_order)
+        .build()
+    )

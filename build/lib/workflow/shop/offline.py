@@ -1,0 +1,307 @@
+"""The offline shopper: a basket read from the request with a built-in recipe table, no model.
+
+Without ANTHROPIC_API_KEY the product still writes baskets that follow what was asked, labelled
+as offline wherever the shopper is named:
+
+1. The text is cut into clauses: sentences (``.``, ``;``, ``:``, new lines), then commas, "and",
+   "&" and "or"; a dish whose name holds "and" (fish and chips) stays whole, and day names
+   ("tacos on Friday") are dropped.
+2. A clause may open with a verb ("we have", "no", "without", "add", "more", "less", "swap …
+   for …"); a clause without one takes the verb before it in its sentence ("no pizza, add oat
+   milk and eggs": remove pizza, add oat milk, add eggs).
+3. Basket 1: each dish of :mod:`workflow.shop.dishes` becomes its ingredients, scaled from two
+   servings to the household ("for 4", "family of 5", "for two"); the same ingredient from two
+   dishes is one line. An unknown dish is one line, "ingredients for <dish>". Ingredients the
+   household has ("we have rice", "we've got onions") are left out.
+4. A change starts from the last basket's lines (as ``Item.line`` wrote them) and makes only that
+   change: the earlier ones are already in it.
+
+The same brief gives the same items in the same order: nothing here is random or reads a clock.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+
+from . import dishes as table
+from .basket import MAX_ITEM_LENGTH, MAX_ITEMS, MAX_QUANTITY, Item
+from .dishes import KNOWN, SERVINGS, UNITS, Line, name_key, number, read_line, words
+from .shopper import Brief, ClaudeShopper, Shopper, ShopperReply
+
+LABEL = (
+    "offline shopper (no ANTHROPIC_API_KEY; baskets come from a built-in recipe table, "
+    "not from Claude)"
+)
+TOKENS_PER_ITEM = 8  # a stand-in for output tokens, so the progress line reads as with Claude
+MAX_HOUSEHOLD = 20
+
+_WEIGHED = frozenset({"g", "ml", "kg", "l"})  # doubled by "more"; other units count pieces
+_NUMBER = "|".join((r"\d+", *table.NUMBER_WORDS[1:]))
+# Words a name may have after what was asked for and still be it: "chicken" is chicken breast,
+# "garlic" is garlic cloves; "rice" is not rice noodles, "tomatoes" is not tomato passata.
+_PARTS = frozenset({"breast", "thigh", "clove", "fillet", "mince", "steak"})
+_STOP = frozenset({"the", "any", "some", "a", "an", "of", "our", "my", "all", "please"})
+_FILLER = frozenset(
+    {"a", "an", "the", "some", "of", "for", "on", "with", "dinner", "dinners", "meal", "meals"}
+    | {"lunch", "tea", "please", "thanks", "homemade", "make", "cook", "night", "evening"}
+    | {"week", "this", "next", "i'd", "we'd", "like", "want", "now", "left", "too", "at", "home"}
+)
+
+_SENTENCE = re.compile(r"[.!?:](?=\s|$)|[;\n]")
+_LIST = re.compile(r",|\s+(?:and|&|or)\s+")
+_DAYS = re.compile(
+    r"\b(?:on |for |every )?(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|tonight|tomorrow"
+    r"|(?:this|next) week(?:end)?|the weekend)\b"
+)
+_HOUSEHOLD = re.compile(
+    rf"\b(?:for|family of|household of|feeds?|feeding|serves?|we are) ({_NUMBER})"
+    rf"(?: (?:people|persons|adults|of us|servings|guests))?\b"
+    rf"|\b({_NUMBER}) (?:people|persons|adults|of us|servings|guests)\b"
+)
+_LEAD = re.compile(r"(?:(?:and|but|oh|then|please|can you|could you)\s+)*")
+_VERBS = [
+    ("have", r"(?:we |i )?(?:already |still )?(?:have|got)(?: got)?(?: already| still)?"),
+    (
+        "remove",
+        r"no more|no|without|remove|drop|skip|take out|take off|delete|lose|"
+        r"(?:we )?(?:do not|don't) (?:need|want)|not|none of",
+    ),
+    ("more", r"(?:add |some |a bit |a little |lots |much )?more|extra|double|increase|another"),
+    ("less", r"(?:a bit |a little |much )?(?:less|fewer)|halve|half|reduce|cut down on"),
+    ("swap", r"swap|replace|switch|change"),
+    ("add", r"add|also|plus|include|buy|get|(?:we |i )?(?:need|want)|(?:we would|i would) like"),
+]
+_VERB = [(action, re.compile(rf"(?:{pattern})\b\s*(.*)")) for action, pattern in _VERBS]
+
+
+def _tidy(value: float, unit: str) -> float:
+    """A scaled amount as a shop sells it: grams to a round figure, pieces up to a whole one."""
+    if unit in ("g", "ml"):
+        step = 100 if value >= 1000 else 50 if value >= 200 else 10 if value >= 20 else 1
+        value = max(step, math.floor(value / step + 0.5) * step)
+    elif unit in ("kg", "l"):
+        value = max(0.5, math.floor(value * 2 + 0.5) / 2)
+    else:
+        value = max(1, math.ceil(value - 1e-9))
+    return min(value, MAX_QUANTITY)
+
+
+def _matches(name: str, asked: tuple[str, ...]) -> bool:
+    """Whether ``name`` is what ``asked`` (singular words) names; see :data:`_PARTS`."""
+    named = words(name)
+    return bool(asked) and set(asked) <= set(named) and (named[-1] in asked or named[-1] in _PARTS)
+
+
+def _scan(said: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """The dishes named in ``said`` (longest name first at each word), and the words left."""
+    dishes, rest, i = [], [], 0
+    while i < len(said):
+        for n in range(min(table.LONGEST_ALIAS, len(said) - i), 0, -1):
+            if dish := table.ALIASES.get(said[i : i + n]):
+                dishes.append(dish)
+                i += n
+                break
+        else:
+            rest.append(said[i])
+            i += 1
+    return dishes, [w for w in rest if w not in _STOP and w not in _FILLER]
+
+
+def _asked(target: str) -> tuple[str, ...]:
+    return tuple(w for w in words(target) if w not in _STOP)
+
+
+def _clean(target: str) -> str:
+    """The thing a clause names, without days, fillers, bullets or edge punctuation."""
+    tokens = [t for t in _DAYS.sub(" ", target.replace("+", " ")).split() if re.search(r"\w", t)]
+    while tokens and tokens[0].strip(".,!?\"'") in _FILLER:
+        tokens.pop(0)
+    while tokens and tokens[-1].strip(".,!?\"'") in _FILLER:
+        tokens.pop()
+    return " ".join(tokens).strip(".,!?\"' ")
+
+
+def _verb(part: str) -> tuple[str | None, str]:
+    part = _LEAD.sub("", part, count=1)
+    if found := re.fullmatch(rf"({_NUMBER}|a|an) (?:more|extra) (.+)", part):
+        return "add", f"{found[1]} {found[2]}"  # "2 more eggs"
+    if found := re.fullmatch(r"(.+) instead of (.+)", part):
+        return "swap", f"{found[2]} for {found[1]}"
+    for action, pattern in _VERB:
+        if found := pattern.fullmatch(part):
+            return action, found[1]
+    return None, part
+
+
+def _clauses(text: str, default: str) -> list[tuple[str, str]]:
+    """``(action, thing)`` for each clause of ``text``; one without a verb takes the verb before
+    it in its sentence, or ``default``. "we have tacos on Friday" plans a dinner."""
+    for phrase in table.JOINED_NAMES:
+        text = re.sub(rf"\b{re.escape(phrase)}\b", phrase.replace(" ", "+"), text)
+    clauses = []
+    for sentence in _SENTENCE.split(text):
+        action = default
+        for part in _LIST.split(sentence):
+            verb, target = _verb(part.strip())
+            action, target = verb or action, _clean(target)
+            dishes, _ = _scan(words(target))
+            planned = _DAYS.search(part) or (verb is None and name_key(target) not in KNOWN)
+            if action == "have" and dishes and planned:
+                action = default
+            if target:
+                clauses.append((action, target))
+    return clauses
+
+
+def _household(request: str) -> tuple[int, str]:
+    """How many the request shops for (default two), and the request without saying so."""
+    found = _HOUSEHOLD.search(request)
+    if found is None:
+        return SERVINGS, request
+    size = number(found[1] or found[2]) or SERVINGS
+    return max(1, min(int(size), MAX_HOUSEHOLD)), _HOUSEHOLD.sub(" ", request)
+
+
+def _normal(text: str) -> str:
+    text = text.lower().replace("’", "'")
+    return re.sub(r"\b(we|i)'ve\b", r"\1 have", re.sub(r"\bwe're\b", "we are", text))
+
+
+class _Draft:
+    """The basket being written: entries in the order they were first asked for."""
+
+    def __init__(self, entries: list[Line], factor: float, exclude: list[tuple[str, ...]]):
+        self.entries, self.factor, self.exclude = entries, factor, exclude
+
+    def put(self, name: str, quantity: float, unit: str, *, keep: bool = False) -> None:
+        """Add to the line for ``name`` in ``unit`` (or leave it, with ``keep``), or start one."""
+        key = name_key(name)
+        line = next((e for e in self.entries if e.key == key and e.unit == unit), None)
+        if line is None:
+            self.entries.append(Line(name[:MAX_ITEM_LENGTH], min(quantity, MAX_QUANTITY), unit))
+        elif not keep:
+            line.quantity = min(line.quantity + quantity, MAX_QUANTITY)
+
+    def scaled(self, dish: str) -> list[Line]:
+        if self.factor == 1:
+            return list(table.DISH_LINES[dish])
+        return [
+            Line(e.name, _tidy(e.quantity * self.factor, e.unit), e.unit)
+            for e in table.DISH_LINES[dish]
+        ]
+
+    def add_dish(self, dish: str) -> None:
+        for e in self.scaled(dish):
+            if not any(_matches(e.name, had) for had in self.exclude):
+                self.put(e.name, e.quantity, e.unit)
+
+    def drop_dish(self, dish: str) -> None:
+        for e in self.scaled(dish):
+            for line in self.entries:
+                if line.key == e.key and line.unit == e.unit:
+                    line.quantity -= e.quantity
+        self.entries = [line for line in self.entries if line.quantity > 1e-9]
+
+    def add(self, target: str) -> None:
+        """``2 l oat milk``, ``eggs`` (as much as the table buys), ``lasagne`` (its ingredients)."""
+        target = re.sub(r"^(\d+(?:\.\d+)?)([a-z]+)\b", r"\1 \2", target)  # "500g butter"
+        first, _, rest = target.partition(" ")
+        quantity = number(first) if rest else None
+        name = rest if quantity is not None else target
+        unit, _, after = name.partition(" ")
+        unit = UNITS[unit] if after and unit in UNITS else ""
+        name = re.sub(r"^of ", "", after) if unit else name
+        if not name:
+            return
+        dishes, left = _scan(words(name))
+        known = KNOWN.get(name_key(name))
+        if known is None and dishes and not left:
+            for dish in dishes:
+                self.add_dish(dish)
+        elif known is not None and quantity is None:
+            self.put(known.name, known.quantity, known.unit, keep=True)
+        else:
+            if known is not None and not unit and known.unit not in _WEIGHED:
+                unit = known.unit
+            self.put(name, quantity or 1, unit, keep=quantity is None)
+
+    def swap(self, target: str) -> None:
+        """``beef for chicken``, ``beef with chicken``, ``beef to chicken``."""
+        if found := re.fullmatch(r"(.+?) (?:for|with|to) (.+)", target):
+            self.apply("remove", found[1])
+            self.add(found[2])
+
+    def apply(self, action: str, target: str) -> None:
+        """Make one clause's change: ``action`` (a verb of :data:`_VERBS`, "dish" or "maybe",
+        which adds only a dish) to ``target``."""
+        asked = _asked(target)
+        dishes, left = _scan(words(target))
+        whole = dishes if not left and name_key(target) not in KNOWN else []  # "no pizza"
+        lines = [e for e in self.entries if _matches(e.name, asked)]
+        if action in ("remove", "have"):
+            self.entries = [e for e in self.entries if not _matches(e.name, asked)]
+            for dish in whole if action == "remove" else []:
+                self.drop_dish(dish)
+        elif action == "swap":
+            self.swap(target)
+        elif action == "more" and lines:
+            for e in lines:
+                more = _tidy(e.quantity * 2, e.unit) if e.unit in _WEIGHED else e.quantity + 1
+                e.quantity = min(more, MAX_QUANTITY)
+        elif action == "less":
+            keys = {e.key for dish in whole for e in table.DISH_LINES[dish]}
+            for e in lines or [e for e in self.entries if e.key in keys]:
+                e.quantity = min(_tidy(e.quantity / 2, e.unit), e.quantity)
+        elif dishes and action in ("dish", "maybe") or whole:
+            for dish in dishes:
+                self.add_dish(dish)
+        elif action in ("add", "more") or action == "dish" and _is_ingredient(target):
+            self.add(target)
+        elif action == "dish":
+            self.put(f"ingredients for {target}", 1, "", keep=True)
+
+
+def _is_ingredient(target: str) -> bool:
+    """Whether a request's clause names something to buy ("milk", "2 l milk"), not a dinner."""
+    return name_key(target) in KNOWN or number(target.partition(" ")[0]) is not None
+
+
+def basket_for(brief: Brief) -> list[Item]:
+    """The offline basket for ``brief``: basket 1 from the request, or the last one changed."""
+    size, request = _household(_normal(brief.request))
+    clauses = _clauses(request, "dish")
+    earlier = [c for change in brief.earlier for c in _clauses(_normal(change), "maybe")]
+    exclude = [_asked(t) for a, t in clauses if a in ("have", "remove")]
+    exclude += [_asked(t) for a, t in earlier if a == "have"]
+    if brief.change is None:
+        draft = _Draft([], size / SERVINGS, exclude)
+        for action, target in clauses:
+            if action not in ("have", "remove"):  # those are left out of every dish, above
+                draft.apply(action, target)
+    else:
+        last = [entry for entry in map(read_line, brief.last_basket) if entry]
+        draft = _Draft(last, size / SERVINGS, exclude)
+        for action, target in _clauses(_normal(brief.change), "maybe"):
+            draft.apply(action, target)
+    return [line.item() for line in draft.entries[:MAX_ITEMS]]
+
+
+class OfflineShopper:
+    """A shopper that needs no key and no network: it reads the brief with a recipe table, so
+    the product can be tried end to end offline. It never fails."""
+
+    label = LABEL
+
+    async def write(self, brief: Brief) -> ShopperReply:
+        items = basket_for(brief)
+        return ShopperReply(items=items, output_tokens=TOKENS_PER_ITEM * len(items))
+
+
+def default_shopper() -> Shopper:
+    """Claude when ANTHROPIC_API_KEY is set, otherwise the offline shopper (here, so that the
+    shopper module never imports this one: the arrow points one way)."""
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        return ClaudeShopper()
+    return OfflineShopper()

@@ -1,0 +1,214 @@
+"""The shopper: the model that writes a basket, behind a one-method seam.
+
+A shopper is given a :class:`Brief` (the week's request, or the last basket and the change asked
+for) and answers with a :class:`ShopperReply`: the basket's items as data. ``ClaudeShopper`` turns
+the brief into its prompt and asks for the basket through one forced, strict tool
+(:data:`BASKET_TOOL`), so the model fills in a form instead of writing a list that has to be
+read back; what it sends is still checked here, field by field (a reply that does not fit, or
+that stopped for another reason than calling the tool, is a :class:`ShopperError`). It imports the
+anthropic SDK only when it is first used (the import alone takes seconds on a small machine), and
+translates the SDK's errors into :mod:`workflow.shop.errors` here, so nothing else names an SDK
+class. ``OfflineShopper`` (:mod:`workflow.shop.offline`) writes a clearly labelled basket from a
+built-in recipe table so the product runs without a key; it reads the brief's fields, never the
+prompt.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .basket import AISLES, MAX_ITEMS, Item
+from .errors import (
+    ShopperError,
+    ShopperReplyUnfit,
+    ShopperStoppedEarly,
+    ShopperUnavailable,
+    ShopperUnreachable,
+)
+
+DEFAULT_MODEL = "claude-haiku-5-5"
+MAX_OUTPUT_TOKENS = 4096
+
+SYSTEM_PROMPT = """You write the weekly shopping basket for one household.
+Submit it with the submit_basket tool: one item for each thing to buy, with its quantity and
+unit, for example 500 g chicken thighs, or 2 (no unit) bell peppers.
+Leave out what the household already has."""
+
+TOOL_NAME = "submit_basket"
+# The form the model fills in. ``strict`` makes the API sample only inputs that fit the schema;
+# strict schemas take no numeric, length or count bounds (the API refuses them), so those are in
+# the descriptions and checked on our side, with the rest, by ``items_from_tool``.
+BASKET_TOOL: dict[str, Any] = {
+    "name": TOOL_NAME,
+    "description": "Submit the household's shopping basket for the week: every item to buy, once.",
+    "strict": True,
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "items": {
+                "type": "array",
+                "description": f"Everything to buy: at least 1 item, at most {MAX_ITEMS}.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "description": "What to buy, in a few words."},
+                        "quantity": {"type": "number", "description": "How much: more than 0."},
+                        "unit": {
+                            "type": "string",
+                            "description": 'g, kg, ml, l, tin, pack, ... or "" for a count.',
+                        },
+                        "note": {"type": "string", "description": "Optional: a short note."},
+                        "aisle": {"type": "string", "enum": list(AISLES)},
+                    },
+                    "required": ["name", "quantity", "unit"],
+                    "additionalProperties": False,
+                },
+            }
+        },
+        "required": ["items"],
+        "additionalProperties": False,
+    },
+}
+# Forcing the tool makes a complete answer end with stop_reason "tool_use" (never "end_turn").
+TOOL_CHOICE = {"type": "tool", "name": TOOL_NAME}
+EXPECTED_STOP = "tool_use"
+
+
+def items_from_tool(data: Any) -> list[Item]:
+    """The items in a ``submit_basket`` input; ``ValueError`` naming the first thing that does
+    not fit (our words and field names only: the model's text stays out of the message)."""
+    if not isinstance(data, dict) or set(data) != {"items"}:
+        raise ValueError("the input must be an object with exactly one field, items")
+    raw = data["items"]
+    if not isinstance(raw, list):
+        raise ValueError(f"items must be a list, not {type(raw).__name__}")
+    if not raw:
+        raise ValueError("items is empty: a basket has at least one item")
+    if len(raw) > MAX_ITEMS:
+        raise ValueError(f"items must have at most {MAX_ITEMS} entries, not {len(raw)}")
+    items = []
+    for i, entry in enumerate(raw):
+        if isinstance(entry, dict) and entry.get("quantity") is None:
+            raise ValueError(f"items[{i}].quantity is required")
+        try:
+            items.append(Item.from_json(entry, f"items[{i}]"))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"items[{i}]: {str(exc).split(' has unknown field ')[0]}") from None
+    return items
+
+
+REVISION_OPENING = "Your last basket:"
+
+
+@dataclass(frozen=True)
+class Brief:
+    """What the shopper is asked for: basket 1 of ``request``, or (with ``change``) the whole of
+    ``last_basket`` again with that change made, the week's request and the ``earlier``
+    changes (oldest first) still in view, so "we're away Friday" said at basket 1 holds at 3."""
+
+    request: str
+    last_basket: Sequence[str] = ()
+    change: str | None = None
+    earlier: Sequence[str] = ()
+
+    def prompt(self) -> str:
+        """The user turn Claude is sent (the last basket one item a line, quantity first)."""
+        if self.change is None:
+            return self.request
+        items = "\n".join(self.last_basket)
+        parts = [f"{REVISION_OPENING}\n{items}"]
+        if self.request:
+            parts.append(f"The week's request was:\n{self.request}")
+        if self.earlier:
+            parts.append(
+                "Changes the household asked for before, oldest first (they still hold):\n"
+                + "\n".join(f"- {c}" for c in self.earlier)
+            )
+        parts.append(f"The household asks for this change:\n{self.change}")
+        parts.append("Return the whole basket.")
+        return "\n\n".join(parts)
+
+
+@dataclass(frozen=True)
+class ShopperReply:
+    items: list[Item]
+    output_tokens: int
+
+
+class Shopper(Protocol):
+    label: str
+
+    async def write(self, brief: Brief) -> ShopperReply:
+        """The model's answer to ``brief``; raises ShopperError when there is none."""
+        ...
+
+
+class ClaudeShopper:
+    """Claude through the anthropic SDK; its own retries handle 429, 5xx and 529."""
+
+    label = "Claude"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        client: Any = None,
+        max_tokens: int = MAX_OUTPUT_TOKENS,
+        api_key: str | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        """``timeout`` (seconds, per attempt) overrides the SDK's default of 600 s."""
+        self.model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
+        self.max_tokens = max_tokens
+        self._client = client
+        self._api_key = api_key
+        self._timeout = timeout
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            import anthropic  # deferred: seconds of import time, only when a basket is written
+
+            options: dict[str, Any] = {"api_key": self._api_key}
+            if self._timeout is not None:
+                options["timeout"] = self._timeout
+            self._client = anthropic.AsyncAnthropic(**options)
+        return self._client
+
+    async def write(self, brief: Brief) -> ShopperReply:
+        import anthropic
+
+        client = self._get_client()
+        try:
+            response = await client.messages.create(
+                model=self.model,
+                max_tokens=self.max_tokens,
+                system=SYSTEM_PROMPT,
+                messages=[{"role": "user", "content": brief.prompt()}],
+                tools=[BASKET_TOOL],
+                tool_choice=TOOL_CHOICE,
+            )
+        except (anthropic.APITimeoutError, anthropic.RateLimitError) as exc:
+            raise ShopperUnavailable(f"Claude: {type(exc).__name__}") from exc
+        except (anthropic.InternalServerError, anthropic.RequestTimeoutError) as exc:
+            raise ShopperUnavailable(f"Claude: {type(exc).__name__}") from exc
+        except (
+            anthropic.APIConnectionError,
+            anthropic.AuthenticationError,
+            anthropic.PermissionDeniedError,
+        ) as exc:
+            raise ShopperUnreachable(f"Claude: {type(exc).__name__}") from exc
+        except anthropic.AnthropicError as exc:
+            raise ShopperError(f"Claude: {type(exc).__name__}: {exc}") from exc
+        stop_reason = str(response.stop_reason)
+        if stop_reason != EXPECTED_STOP:  # max_tokens, refusal, ...: the form is not complete
+            raise ShopperStoppedEarly(stop_reason)
+        calls = [b for b in response.content if b.type == "tool_use" and b.name == TOOL_NAME]
+        if len(calls) != 1:
+            raise ShopperReplyUnfit(f"{len(calls)} {TOOL_NAME} calls in the reply, not 1")
+        try:
+            items = items_from_tool(calls[0].input)
+        except ValueError as exc:
+            raise ShopperReplyUnfit(str(exc)) from None
+        return ShopperReply(items=items, output_tokens=int(response.usage.output_tokens))
