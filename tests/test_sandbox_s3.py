@@ -11,6 +11,7 @@ like every other stand-in, and has no ``/moto-api/``.
 
 from __future__ import annotations
 
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -148,6 +149,31 @@ def test_a_signed_request_cannot_be_replayed_elsewhere(stand_in: MotoStandIn) ->
     assert status(f"{stand_in.root}/{BUCKET}/{CHECKPOINT}", "DELETE", **signed) == 403
     keys = {o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"]}
     assert keys == {CHECKPOINT, "other"}
+
+
+def test_a_signed_request_is_refused_fifteen_minutes_later() -> None:
+    """S3 refuses a request signed more than 15 minutes from its own clock
+    (``RequestTimeTooSkewed``, ``MaxAllowedSkewMilliseconds`` 900000): a request seen once cannot
+    be sent again later."""
+    now = [time.time()]
+    with MotoStandIn(*new_credentials(), clock=lambda: now[0]) as aws:
+        s3 = aws.client()
+        s3.create_bucket(Bucket=BUCKET)
+        seen: list[Any] = []
+        s3.meta.events.register(
+            "before-send.s3.ListObjectsV2", lambda request, **_: seen.append(request)
+        )
+        s3.list_objects_v2(Bucket=BUCKET)
+        (sent,) = seen
+        signed = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in sent.headers.items()}
+        url = sent.url
+        now[0] += 14 * 60
+        assert status(url, **signed) == 200
+        now[0] += 2 * 60
+        assert status(url, **signed) == 403
+        with pytest.raises(ClientError) as refused:
+            s3.list_objects_v2(Bucket=BUCKET)  # the bot's own clock is 16 minutes behind
+        assert refused.value.response["Error"]["Code"] == "RequestTimeTooSkewed"
 
 
 def test_the_scheduler_answers_only_the_bot_too(stand_in: MotoStandIn) -> None:

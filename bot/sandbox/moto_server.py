@@ -19,6 +19,7 @@ import io
 import logging
 import secrets
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -55,7 +56,7 @@ class MotoStandIn(LoopbackServer):
     """moto's application on 127.0.0.1:0 that answers only requests signed with ``key_id`` and
     ``secret`` (the bot's, from the environment :meth:`env` gives it)."""
 
-    def __init__(self, key_id: str, secret: str) -> None:
+    def __init__(self, key_id: str, secret: str, clock: Callable[[], float] = time.time) -> None:
         from moto.moto_server.werkzeug_app import (
             DomainDispatcherApplication,
             MotoRequestHandler,
@@ -66,6 +67,7 @@ class MotoStandIn(LoopbackServer):
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
         self.key_id = key_id
         self.secret = secret
+        self.clock = clock
         self._moto = DomainDispatcherApplication(create_backend_app)
         self._server = make_server(  # type: ignore[assignment]
             "127.0.0.1", 0, self._answer, threaded=True, request_handler=MotoRequestHandler
@@ -107,10 +109,11 @@ class MotoStandIn(LoopbackServer):
             length = int(environ_header(environ, "content-length") or 0)
             body = environ["wsgi.input"].read(length) if length > 0 else b""
             environ["wsgi.input"] = io.BytesIO(body)
-        problem = signature_problem(environ, body, self.key_id, self.secret)
+        problem = signature_problem(environ, body, self.key_id, self.secret, self.clock)
         if problem is not None:
             code = "InvalidAccessKeyId" if "another access key" in problem else "AccessDenied"
             code = "SignatureDoesNotMatch" if "does not match" in problem else code
+            code = "RequestTimeTooSkewed" if "skewed" in problem else code
             return aws_error(start_response, "403 Forbidden", code, problem)
         answer: Iterable[bytes] = self._moto(environ, start_response)
         return answer

@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import hmac
 import re
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from botocore.auth import S3SigV4Auth, SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
+MAX_SKEW_SECONDS = 15 * 60  # S3: "RequestTimeTooSkewed", more than 15 minutes from its clock
 AUTHORIZATION = re.compile(
     r"AWS4-HMAC-SHA256 Credential=(?P<key>[A-Z0-9]{1,128})/(?P<date>\d{8})/(?P<region>[a-z0-9-]+)"
     r"/(?P<service>[a-z0-9-]+)/aws4_request, ?SignedHeaders=(?P<signed>[a-z0-9;-]+), ?"
@@ -38,10 +41,15 @@ def environ_header(environ: Mapping[str, Any], name: str) -> str | None:
 
 
 def signature_problem(
-    environ: Mapping[str, Any], body: bytes, key_id: str, secret: str
+    environ: Mapping[str, Any],
+    body: bytes,
+    key_id: str,
+    secret: str,
+    now: Callable[[], float] = time.time,
 ) -> str | None:
     """Why the request in ``environ`` (with ``body``) is not signed by ``key_id``/``secret``,
-    in a few words; None when its SigV4 signature is that key's."""
+    in a few words; None when its SigV4 signature is that key's, made within 15 minutes of
+    ``now`` (S3 answers ``RequestTimeTooSkewed`` otherwise: a request is not replayed later)."""
     found = AUTHORIZATION.fullmatch(environ_header(environ, "authorization") or "")
     if found is None:
         return "the request is not signed (AWS Signature Version 4)"
@@ -50,6 +58,12 @@ def signature_problem(
     stamp = environ_header(environ, "x-amz-date") or ""
     if not stamp.startswith(found["date"]):
         return "the request's X-Amz-Date does not match its signature's date"
+    try:
+        signed_at = datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        return "the request's X-Amz-Date is not a time"
+    if abs(now() - signed_at) > MAX_SKEW_SECONDS:
+        return "the request time is too skewed"
     headers = {}
     for name in found["signed"].split(";"):
         value = environ_header(environ, name)
