@@ -135,7 +135,7 @@ def test_any_other_answer_is_a_change_and_costs_one_model_call(
 
 def test_the_last_basket_says_so_and_takes_no_change(tmp_path: Path) -> None:
     console(tmp_path, None)
-    done = console(tmp_path, "less meat\nmore fish\ncheaper please\ny\n")
+    done = console(tmp_path, "no pizza\nadd oat milk\ncheaper please\ny\n")
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "Basket 3 of 3 — last one: approve or reject:" in out
@@ -146,7 +146,7 @@ def test_the_last_basket_says_so_and_takes_no_change(tmp_path: Path) -> None:
 
 def test_the_last_basket_takes_the_decision_words_too(tmp_path: Path) -> None:
     console(tmp_path, None)
-    done = console(tmp_path, "less meat\nmore fish\nNO\n")
+    done = console(tmp_path, "no pizza\nadd oat milk\nNO\n")
     assert done.returncode == 0, done.stderr
     assert "Basket 3 of 3 — last one" in done.stdout
     assert "it can't be changed" not in done.stdout
@@ -352,3 +352,28 @@ def test_the_readmes_sandbox_commands_work_without_an_activated_venv() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert ".venv/bin/weekly-shop sandbox --port 8080 --workspaces many" in done.stdout
+
+
+def test_offline_a_change_that_changes_nothing_is_said_and_asked_again(tmp_path: Path) -> None:
+    """Issue 20: "maybe later" gave a basket 2 identical to basket 1. It uses up no round: the
+    console says so and asks about the same basket again."""
+    console(tmp_path, None, "tacos, pasta")  # basket 1, waiting
+    done = console(tmp_path, "maybe later\nno pizza, add oat milk\ny\n")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "That didn't change the basket." in out
+    assert out.count("Basket 1 of 3:") == 2 and out.count("Basket 2 of 3:") == 1
+    assert "Basket 3 of 3" not in out and "[basket revised]" in out
+    assert "  500 g tomato passata" in out.split("Basket 2 of 3:")[1]  # no pizza in the week
+    assert out.rstrip().splitlines()[-1].startswith("Ordered ")
+
+
+def test_offline_a_request_with_no_dinner_starts_nothing(tmp_path: Path) -> None:
+    """Issue 20: a request naming nothing the offline shopper knows became a basket of one
+    "ingredients for …" line. Now it says why, no basket is shown, and nothing waits."""
+    failed = console(tmp_path, None, "<!channel> ~strike~ *bold*")
+    assert failed.returncode == 1
+    assert "found no dinners it knows" in failed.stderr
+    assert "Basket" not in failed.stdout
+    again = console(tmp_path, None, "pasta on Monday")
+    assert "Basket 1 of 3" in again.stdout  # a new week, not a failed one waiting

@@ -10,9 +10,11 @@ import time
 
 import pytest
 
+from bot.sandbox.anthropic_api import DEFAULT_BASKET, Reply
 from tests.bot_kit import CHANNEL, World, context_text, header, start_basket
 from tests.fault_kit import s3_of
 from workflow.persistence.s3_store import S3CheckpointStore
+from workflow.shop.graph import UNCHANGED
 from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
 
 POINTS = [
@@ -128,3 +130,27 @@ def test_a_start_killed_before_posting_is_posted_by_the_retry(served: World) -> 
     world.send(lost.payload)  # and a third delivery changes nothing
     assert len(world.baskets()) == 1
     assert world.claude.message_calls == 1
+
+
+@pytest.mark.parametrize("point", ["checkpoint-written", "posted"])
+def test_a_change_that_changed_nothing_killed_before_slack_heard_recovers(
+    served: World, point: str
+) -> None:
+    """Issue 20: a change that changes nothing asks about the same basket again (a new request,
+    the same round). Killed once that is saved, Lambda's retry catches up: the basket message
+    keeps buttons for the request now pending, no second basket is posted."""
+    world = served
+    world.boot(LOCK_TTL_SECONDS=str(LEASE))
+    basket = start_basket(world)
+    session = json.loads(world.buttons(basket)["approve_basket"])["s"]
+    world.click(basket, "change_basket")
+    world.submit_change("maybe later")
+    world.claude.script(Reply(text=DEFAULT_BASKET))  # basket 1 given back as it was
+    (lost,) = world.lam.take()
+    world.in_fresh_process(lost.payload, crash_at=point)
+    time.sleep(LEASE + 0.2)
+    world.in_fresh_process(lost.payload)
+    check_session(world, session)
+    (same,) = world.baskets()
+    assert header(same) == "Basket 1 of 3" and world.buttons(same)
+    assert UNCHANGED in [m["text"] for m in world.slack.thread(CHANNEL, basket["ts"])]

@@ -81,8 +81,8 @@ def test_a_declared_carry_moves_a_waiting_basket_onto_the_new_graph(served: Worl
     basket = basket_on_v1(world)
 
     world.click(basket, "change_basket")
-    world.submit_change("more garlic")
-    world.claude.script(Reply(text=TWICE))
+    world.submit_change("add lemons")
+    world.claude.script(Reply(text=TWICE + "\n3 lemons"))  # a change: an unchanged one re-asks
     world.run_lazies(fresh_process=True, deploy="carried")
 
     second = world.baskets()[-1]
@@ -92,7 +92,7 @@ def test_a_declared_carry_moves_a_waiting_basket_onto_the_new_graph(served: Worl
     assert saved(world, session)["workflow"]["version"] == 2
     world.click(second, "approve_basket")
     world.run_lazies(fresh_process=True, deploy="carried")
-    assert thread_texts(world, second) == ["Ordered 10 items."]
+    assert thread_texts(world, second) == ["Ordered 11 items."]
 
 
 def test_a_basket_whose_version_was_removed_starts_again_and_orders_once(served: World) -> None:

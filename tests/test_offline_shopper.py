@@ -7,7 +7,7 @@ import pytest
 from workflow.shop.basket import AISLES, Item
 from workflow.shop.console import EXAMPLE_WEEK
 from workflow.shop.dishes import AISLE_OF, DISH_LINES, DISHES, KNOWN
-from workflow.shop.offline import OfflineShopper
+from workflow.shop.offline import NoDinnersFound, OfflineShopper
 from workflow.shop.shopper import Brief, ShopperReply
 
 STIR_FRY = [
@@ -149,6 +149,39 @@ async def test_removing_by_without_drop_and_what_the_household_has() -> None:
     assert "1 l chicken stock" in soup and not [line for line in soup if "chicken breast" in line]
 
 
+async def test_removing_a_dish_the_week_never_had_takes_nothing() -> None:
+    """Issue 20: "no pizza" in a week of tacos and pasta took the pizza's 200 g of passata off
+    the pasta's 500 g. A change removes only what the week's dishes brought in."""
+    request = "tacos on Friday, pasta on Tuesday, we have rice"
+    first = await lines(request)
+    assert "500 g tomato passata" in first
+    assert await revised(request, "no pizza, add oat milk") == [*first, "1 l oat milk"]
+    assert await revised(request, "less pizza") == first
+    # A dish removed by an earlier change is not taken away twice ...
+    assert await changed("pasta, pizza", "no pizza", "no pizza") == await lines("pasta")
+    # ... and one an earlier change added is the week's.
+    assert await changed("pasta", "add pizza", "no pizza") == await lines("pasta")
+
+
+async def changed(request: str, *changes: str) -> list[str]:
+    """The basket after each of ``changes`` in turn, as the workflow briefs the shopper."""
+    basket = await lines(request)
+    for n, change in enumerate(changes):
+        brief = Brief(request, last_basket=basket, change=change, earlier=changes[:n])
+        basket = [item.line() for item in (await OfflineShopper().write(brief)).items]
+    return basket
+
+
+async def test_a_request_in_which_nothing_is_known_is_no_basket() -> None:
+    """Issue 20: "<!channel> ~strike~ *bold*" became "1 ingredients for <!channel> …", which
+    could be approved and ordered. Nothing known: no basket, and a reason a person can read."""
+    for request in ("<!channel> ~strike~ *bold*", "moussaka", "we have rice"):
+        with pytest.raises(NoDinnersFound) as raised:
+            await write(request)
+        assert "found no dinners it knows" in raised.value.reason
+    assert await lines("milk and eggs") == ["1 l milk", "6 eggs"]  # things to buy, not dinners
+
+
 async def test_removing_a_dish_keeps_what_another_dish_needs() -> None:
     basket = await revised("pasta, pizza", "no pizza")
     assert basket == await lines("pasta")  # the passata both used is the pasta's again
@@ -251,9 +284,9 @@ async def test_every_dish_gives_valid_items_with_a_quantity_and_an_aisle() -> No
 
 
 async def test_a_long_request_gives_at_most_500_items() -> None:
-    request = ", ".join(f"dish number {n}" for n in range(700))
+    request = "tacos, " + ", ".join(f"dish number {n}" for n in range(700))
     items = (await write(request)).items
-    assert len(items) == 500 and items[-1].name == "ingredients for dish number 499"
+    assert len(items) == 500 and items[-1].name == "ingredients for dish number 493"
     thrice = await lines("tacos for 20. " * 3)  # three dinners of tacos, for twenty
     assert thrice[:2] == ["9000 g beef mince", "180 taco shells"]
 

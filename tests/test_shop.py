@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.sandbox.anthropic_api import FakeAnthropic, Reply, shorter_revisions
+from bot.sandbox.anthropic_api import DEFAULT_BASKET, FakeAnthropic, Reply, shorter_revisions
 from bot.sandbox.anthropic_tools import tools_problem
 from tests.engine_kit import drain, session
 from workflow.engine.events import (
@@ -23,7 +23,14 @@ from workflow.errors import CheckpointCorrupt
 from workflow.persistence.memory_store import InMemoryCheckpointStore
 from workflow.shop.basket import BasketDecision, Item, ShopProgress
 from workflow.shop.errors import ShopperReplyUnfit, ShopperStoppedEarly
-from workflow.shop.graph import build_shop_workflow, shop_registry
+from workflow.shop.graph import (
+    SCOPE,
+    UNCHANGED,
+    UNCHANGED_STEP,
+    build_shop_workflow,
+    change_key,
+    shop_registry,
+)
 from workflow.shop.shopper import (
     BASKET_TOOL,
     SYSTEM_PROMPT,
@@ -298,3 +305,22 @@ async def test_a_529_is_retried_by_the_sdk(claude: FakeAnthropic) -> None:
     run, events = await start(InMemoryCheckpointStore())
     assert claude.message_calls == 3
     assert run.status is RunStatus.PENDING_REQUESTS
+
+
+async def test_a_revision_equal_to_its_basket_is_the_same_round_asked_again(
+    claude: FakeAnthropic,
+) -> None:
+    """Issue 20: a change that changes nothing used up a round. The same basket is asked about
+    again (round 1, a new request), the run says so, and no change is kept for later briefs."""
+    run, _ = await start(InMemoryCheckpointStore())
+    claude.script(Reply(text=DEFAULT_BASKET))  # the model gives basket 1 back as it was
+    events = await answer(run, "maybe later")
+    (again,) = [e for e in events if isinstance(e, RequestInfoEvent)]
+    assert again.data.round == 1 and len(again.data.items) == 10
+    steps = [(e.step, e.detail) for e in events if isinstance(e, ShopProgress)]
+    assert steps == [(UNCHANGED_STEP, UNCHANGED)]
+    assert run.read_state(change_key(1), SCOPE) is None
+    events = await answer(run, "less meat")
+    (second,) = [e for e in events if isinstance(e, RequestInfoEvent)]
+    assert second.data.round == 2 and len(second.data.items) == 7
+    assert "maybe later" not in str(claude.requests[-1]["messages"])

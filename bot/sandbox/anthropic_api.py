@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from workflow.shop.shopper import REVISION_OPENING
+from workflow.shop.shopper import EARLIER_OPENING, REVISION_OPENING
 
 from .anthropic_tools import forced_tool, tool_input, tools_problem
 from .loopback import LoopbackServer, QuietHandler, refused
@@ -74,11 +74,22 @@ def default_reply(request: dict[str, Any]) -> Reply:
 
 def shorter_revisions(request: dict[str, Any]) -> Reply:
     """A scenario callers opt into: the default basket, and the first 8 of its lines when the
-    weekly shop's shopper asks for a revision (its prompt opens with ``REVISION_OPENING``)."""
+    weekly shop's shopper asks for a revision (its prompt opens with ``REVISION_OPENING``).
+
+    A revision after earlier changes notes on its first item how many changes it follows, so
+    that each revision changes the basket (the workflow asks about an unchanged one again,
+    as the same round: ``workflow.shop.graph.UNCHANGED``)."""
     prompt = str(request["messages"][-1].get("content", ""))
-    if prompt.startswith(REVISION_OPENING):
-        return Reply(text="\n".join(DEFAULT_BASKET.splitlines()[:8]))
-    return Reply()
+    if not prompt.startswith(REVISION_OPENING):
+        return Reply()
+    text = "\n".join(DEFAULT_BASKET.splitlines()[:8])
+    earlier = prompt.partition(EARLIER_OPENING)[2].partition("\n\n")[0]
+    count = sum(1 for line in earlier.splitlines() if line.startswith("- "))
+    if not count:
+        return Reply(text=text)
+    given = tool_input(text)
+    given["items"][0]["note"] = f"after {count + 1} changes"
+    return Reply(text=text, tool_input=given)
 
 
 def request_problem(body: Any) -> str | None:

@@ -197,13 +197,22 @@ class Outbox:
     def _show(self, where: Where, report: Report) -> Delivered:
         shown = all([self._post_output(where, report, text) for text in report.outputs])
         posted: list[Posted | None] = []
+        reasked = report.reasked
         if shown:
-            posted = [self._post_basket(where, report, event) for event in report.baskets]
+            posted = [
+                self._post_basket(where, report, event, mark_ts(report, event))
+                for event in report.baskets
+            ]
         baskets = tuple(p for p in posted if p is not None)
         if not shown or None in posted:
             self._post_or_reply(where, report.unposted)
             return Delivered(False, baskets)
-        if report.mark is not None and not self._mark_answered(where.channel, report.mark):
+        answered = reasked is None and report.mark is not None
+        if (
+            answered
+            and report.mark is not None
+            and not self._mark_answered(where.channel, report.mark)
+        ):
             return Delivered(False, baskets)
         settled = report.settle is None or self._settle(where.channel, report.settle)
         return Delivered(settled, baskets)
@@ -253,22 +262,28 @@ class Outbox:
         if not self.post(where.channel, post.text, post.thread_ts) and where.reply_url:
             self.reply(where.reply_url, post.text)
 
-    def _post_basket(self, where: Where, report: Report, event: RequestInfoEvent) -> Posted | None:
+    def _post_basket(
+        self, where: Where, report: Report, event: RequestInfoEvent, ts: str | None = None
+    ) -> Posted | None:
+        """A new basket message; or, with ``ts``, the message of the basket asked again
+        unchanged, given buttons for its new request (no new message: no round was used)."""
         basket = event.data
+        text = f"Basket {basket.round} of {self.max_rounds}: {len(basket.items)} items"
+        blocks = basket_blocks(
+            round=basket.round,
+            max_rounds=self.max_rounds,
+            items=basket.items,
+            requested_by=report.requested_by,
+            request=report.request,
+            progress=report.progress,
+            ref=Ref(where.session_id, event.request_id),
+        )
+        if ts is not None:
+            if not self._update(where.channel, ts, text, blocks):
+                return None
+            return Posted(event.request_id, ts, basket.round, int(self.clock()))
         try:
-            posted = self.web.chat_postMessage(
-                channel=where.channel,
-                text=f"Basket {basket.round} of {self.max_rounds}: {len(basket.items)} items",
-                blocks=basket_blocks(
-                    round=basket.round,
-                    max_rounds=self.max_rounds,
-                    items=basket.items,
-                    requested_by=report.requested_by,
-                    request=report.request,
-                    progress=report.progress,
-                    ref=Ref(where.session_id, event.request_id),
-                ),
-            )
+            posted = self.web.chat_postMessage(channel=where.channel, text=text, blocks=blocks)
         except SLACK_FAILURES as exc:
             log.error("posting basket failed: %s", slack_error(exc))
             return None
@@ -303,3 +318,8 @@ class Outbox:
                 note=mark.note,
             ),
         )
+
+
+def mark_ts(report: Report, event: RequestInfoEvent) -> str | None:
+    """The answered basket's message when ``event`` asks about it again unchanged, else None."""
+    return report.mark.ts if report.mark is not None and event is report.reasked else None

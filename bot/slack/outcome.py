@@ -7,7 +7,8 @@ place turns it into Slack calls (``bot.slack.outbox.Outbox.deliver``):
     Post      a message everyone sees, in the channel or in the basket's thread (a failure)
     Failed    the Post of a first basket that failed: the session's end, kept in the history
     Report    what the run did: outputs for the thread, new baskets with buttons, then the
-              answered basket's new look; only a Report the channel fully shows earns a receipt
+              answered basket's new look (or its fresh buttons, when it is asked again
+              unchanged); only a Report the channel fully shows earns a receipt
     Retired   a basket a deploy can no longer resume: why, and Start again, in its thread
     Damaged   a basket whose saved state is damaged: why, and Start again, in its thread
     None      nothing to say
@@ -121,6 +122,15 @@ class Report:
         return [
             e for e in self.events if isinstance(e, RequestInfoEvent) and isinstance(e.data, Basket)
         ]
+
+    @property
+    def reasked(self) -> RequestInfoEvent | None:
+        """The answered basket asked about again, unchanged (a change that changed nothing is
+        the same round, ``workflow.shop.graph.UNCHANGED``): its message keeps its buttons,
+        bound to the new request, and no new basket is posted."""
+        mark = self.mark
+        same = [e for e in self.baskets if mark is not None and e.data.round == mark.basket.round]
+        return same[0] if same else None
 
     @property
     def ordered(self) -> Basket | None:

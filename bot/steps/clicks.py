@@ -10,7 +10,7 @@ and leaves no lock; the person sees a short reason.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.slack.blocks import slack_date
 from bot.slack.outbox import Where
@@ -47,7 +47,7 @@ from workflow.errors import (
 from workflow.persistence.checkpoint import PendingRequest
 from workflow.persistence.session import SessionCheckpoints
 from workflow.shop.basket import Basket, BasketDecision
-from workflow.shop.graph import shop_request
+from workflow.shop.graph import UNCHANGED, shop_request
 
 from .rules import Rules
 from .turn import Redelivered, Sessions, take_turn
@@ -136,7 +136,7 @@ class Answer:
         thread = self.click.message_ts
         asked = shop_request(run)
         requester, text = (asked.requested_by, asked.text) if asked is not None else ("", "")
-        return Report(
+        report = Report(
             events,
             unposted,
             requester,
@@ -146,6 +146,9 @@ class Answer:
             request=text,
             ended=not run.pending_requests,
         )
+        if report.reasked is not None:  # said in the thread; the basket keeps its buttons
+            report = replace(report, outputs=[UNCHANGED, *outputs])
+        return report
 
     def up_to_date(self, done: Redelivered) -> Outcome:
         decision = done.answered.response if done.answered else None

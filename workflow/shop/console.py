@@ -49,7 +49,7 @@ from .basket import (
     ShopRequest,
     aisle_groups,
 )
-from .graph import DEFAULT_MAX_ROUNDS, shop_request, shop_versions
+from .graph import DEFAULT_MAX_ROUNDS, UNCHANGED_STEP, shop_request, shop_versions
 from .offline import default_shopper
 from .outcomes import OutcomeLog, ended_week, outcome_log
 from .records import SHOP_PREFIX, SHOP_RECORDS
@@ -216,7 +216,9 @@ class Console:
     async def watch(self, run: Run, can_answer: bool) -> bool:
         """Stream the run; True when it stopped because nobody answered (end of input)."""
         async for event in run.watch():
-            if isinstance(event, ShopProgress):
+            if isinstance(event, ShopProgress) and event.step == UNCHANGED_STEP:
+                self.say(event.detail)  # and the same basket is asked about again
+            elif isinstance(event, ShopProgress):
                 self.say(f"[{event.step}] {event.detail}")
             elif isinstance(event, RequestInfoEvent) and isinstance(event.data, Basket):
                 self.show(event.data)

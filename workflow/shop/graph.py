@@ -3,6 +3,10 @@
     input ─> write-basket ─> approve-basket ─┬─ change, round < max ─> write-basket
                                              └─ otherwise ───────────> place-order ─> output
 
+A change that gives back the basket it changes is no new round: write-basket passes the same
+basket (same round) on to be asked about again, and says so (:data:`UNCHANGED`). The graph's
+shape is the same, so version 1's checkpoints resume as they did.
+
 The two conditions are complements, so they never overlap and together cover every answer. The
 basket reaches ``place-order`` and the revising ``write-basket`` through shared state (scope
 ``shop``), since the port passes on only the person's answer.
@@ -28,7 +32,7 @@ from .basket import (
     ShopRequest,
     basket_from_v1,
 )
-from .shopper import Brief, Shopper
+from .shopper import Brief, Shopper, ShopperReply
 
 NAME = "weekly-shop"  # the workflow's name in every checkpoint
 DEFAULT_MAX_ROUNDS = 3
@@ -42,6 +46,11 @@ def change_key(round: int) -> str:
     from before these keys (which ignores them) can still read a checkpoint that has them."""
     return f"change-{round}"
 
+
+# A change whose basket is the one it changes uses up no round: the same basket is asked about
+# again (a new pending request of the same round), with this progress event to say so.
+UNCHANGED_STEP = "basket unchanged"
+UNCHANGED = "That didn't change the basket."
 
 WRITE_BASKET = "write-basket"
 APPROVE_BASKET = "approve-basket"
@@ -88,12 +97,19 @@ class WriteBasket(Executor):
             change=decision.change or "",
             earlier=[c for c in earlier if isinstance(c, str)],  # none before these keys
         )
-        basket = await self._run_shopper(brief, current.round + 1, ctx)
+        reply = await self.shopper.write(brief)  # a ShopperError when there is no basket
+        if reply.items == current.items:
+            ctx.add_event(ShopProgress(UNCHANGED_STEP, UNCHANGED))
+            return current  # asked again, the same round: a change that changes nothing is free
+        basket = self._written(reply, current.round + 1, ctx)
         ctx.queue_state_update(change_key(current.round), brief.change, scope=SCOPE)
         return basket
 
     async def _run_shopper(self, brief: Brief, round: int, ctx: WorkflowContext) -> Basket:
         reply = await self.shopper.write(brief)  # a ShopperError when there is no basket
+        return self._written(reply, round, ctx)
+
+    def _written(self, reply: ShopperReply, round: int, ctx: WorkflowContext) -> Basket:
         basket = Basket(items=reply.items, round=round)
         ctx.queue_state_update(BASKET_KEY, basket, scope=SCOPE)
         ctx.add_event(

@@ -14,7 +14,11 @@ as offline wherever the shopper is named:
    dishes is one line. An unknown dish is one line, "ingredients for <dish>". Ingredients the
    household has ("we have rice", "we've got onions") are left out.
 4. A change starts from the last basket's lines (as ``Item.line`` wrote them) and makes only that
-   change: the earlier ones are already in it.
+   change: the earlier ones are already in it. Removing a dish takes away only what the week's
+   dishes brought in: the request and the earlier changes are read again to know which dishes
+   the week has, so "no pizza" in a week without pizza takes nothing from the pasta's passata.
+5. A request in which nothing is known (no dish or ingredient of the table, only "ingredients
+   for …" lines, or nothing at all) is no basket: :class:`NoDinnersFound` says so.
 
 The same brief gives the same items in the same order: nothing here is random or reads a clock.
 """
@@ -24,10 +28,12 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections import Counter
 
 from . import dishes as table
 from .basket import MAX_ITEM_LENGTH, MAX_ITEMS, MAX_QUANTITY, Item
 from .dishes import KNOWN, SERVINGS, UNITS, Line, name_key, number, read_line, words
+from .errors import ShopperError
 from .shopper import Brief, ClaudeShopper, Shopper, ShopperReply
 
 LABEL = (
@@ -172,8 +178,16 @@ def _normal(text: str) -> str:
 class _Draft:
     """The basket being written: entries in the order they were first asked for."""
 
-    def __init__(self, entries: list[Line], factor: float, exclude: list[tuple[str, ...]]):
+    def __init__(
+        self,
+        entries: list[Line],
+        factor: float,
+        exclude: list[tuple[str, ...]],
+        week: Counter[str] | None = None,
+    ):
         self.entries, self.factor, self.exclude = entries, factor, exclude
+        # The dishes the week has brought in so far, each as often as it was added.
+        self.week: Counter[str] = Counter() if week is None else week
 
     def put(self, name: str, quantity: float, unit: str, *, keep: bool = False) -> None:
         """Add to the line for ``name`` in ``unit`` (or leave it, with ``keep``), or start one."""
@@ -192,16 +206,25 @@ class _Draft:
             for e in table.DISH_LINES[dish]
         ]
 
+    def _brought(self, dish: str) -> list[Line]:
+        """What adding ``dish`` puts in the basket: its lines but what the household has."""
+        return [
+            e for e in self.scaled(dish) if not any(_matches(e.name, had) for had in self.exclude)
+        ]
+
     def add_dish(self, dish: str) -> None:
-        for e in self.scaled(dish):
-            if not any(_matches(e.name, had) for had in self.exclude):
-                self.put(e.name, e.quantity, e.unit)
+        self.week[dish] += 1
+        for e in self._brought(dish):
+            self.put(e.name, e.quantity, e.unit)
 
     def drop_dish(self, dish: str) -> None:
-        for e in self.scaled(dish):
+        """Take away what ``dish`` brought in, each time it did; nothing if the week never
+        had it (its ingredients are then another dish's, or asked for on their own)."""
+        times = self.week.pop(dish, 0)
+        for e in self._brought(dish) if times else []:
             for line in self.entries:
                 if line.key == e.key and line.unit == e.unit:
-                    line.quantity -= e.quantity
+                    line.quantity -= e.quantity * times
         self.entries = [line for line in self.entries if line.quantity > 1e-9]
 
     def add(self, target: str) -> None:
@@ -251,7 +274,7 @@ class _Draft:
                 more = _tidy(e.quantity * 2, e.unit) if e.unit in _WEIGHED else e.quantity + 1
                 e.quantity = min(more, MAX_QUANTITY)
         elif action == "less":
-            keys = {e.key for dish in whole for e in table.DISH_LINES[dish]}
+            keys = {e.key for dish in whole if self.week[dish] for e in table.DISH_LINES[dish]}
             for e in lines or [e for e in self.entries if e.key in keys]:
                 e.quantity = min(_tidy(e.quantity / 2, e.unit), e.quantity)
         elif dishes and action in ("dish", "maybe") or whole:
@@ -268,29 +291,54 @@ def _is_ingredient(target: str) -> bool:
     return name_key(target) in KNOWN or number(target.partition(" ")[0]) is not None
 
 
+class NoDinnersFound(ShopperError):
+    """The request named nothing the recipe table knows: no basket is started (a basket of
+    "ingredients for …" lines alone would be ordered as they are)."""
+
+    reason = (
+        "the offline shopper found no dinners it knows in that request "
+        "(try e.g. “tacos on Friday, lasagne on Sunday”)"
+    )
+
+    def __init__(self) -> None:
+        super().__init__(self.reason)
+
+
+def _first_basket(clauses: list[tuple[str, str]], draft: _Draft) -> _Draft:
+    for action, target in clauses:
+        if action not in ("have", "remove"):  # those are left out of every dish, above
+            draft.apply(action, target)
+    return draft
+
+
 def basket_for(brief: Brief) -> list[Item]:
-    """The offline basket for ``brief``: basket 1 from the request, or the last one changed."""
+    """The offline basket for ``brief``: basket 1 from the request, or the last one changed.
+
+    Raises :class:`NoDinnersFound` for a basket 1 in which nothing is known."""
     size, request = _household(_normal(brief.request))
     clauses = _clauses(request, "dish")
-    earlier = [c for change in brief.earlier for c in _clauses(_normal(change), "maybe")]
+    earlier = [_clauses(_normal(change), "maybe") for change in brief.earlier]
     exclude = [_asked(t) for a, t in clauses if a in ("have", "remove")]
-    exclude += [_asked(t) for a, t in earlier if a == "have"]
+    exclude += [_asked(t) for said in earlier for a, t in said if a == "have"]
+    first = _first_basket(clauses, _Draft([], size / SERVINGS, exclude))
     if brief.change is None:
-        draft = _Draft([], size / SERVINGS, exclude)
-        for action, target in clauses:
-            if action not in ("have", "remove"):  # those are left out of every dish, above
-                draft.apply(action, target)
-    else:
-        last = [entry for entry in map(read_line, brief.last_basket) if entry]
-        draft = _Draft(last, size / SERVINGS, exclude)
-        for action, target in _clauses(_normal(brief.change), "maybe"):
-            draft.apply(action, target)
+        if not any(line.key in KNOWN for line in first.entries):
+            raise NoDinnersFound()
+        return [line.item() for line in first.entries[:MAX_ITEMS]]
+    for said in earlier:  # the week as it stands, to know which dishes it has
+        for action, target in said:
+            first.apply(action, target)
+    last = [entry for entry in map(read_line, brief.last_basket) if entry]
+    draft = _Draft(last, size / SERVINGS, exclude, first.week)
+    for action, target in _clauses(_normal(brief.change), "maybe"):
+        draft.apply(action, target)
     return [line.item() for line in draft.entries[:MAX_ITEMS]]
 
 
 class OfflineShopper:
     """A shopper that needs no key and no network: it reads the brief with a recipe table, so
-    the product can be tried end to end offline. It never fails."""
+    the product can be tried end to end offline. It fails only for a request in which it knows
+    nothing (:class:`NoDinnersFound`)."""
 
     label = LABEL
 

@@ -101,6 +101,7 @@ def items_from_tool(data: Any) -> list[Item]:
 
 
 REVISION_OPENING = "Your last basket:"
+EARLIER_OPENING = "Changes the household asked for before, oldest first (they still hold):"
 
 
 @dataclass(frozen=True)
@@ -123,10 +124,7 @@ class Brief:
         if self.request:
             parts.append(f"The week's request was:\n{self.request}")
         if self.earlier:
-            parts.append(
-                "Changes the household asked for before, oldest first (they still hold):\n"
-                + "\n".join(f"- {c}" for c in self.earlier)
-            )
+            parts.append(EARLIER_OPENING + "\n" + "\n".join(f"- {c}" for c in self.earlier))
         parts.append(f"The household asks for this change:\n{self.change}")
         parts.append("Return the whole basket.")
         return "\n\n".join(parts)
