@@ -36,6 +36,11 @@ def test_shop_where_the_bot_cannot_post_says_so_and_starts_nothing(
     assert ack["statusCode"] == 200
     world.run_lazies()
     assert replies_to_commands(world) == [cannot_post_here(channel)]
+    # A new ephemeral, never in place of the ack ("Writing your basket…"): the person sees
+    # both (issue 20). Posted to a response_url, a message may replace the one it answers
+    # unless replace_original is false (botkit#446, Netflix/dispatch#2865).
+    (said,) = [r.body for r in world.slack.responses if "/commands/" in r.path]
+    assert said["replace_original"] is False and said["response_type"] == "ephemeral"
     assert world.claude.message_calls == 0  # no model call spent on it
     assert objects(s3, bucket) == {}  # no session, no lock
     assert world.slack.messages(channel) == []

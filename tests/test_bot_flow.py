@@ -25,7 +25,9 @@ def test_shop_posts_basket_one_with_three_buttons(world: World) -> None:
     assert header(basket) == "Basket 1 of 3"
     assert "• 500 g chicken breast" in section_text(basket)
     assert "For <@U0ALICE>: dinners this week" in context_text(basket)
-    assert "basket written: 10 items" in context_text(basket)
+    assert "· basket written: 10 items" in context_text(basket)
+    assert "tokens" not in context_text(basket)  # model counts are for the logs (issue 20)
+    assert basket["text"] == "Basket 1 of 3: 10 items"
     buttons = world.buttons(basket)
     assert list(buttons) == ["approve_basket", "reject_basket", "change_basket"]
     value = json.loads(buttons["approve_basket"])
@@ -33,6 +35,21 @@ def test_shop_posts_basket_one_with_three_buttons(world: World) -> None:
     actions = next(b for b in basket["blocks"] if b["type"] == "actions")["elements"]
     assert [a.get("style") for a in actions] == ["primary", "danger", None]
     assert actions[1]["confirm"]["confirm"]["text"] == "Reject"
+    assert world.slack.violations == []
+
+
+def test_an_answered_basket_still_says_what_was_asked(world: World) -> None:
+    """Answered, a basket keeps its "For @alice: …" line above who answered (issue 20), so the
+    channel's history says what was approved; its progress ("basket written") goes with the
+    buttons."""
+    basket = start_basket(world)
+    world.click(basket, "approve_basket", user="U0BOB")
+    world.run_lazies()
+    answered = world.slack.message(CHANNEL, basket["ts"])
+    assert answered is not None
+    said = context_text(answered)
+    assert "For <@U0ALICE>: dinners this week" in said and "Approved by <@U0BOB>" in said
+    assert "basket written" not in said and world.buttons(answered) == {}
     assert world.slack.violations == []
 
 

@@ -141,7 +141,7 @@ def test_repeat_this_order_posts_it_again_as_basket_one_without_a_model_call(
     view = world.open_home("U0ALICE")
     (repeat,) = [b for b in buttons(view) if b["action_id"] == REPEAT]
     after = world.home_click(REPEAT, repeat["value"], user="U0CAROL")
-    assert f"Basket 1 of that order again is in <#{CHANNEL}>." in texts(after)
+    assert f"Posted the same order again in <#{CHANNEL}>." in texts(after)
     assert world.claude.message_calls == calls  # the recorded items, not the model's
     again = world.baskets()[-1]
     assert again["ts"] != first["ts"]

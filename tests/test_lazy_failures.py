@@ -218,7 +218,7 @@ def test_a_repeat_whose_store_read_fails_once_is_retried_and_starts_one_basket(
         (run,) = world.run_async()
     assert failed and run.errors == ["LazyRunFailed", ""]
     assert len(world.baskets()) == 2
-    assert f"Basket 1 of that order again is in <#{CHANNEL}>." in texts(world.slack.home("U0ALICE"))
+    assert f"Posted the same order again in <#{CHANNEL}>." in texts(world.slack.home("U0ALICE"))
     assert ephemeral_texts(world) == []
 
 

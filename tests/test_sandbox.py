@@ -201,7 +201,7 @@ def test_the_home_tab_over_the_page_api(sandbox: SandboxProcess) -> None:
         call(sandbox, "/ui/home-click", {**show, "user": "U0BOB"})  # Bob's tab was never open
     repeat = {"user": "U0CAROL", "action_id": "home_repeat", "value": name}
     assert call(sandbox, "/ui/home-click", repeat)["ok"]
-    wait_for(lambda: home_of(sandbox, "U0CAROL", "Basket 1 of that order again is in"))
+    wait_for(lambda: home_of(sandbox, "U0CAROL", "Posted the same order again in"))
     (again,) = wait_for(
         lambda: [m for m in baskets_asking(sandbox, "tacos on Tuesday") if m["ts"] != basket["ts"]]
     )
@@ -359,9 +359,7 @@ def test_a_person_drives_the_page_in_chromium() -> None:
         expect(waiting).to_be_in_viewport(timeout=10000)
         page.click("#home-link")
         home.get_by_role("button", name="Repeat this order").click()
-        expect(home).to_contain_text(
-            "Basket 1 of that order again is in #weekly-shop", timeout=20000
-        )
+        expect(home).to_contain_text("Posted the same order again in #weekly-shop", timeout=20000)
         expect(home.get_by_role("link", name="Open")).to_have_count(2)
         home.locator(".channel-link", has_text="#weekly-shop").click()
         repeated = page.locator(".message", has_text="Basket 1 of 3").last

@@ -20,7 +20,7 @@ from bot.handler import cold_start
 from bot.runtime import Runtime
 from bot.sandbox.anthropic_api import Reply
 from bot.settings import Settings
-from bot.steps.clicks import BUSY, STORE_DOWN
+from bot.steps.clicks import BUSY, OWN_CLICK, STORE_DOWN
 from tests.bot_kit import CHANNEL, World, change, context_text, objects, start_basket
 from tests.fault_kit import (
     S3Faults,
@@ -370,3 +370,19 @@ def test_a_basket_slack_never_took_is_posted_by_the_redelivery(
     assert lock_keys(s3, bucket) == []
     approve(world, basket)
     assert thread_texts(world, basket) == [ORDERED]
+
+
+def test_a_second_click_by_the_same_person_is_told_it_is_their_own(
+    world: World, s3: Any, bucket: str, faults: S3Faults
+) -> None:
+    """A double click: the lock still held by Bob's first click (here: one whose release S3
+    refused, so its lease runs on) tells Bob it is his own earlier click, and anyone else that
+    someone else is answering (issue 20). The lock's owner is "<clicker>:<run>:<nonce>"."""
+    basket = start_basket(world)
+    faults.add(op("DeleteObject", "/lock"), 503, "SlowDown", times=1000)
+    approve(world, basket)
+    faults.clear()
+    approve(world, basket)
+    assert ephemeral_texts(world, "U0BOB") == [OWN_CLICK]
+    approve(world, basket, user="U0CAROL")
+    assert ephemeral_texts(world, "U0CAROL") == [BUSY]

@@ -145,7 +145,12 @@ class StoreInUse(StoreError):
 
 
 class SessionBusy(WorkflowError):
-    """Somebody else holds this session's lock."""
+    """Somebody else holds this session's lock; ``holder`` is the lock's owner as it was
+    taken (``workflow.engine.respond``: "<who>:<run>:<nonce>"), "" when not known."""
+
+    def __init__(self, message: str, holder: str = "") -> None:
+        super().__init__(message)
+        self.holder = holder
 
 
 class LeaseLost(SessionBusy):

@@ -23,10 +23,14 @@ if TYPE_CHECKING:
 
 
 async def ui_home(request: web.Request) -> web.Response:
-    """The person opens the app's Home tab."""
+    """The person opens the app's Home tab. In a workspace the app is not installed in there
+    is no Home tab to open: Slack sends the bot nothing (no installation, no events), and the
+    page says the app is not installed instead (``not_installed``)."""
     sandbox: Sandbox = request.app["sandbox"]
     data = await request.json()
     user, slack = person(str(data.get("user", ""))), sandbox.workspace(data.get("team"))
+    if not sandbox.installed(slack.team_id):
+        return web.json_response({"ok": False, "error": "not_installed"})
     event = se.app_home_opened(sandbox.secret, user, team_id=slack.team_id)
     status = int((await sandbox.invoke(event)).get("statusCode", 500))
     return web.json_response({"ok": status == 200, "status": status})

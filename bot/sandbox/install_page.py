@@ -38,9 +38,13 @@ _AUTHORIZE_LINK = re.compile(r'href="(https://slack\.com/oauth/v2/authorize\?[^"
 
 
 def page_text(body: str) -> str:
-    """What a person reads on an HTML page: its body's text, tags gone, spaces collapsed."""
+    """What a person reads on an HTML page, as one line: its body's text, a heading ended as a
+    sentence, inline tags (``<code>``, ``<a>``…) gone without a trace so that "</code>," stays
+    ",", other tags a space, spaces collapsed."""
     found = re.search(r"<body[^>]*>(.*)</body>", body, re.S | re.I)
-    text = re.sub(r"<[^>]+>", " ", found[1] if found else body)
+    text = re.sub(r"([^.!?:\s])\s*</h([1-6])>", r"\1.</h\2>", found[1] if found else body)
+    text = re.sub(r"</?(?:a|b|code|em|i|span|strong)\b[^>]*>", "", text, flags=re.I)
+    text = re.sub(r"<[^>]+>", " ", text)
     return " ".join(html.unescape(text).split())
 
 

@@ -85,9 +85,13 @@ def _item_line(item: Item) -> str:
     return f"• {clipped}"
 
 
+def count(n: int, thing: str = "item") -> str:
+    """``n`` things in English: "1 item", "2 items", "0 items"."""
+    return f"{n} {thing}" if n == 1 else f"{n} {thing}s"
+
+
 def _left_out(hidden: int, total: int) -> str:
-    things = "item" if hidden == 1 else "items"
-    return f"_…and {hidden} more {things} not shown here (approving orders all {total})_"
+    return f"_…and {count(hidden)} more not shown here (approving orders all {total})_"
 
 
 def _section(text: str, kind: str = "mrkdwn") -> Block:
@@ -148,17 +152,19 @@ def context(*lines: str) -> Block:
     return {"type": "context", "elements": [{"type": "mrkdwn", "text": ln} for ln in lines]}
 
 
-def asked_for(requested_by: str, request: str, progress: str) -> Block:
+def asked_for(requested_by: str, request: str, progress: str = "") -> Block:
     """ "For @alice: tacos on Friday, … · basket written": what was asked, by whom, so that
-    people who could not see the slash command's text know what they approve. The request is
-    the person's words: plain_text, so it shows as typed and cannot ping or format."""
+    people who could not see the slash command's text know what they approve (and, once it is
+    answered, what was answered). The request is the person's words: plain_text, so it shows as
+    typed and cannot ping or format. ``progress`` is ours, for the household: no model detail."""
     who = f"For <@{requested_by}>:" if requested_by else "For the weekly shop:"
     block = context(who)
     if request:
         shown = request if len(request) <= MAX_SHOWN_REQUEST else request[: MAX_SHOWN_REQUEST - 1]
         shown = shown + ("…" if shown != request else "")
         block["elements"].append({"type": "plain_text", "text": shown, "emoji": False})
-    block["elements"].append({"type": "mrkdwn", "text": f"· {escape(progress)}"})
+    if progress:
+        block["elements"].append({"type": "mrkdwn", "text": f"· {escape(progress)}"})
     return block
 
 
@@ -220,8 +226,10 @@ def answered_blocks(
     user: str,
     at: int,
     note: str = "",
+    asked: Block | None = None,
 ) -> list[Block]:
-    """The same basket once answered: the buttons replaced by who answered, when, and why."""
+    """The same basket once answered: the buttons replaced by who answered, when, and why;
+    ``asked`` (:func:`asked_for`) keeps what was asked above it."""
     when = slack_date(at)
     if not note:
         said = context(f"{verdict} by <@{user}> · {when}")
@@ -231,13 +239,15 @@ def answered_blocks(
             {"type": "plain_text", "text": note[:MAX_CHANGE_LENGTH], "emoji": False},
             {"type": "mrkdwn", "text": f"· {when}"},
         ]
-    return _closed(round, max_rounds, items, said)
+    return _closed(round, max_rounds, items, said, asked)
 
 
-def expired_blocks(*, round: int, max_rounds: int, items: Sequence[Item], at: int) -> list[Block]:
+def expired_blocks(
+    *, round: int, max_rounds: int, items: Sequence[Item], at: int, asked: Block | None = None
+) -> list[Block]:
     """A basket nobody answered in time: its buttons replaced by "Expired — nothing ordered"."""
     said = context(f"Expired — nothing ordered · {slack_date(at)}")
-    return _closed(round, max_rounds, items, said)
+    return _closed(round, max_rounds, items, said, asked)
 
 
 def retired_blocks(*, round: int, max_rounds: int, items: Sequence[Item]) -> list[Block]:
@@ -246,11 +256,15 @@ def retired_blocks(*, round: int, max_rounds: int, items: Sequence[Item]) -> lis
     return _closed(round, max_rounds, items, said)
 
 
-def _closed(round: int, max_rounds: int, items: Sequence[Item], said: Block) -> list[Block]:
-    """A basket that no longer waits: its header and items, and ``said`` where its buttons were."""
+def _closed(
+    round: int, max_rounds: int, items: Sequence[Item], said: Block, asked: Block | None = None
+) -> list[Block]:
+    """A basket that no longer waits: its header and items, what was asked (when known), and
+    ``said`` where its buttons were."""
     return [
         {"type": "header", "text": plain(f"Basket {round} of {max_rounds}", 150)},
         *item_sections(items),
+        *([asked] if asked is not None else []),
         said,
     ]
 

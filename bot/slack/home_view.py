@@ -1,7 +1,7 @@
 """Block Kit for the app's Home tab: a pure function of what ``bot.steps.home`` read.
 
     Weekly shop
-    [a notice, after a button: "Basket 1 of that order again is in #shop"]
+    [a notice, after a button: "Posted the same order again in #shop."]
     Waiting for an answer            newest first, each with Open (a link to its message)
     Last outcomes                    newest first: Ordered / Rejected / Expired, how many items,
                                      who answered, when; Show items; Repeat this order
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .blocks import Block, context, escape, item_sections, plain, slack_date
+from .blocks import Block, asked_for, context, count, escape, item_sections, plain, slack_date
 
 if TYPE_CHECKING:
     from bot.records.history import Ended
@@ -29,7 +29,6 @@ REPEAT = "home_repeat"
 OPEN = "home_open"  # a link button: Slack still sends the click, which is acked and ignored
 MAX_WAITING = 10
 MAX_OUTCOMES = 10
-MAX_SHOWN_REQUEST = 300
 KIND_WORDS = {
     "ordered": "Ordered",
     "rejected": "Rejected",
@@ -50,15 +49,6 @@ def _button(text: str, action_id: str, value: str = "", **extra: Any) -> Block:
     if value:
         button["value"] = value
     return {**button, **extra}
-
-
-def _asked(requested_by: str, request: str) -> Block:
-    who = f"For <@{requested_by}>:" if requested_by else "For the weekly shop:"
-    block = context(who)
-    if request:
-        shown = request if len(request) <= MAX_SHOWN_REQUEST else request[:299] + "…"
-        block["elements"].append({"type": "plain_text", "text": shown, "emoji": False})
-    return block
 
 
 def waiting_rows(
@@ -95,13 +85,13 @@ def outcome_rows(outcomes: list[tuple[str, Ended]], expanded: str | None) -> lis
         by = {"expired": "nobody answered", "failed": "the shopper wrote no basket"}.get(
             ended.kind, f"by <@{ended.answered_by}>"
         )
-        items = "" if ended.kind == "failed" else f" · {n} item{'s' if n != 1 else ''}"
+        items = "" if ended.kind == "failed" else f" · {count(n)}"
         row = _mrkdwn(f"*{KIND_WORDS[ended.kind]}*{items} · {by} · {slack_date(ended.at)}")
         is_open = name == expanded
         toggle = ("Hide items", HIDE_ITEMS) if is_open else ("Show items", SHOW_ITEMS)
         if n:
             row["accessory"] = _button(*toggle, value=name)
-        rows += [row, _asked(ended.requested_by, ended.request)]
+        rows += [row, asked_for(ended.requested_by, ended.request)]
         if is_open:
             rows += item_sections(ended.basket().items)
         if ended.kind == "ordered":

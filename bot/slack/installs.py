@@ -49,9 +49,10 @@ INSTALL_PATH = "/slack/install"
 REDIRECT_PATH = "/slack/oauth_redirect"
 # What the bot needs (the manifest's scopes, and nothing more).
 SCOPES = ["commands", "chat:write", "channels:read", "groups:read", "im:read", "mpim:read"]
+INSTALLED = "Weekly shop is installed"  # the result page's heading
 NEXT_STEPS = (
-    "Weekly shop is installed. In a channel, type <code>/invite @weekly-shop</code>, then "
-    "<code>/shop</code> and the week's dinners."
+    "In a channel, type <code>/invite @weekly-shop</code>, then <code>/shop</code> and the "
+    "week's dinners."
 )
 NO_ORG_INSTALLS = (
     "Weekly shop is installed one workspace at a time: an organization-wide install is not "
@@ -202,8 +203,8 @@ class ByWorkspace(Authorize):
         actor_user_id: str | None = None,
     ) -> AuthorizeResult | None:
         bot = self.bot(enterprise_id, team_id)
-        if bot is None:
-            log.warning("no installation for workspace %s", team_id)
+        if bot is None:  # expected: Slack still sends a removed app's last events; Bolt says 401
+            log.info("no installation for workspace %s", team_id)
             return None
         return AuthorizeResult(
             enterprise_id=bot.enterprise_id,
@@ -272,7 +273,7 @@ def oauth_flow(
             return page(400, "Not installed", NO_ORG_INSTALLS)
         authorize.forget(installation.enterprise_id, installation.team_id)  # a new token
         log.info("installed in workspace %s", installation.team_id)
-        return page(200, "Installed", NEXT_STEPS)
+        return page(200, INSTALLED, NEXT_STEPS)
 
     def failure(args: FailureArgs) -> BoltResponse:
         log.warning("installation refused: %s", args.reason)

@@ -25,7 +25,9 @@ from .blocks import (
     Block,
     Ref,
     answered_blocks,
+    asked_for,
     basket_blocks,
+    count,
     escape,
     expired_blocks,
     ordered_blocks,
@@ -37,7 +39,6 @@ from .outcome import (
     EXPIRED,
     RETIRED,
     Damaged,
-    Mark,
     Outcome,
     Post,
     Report,
@@ -168,10 +169,18 @@ class Outbox:
             return None
 
     def reply(self, url: str, mrkdwn: str) -> bool:
-        """An ephemeral answer through a slash command's response_url (slack_sdk's
-        WebhookClient), for where the bot cannot post with its token."""
+        """A new ephemeral answer through a slash command's response_url (slack_sdk's
+        WebhookClient), for where the bot cannot post with its token.
+
+        ``replace_original`` is said, false: posted to a response_url, a message may take the
+        place of the one it answers (botkit#446, Netflix/dispatch#2865 had to say false to keep
+        an ephemeral from replacing the original), and the person must see both the ack
+        ("Writing your basket…") and this answer. chat.postEphemeral is no way round: Slack
+        refuses it where the bot is not a member, which is when this is used."""
         try:
-            answer = WebhookClient(url, timeout=5).send(text=mrkdwn, response_type="ephemeral")
+            answer = WebhookClient(url, timeout=5).send(
+                text=mrkdwn, response_type="ephemeral", replace_original=False
+            )
         except OSError as exc:
             log.error("response_url failed: %s", type(exc).__name__)
             return False
@@ -208,11 +217,7 @@ class Outbox:
             self._post_or_reply(where, report.unposted)
             return Delivered(False, baskets)
         answered = reasked is None and report.mark is not None
-        if (
-            answered
-            and report.mark is not None
-            and not self._mark_answered(where.channel, report.mark)
-        ):
+        if answered and not self._mark_answered(where.channel, report):
             return Delivered(False, baskets)
         settled = report.settle is None or self._settle(where.channel, report.settle)
         return Delivered(settled, baskets)
@@ -268,7 +273,8 @@ class Outbox:
         """A new basket message; or, with ``ts``, the message of the basket asked again
         unchanged, given buttons for its new request (no new message: no round was used)."""
         basket = event.data
-        text = f"Basket {basket.round} of {self.max_rounds}: {len(basket.items)} items"
+        log.info("posting basket %s (%s)", basket.round, report.written)
+        text = f"Basket {basket.round} of {self.max_rounds}: {count(len(basket.items))}"
         blocks = basket_blocks(
             round=basket.round,
             max_rounds=self.max_rounds,
@@ -289,11 +295,16 @@ class Outbox:
             return None
         return Posted(event.request_id, str(posted["ts"]), basket.round, int(self.clock()))
 
-    def _mark_answered(self, channel: str, mark: Mark) -> bool:
+    def _mark_answered(self, channel: str, report: Report) -> bool:
         """Replace the basket's buttons with who answered, when, and the change they asked for
-        (or that it expired, and when)."""
+        (or that it expired, and when), below what was asked, as the basket showed it."""
+        mark = report.mark
+        if mark is None:
+            return True
         said = f": {escape(mark.note)}" if mark.note else ""
         basket = mark.basket
+        known = report.requested_by or report.request
+        asked = asked_for(report.requested_by, report.request) if known else None
         at = int(self.clock()) if mark.at is None else mark.at
         if mark.verdict == EXPIRED:
             return self._update(
@@ -301,7 +312,11 @@ class Outbox:
                 mark.ts,
                 f"Basket {basket.round} of {self.max_rounds}: expired, nothing ordered",
                 expired_blocks(
-                    round=basket.round, max_rounds=self.max_rounds, items=basket.items, at=at
+                    round=basket.round,
+                    max_rounds=self.max_rounds,
+                    items=basket.items,
+                    at=at,
+                    asked=asked,
                 ),
             )
         return self._update(
@@ -316,6 +331,7 @@ class Outbox:
                 user=mark.by,
                 at=at,
                 note=mark.note,
+                asked=asked,
             ),
         )
 

@@ -19,6 +19,7 @@ text travels in ``Report.outputs``, ``Mark.note`` and the baskets, and is escape
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -140,10 +141,26 @@ class Report:
 
     @property
     def progress(self) -> str:
+        """The run's last step, for the household ("basket written: 11 items"): a model
+        token count in the step's detail is for the logs (:attr:`written`) and ``make bench``,
+        not for the channel (issue 20), and one item reads "1 item"."""
         from workflow.shop.basket import ShopProgress
 
         steps = [e for e in self.events if isinstance(e, ShopProgress)]
-        return f"{steps[-1].step}: {steps[-1].detail}" if steps else "waiting for an answer"
+        if not steps:
+            return "waiting for an answer"
+        detail = re.sub(r",?\s*\d+ output tokens?", "", steps[-1].detail).strip(" ,")
+        detail = re.sub(r"\b1 (item|ingredient)s\b", r"1 \1", detail)
+        return f"{steps[-1].step}: {detail}" if detail else steps[-1].step
+
+    @property
+    def written(self) -> str:
+        """The run's last step with its detail ("basket written: 11 items, 88 output tokens"),
+        for the logs."""
+        from workflow.shop.basket import ShopProgress
+
+        steps = [e for e in self.events if isinstance(e, ShopProgress)]
+        return f"{steps[-1].step}: {steps[-1].detail}" if steps else "no step"
 
 
 Outcome = Tell | Post | Report | Retired | Damaged | None

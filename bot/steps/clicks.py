@@ -29,7 +29,7 @@ from bot.slack.outcome import (
 )
 from bot.slack.payloads import GONE, Click, Kind
 from workflow.engine.events import WorkflowEvent
-from workflow.engine.respond import answer_pending
+from workflow.engine.respond import answer_pending, lock_taken_by
 from workflow.engine.runner import Run, RunStatus
 from workflow.engine.versions import WorkflowVersions
 from workflow.errors import (
@@ -52,11 +52,12 @@ from workflow.shop.graph import UNCHANGED, shop_request
 from .rules import Rules
 from .turn import Redelivered, Sessions, take_turn
 
-__all__ = ["BUSY", "GONE", "Answer", "Click", "Kind", "answer_click"]
+__all__ = ["BUSY", "GONE", "OWN_CLICK", "Answer", "Click", "Kind", "answer_click"]
 
 VERDICTS: dict[Kind, str] = {"approve": APPROVED, "reject": "Rejected", "change": "Change asked"}
 
 BUSY = "Someone else is answering this basket right now."
+OWN_CLICK = "Your earlier click on this basket is still being answered: its answer will show here."
 BROKEN = (
     "This basket is damaged: its saved state did not pass its checks, so it can't be answered. "
     "*Start again* writes the same week's basket afresh."
@@ -184,6 +185,8 @@ class Answer:
 
     def refused(self, error: Exception) -> Outcome:
         user, thread = self.click.user, self.click.message_ts
+        if isinstance(error, SessionBusy) and lock_taken_by(error) == user:
+            return Tell(user, OWN_CLICK)  # a double click: the first one holds the lock
         if isinstance(error, SessionBusy | CheckpointConflict):
             return Tell(user, BUSY)  # (a conflict: another writer got there first)
         if isinstance(error, UnknownRequest | CheckpointNotFound | InvalidIdentifier):

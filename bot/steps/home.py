@@ -222,4 +222,4 @@ def repeat_order(rt: Runtime, tenant: str, user: str, name: str) -> str:
     )
     request = ShopRequest(text=ended.request or "The same again", requested_by=user)
     asyncio.run(start_session(sessions, Where(tenant, session_id, ended.channel), request))
-    return f"Basket 1 of that order again is in <#{ended.channel}>."
+    return f"Posted the same order again in <#{ended.channel}>."

@@ -25,6 +25,7 @@ from typing import Any
 from workflow.errors import (
     CheckpointNotFound,
     LeaseLost,
+    SessionBusy,
     StoreError,
 )
 from workflow.persistence.checkpoint import PendingRequest
@@ -43,6 +44,13 @@ log = logging.getLogger(__name__)
 class Answered:
     run: Run
     events: list[WorkflowEvent]
+
+
+def lock_taken_by(busy: SessionBusy) -> str:
+    """Who holds the lock ``busy`` met: the ``owner`` its holder passed to :func:`open_session`
+    ("" when not known: a lock changing hands, or one written without one)."""
+    parts = busy.holder.rsplit(":", 2)
+    return parts[0] if len(parts) == 3 and parts[0] != "anonymous" else ""
 
 
 @asynccontextmanager

@@ -83,7 +83,9 @@ class InMemorySessionLock:
             current = self._held.get(key)
             live = current is not None and current.expires_at > now
             if current is not None and live and not (work and current.work == work):
-                raise SessionBusy(f"session {session_id!r} is locked by {current.owner!r}")
+                raise SessionBusy(
+                    f"session {session_id!r} is locked by {current.owner!r}", current.owner
+                )
             self._versions += 1
             version = str(self._versions)
             lease = Lease(tenant_id, session_id, owner, now, now + ttl_seconds, version, work)

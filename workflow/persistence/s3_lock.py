@@ -180,7 +180,9 @@ class S3SessionLock:
                 # Our own PUT, applied, with its answer lost and retried into a 412.
                 return current
             if current.expires_at > now and not (work and current.work == work):
-                raise SessionBusy(f"session {session_id!r} is locked by {current.owner!r}")
+                raise SessionBusy(
+                    f"session {session_id!r} is locked by {current.owner!r}", current.owner
+                )
             # Expired, or an earlier attempt of this very work, which is dead
             # (workflow.persistence.lock).
             return self._take_over(key, current, body, session_id)

@@ -187,9 +187,14 @@ $("#home-link").addEventListener("click", openHome);
 
 function renderHome() {
   const home = state.home;
+  // No installation, no Home tab: Slack sends the app nothing there, so it never publishes one.
+  const here = (state.workspaces || []).find((w) => w.id === team);
+  const absent = here && !here.installed
+    ? `<p class="panel-hint">Weekly shop is not installed in ${esc(here.name)}: add it to Slack first.</p>`
+    : "";
   $("#home").innerHTML = home
     ? home.blocks.map((b) => renderBlock(b, 'data-home="1"')).join("")
-    : '<p class="panel-hint">Opening the Home tab…</p>';
+    : absent || '<p class="panel-hint">Opening the Home tab…</p>';
 }
 
 function renderCheckpoints(s) {
