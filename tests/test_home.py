@@ -79,6 +79,7 @@ def test_the_home_tab_shows_what_waits_and_what_was_ordered(world: World) -> Non
     view = world.open_home("U0ALICE")
     shown = texts(view)
     assert "*Basket 1 of 3* for <@U0CAROL>" in shown
+    assert "\ntacos on Friday <!channel>\n" in shown  # what was asked, plain_text: pings nobody
     assert "*Ordered* · 10 items · by <@U0BOB>" in shown
     (link,) = [b for b in buttons(view) if b["action_id"] == "home_open"]
     assert (
@@ -89,6 +90,19 @@ def test_the_home_tab_shows_what_waits_and_what_was_ordered(world: World) -> Non
     assert len(repeat) == 1 and repeat[0]["style"] == "primary"
     # The request is the person's words: shown as typed, pinging nobody.
     assert "<!channel>" not in "".join(parsed_texts(view))
+    assert world.slack.violations == []
+
+
+def test_two_baskets_waiting_for_one_person_say_what_each_is_for(world: World) -> None:
+    """Issue 20: two waiting baskets of one person showed as identical rows. Each receipt keeps
+    the first words of its request (percent-encoded in the object's metadata, which S3 takes as
+    ASCII headers only), shown under its row as the person typed them."""
+    world.shop("tacos on Friday", user="U0CAROL")
+    world.shop("soup on Sunday, bread " + "é" * 200, user="U0CAROL")
+    world.run_lazies()
+    shown = texts(world.open_home("U0CAROL"))
+    assert "\ntacos on Friday\n" in shown
+    assert "\nsoup on Sunday, bread " + "é" * 58 + "\n" in shown  # its first 80 characters
     assert world.slack.violations == []
 
 

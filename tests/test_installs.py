@@ -4,6 +4,7 @@ authorised with its own workspace's token, found once per warm container."""
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
@@ -101,6 +102,22 @@ def test_a_workspace_without_an_installation_gets_no_token(
     many.run_lazies()
     assert many.baskets() == [] and many.slack.calls_to("chat.postMessage") == []
     assert not [k for k in objects(s3, bucket) if k.startswith(SHOP_PREFIX)]
+
+
+def test_a_workspace_without_the_app_is_logged_below_error(
+    many: World, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A removed app's last events and a workspace that never installed it are expected, not an
+    on-call page: Bolt's "AuthorizeResult … was not found" and ours are INFO lines."""
+    caplog.set_level(logging.INFO)
+    many.shop(team_id="T0OTHER")
+    lines = [
+        r
+        for r in caplog.records
+        if "T0OTHER" in r.getMessage() or "AuthorizeResult" in r.getMessage()
+    ]
+    assert lines and {r.levelname for r in lines} == {"INFO"}
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
 
 def test_the_installation_is_read_once_per_warm_container(many: World) -> None:

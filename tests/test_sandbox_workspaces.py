@@ -32,6 +32,15 @@ def installed(sandbox: SandboxProcess) -> dict[str, bool]:
     return {w["id"]: w["installed"] for w in seen(sandbox, FIRST)["workspaces"]}
 
 
+def test_a_workspace_without_the_app_has_no_home_tab_to_open(many: SandboxProcess) -> None:
+    """Slack sends an app nothing from a workspace it is not installed in, so the sandbox sends
+    the bot no ``app_home_opened`` there and the page says why (it said "Opening the Home tab…"
+    for ever)."""
+    opened = call(many, "/ui/home", {"user": "U0ALICE", "team": GARDEN})
+    assert opened == {"ok": False, "error": "not_installed"}
+    assert seen(many, GARDEN)["home"] is None
+
+
 def test_add_to_slack_installs_each_workspace_and_each_shops_in_its_own(
     many: SandboxProcess,
 ) -> None:
@@ -46,7 +55,10 @@ def test_add_to_slack_installs_each_workspace_and_each_shops_in_its_own(
     for team in (GARDEN, FIRST):
         done = call(many, "/ui/install", {"user": "U0BOB", "team": team})
         assert done["ok"], done
-        assert "/invite @weekly-shop" in done["text"] and "/shop" in done["text"]
+        assert done["text"].endswith(
+            "Weekly shop is installed. In a channel, type /invite @weekly-shop, then /shop and "
+            "the week's dinners."
+        ), done["text"]  # the result page as a person reads it: no "installed Weekly shop is"
     assert installed(many) == {FIRST: True, GARDEN: True}
     for team, dinner in ((FIRST, "fish on Friday"), (GARDEN, "leek soup on Sunday")):
         call(many, "/ui/command", {"user": "U0ALICE", "team": team, "text": f"/shop {dinner}"})

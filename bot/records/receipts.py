@@ -31,6 +31,7 @@ import time
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Protocol
+from urllib.parse import quote, unquote
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -43,6 +44,9 @@ from workflow.persistence.values import AllFields, check_int, check_str
 NAME = "shown"
 
 
+MAX_REQUEST_EXCERPT = 80  # characters of the request a receipt keeps
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Waiting(AllFields):
     """The basket a session waits on, as posted: where, which round, who asked, when."""
@@ -53,6 +57,9 @@ class Waiting(AllFields):
     round: int
     requested_by: str
     posted_at: int  # epoch seconds
+    # The first words of what was asked (the person's own), so that two baskets waiting for
+    # one person differ on the Home tab. Older receipts have none.
+    request: str = ""
 
     def __post_init__(self) -> None:
         validate_id(self.request_id, "request ID")
@@ -61,10 +68,11 @@ class Waiting(AllFields):
         check_int(self.round, "Waiting.round", ge=1)
         check_str(self.requested_by, "Waiting.requested_by", max_length=64)
         check_int(self.posted_at, "Waiting.posted_at", ge=0)
+        check_str(self.request, "Waiting.request", max_length=MAX_REQUEST_EXCERPT)
         check_slack_ids("Waiting", user=self.requested_by, channel=self.channel, ts=self.ts)
 
 
-WAITING_FIELDS = tuple(Waiting.__dataclass_fields__)
+WAITING_FIELDS = tuple(name for name in Waiting.__dataclass_fields__ if name != "request")
 
 
 SLACK_USER = re.compile(r"^[UW][A-Z0-9]{2,20}$")
@@ -82,10 +90,19 @@ def check_slack_ids(where: str, *, user: str = "", channel: str = "", ts: str = 
         raise ValueError(f"{where}: not a Slack message ts")
 
 
+def request_excerpt(request: str) -> str:
+    """The first :data:`MAX_REQUEST_EXCERPT` characters of a request, for a receipt."""
+    return request[:MAX_REQUEST_EXCERPT]
+
+
 def _metadata(waiting: Waiting | None) -> dict[str, str]:
+    """User metadata is sent as HTTP headers, ASCII only and 2 KB in all (S3): the request's
+    words go percent-encoded (at most 80 characters, so under 1 KB encoded)."""
     if waiting is None:
         return {}
-    return {k.replace("_", "-"): str(v) for k, v in waiting.to_json().items()}
+    meta = {k.replace("_", "-"): str(v) for k, v in waiting.to_json().items()}
+    meta["request"] = quote(waiting.request, safe="")
+    return meta
 
 
 def _waiting(meta: dict[str, str]) -> Waiting | None:
@@ -95,7 +112,8 @@ def _waiting(meta: dict[str, str]) -> Waiting | None:
         return None
     try:
         data["round"], data["posted_at"] = int(data["round"]), int(data["posted_at"])
-        return Waiting.from_json(data)
+        request = unquote(meta.get("request") or "", errors="strict")
+        return Waiting(**data, request=request)
     except (ValueError, TypeError):
         return None
 

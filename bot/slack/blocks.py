@@ -86,12 +86,15 @@ def _item_line(item: Item) -> str:
 
 
 def count(n: int, thing: str = "item") -> str:
-    """``n`` things in English: "1 item", "2 items", "0 items"."""
-    return f"{n} {thing}" if n == 1 else f"{n} {thing}s"
+    """``n`` things in English (``workflow.shop.basket.count``)."""
+    from workflow.shop.basket import count as counted
+
+    return counted(n, thing)
 
 
 def _left_out(hidden: int, total: int) -> str:
-    return f"_…and {count(hidden)} more not shown here (approving orders all {total})_"
+    more = f"{hidden} more item" if hidden == 1 else f"{hidden} more items"
+    return f"_…and {more} not shown here (approving orders all {total})_"
 
 
 def _section(text: str, kind: str = "mrkdwn") -> Block:

@@ -69,6 +69,9 @@ def waiting_rows(
         row = _mrkdwn(f"*Basket {basket.round} of {max_rounds}*{who}\n" + " · ".join(when))
         row["accessory"] = _button("Open", OPEN, url=link(basket.channel, basket.ts))
         rows.append(row)
+        if basket.request:  # the person's words, as typed (plain_text: it cannot ping)
+            words = {"type": "plain_text", "text": basket.request, "emoji": False}
+            rows.append({"type": "context", "elements": [words]})
     if unread:
         rows.append(context("…and older ones, not read here: they are in their channels."))
     elif len(waiting) > MAX_WAITING:

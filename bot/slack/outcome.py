@@ -19,7 +19,6 @@ text travels in ``Report.outputs``, ``Mark.note`` and the baskets, and is escape
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -141,17 +140,15 @@ class Report:
 
     @property
     def progress(self) -> str:
-        """The run's last step, for the household ("basket written: 11 items"): a model
-        token count in the step's detail is for the logs (:attr:`written`) and ``make bench``,
-        not for the channel (issue 20), and one item reads "1 item"."""
+        """The run's last step, for the household ("basket written: 11 items"); the model's
+        token count is for the logs (:attr:`written`)."""
         from workflow.shop.basket import ShopProgress
 
         steps = [e for e in self.events if isinstance(e, ShopProgress)]
         if not steps:
             return "waiting for an answer"
-        detail = re.sub(r",?\s*\d+ output tokens?", "", steps[-1].detail).strip(" ,")
-        detail = re.sub(r"\b1 (item|ingredient)s\b", r"1 \1", detail)
-        return f"{steps[-1].step}: {detail}" if detail else steps[-1].step
+        last = steps[-1]
+        return f"{last.step}: {last.detail}" if last.detail else last.step
 
     @property
     def written(self) -> str:
@@ -160,7 +157,11 @@ class Report:
         from workflow.shop.basket import ShopProgress
 
         steps = [e for e in self.events if isinstance(e, ShopProgress)]
-        return f"{steps[-1].step}: {steps[-1].detail}" if steps else "no step"
+        if not steps:
+            return "no step"
+        last = steps[-1]
+        tokens = "" if last.output_tokens is None else f", {last.output_tokens} output tokens"
+        return f"{last.step}: {last.detail}{tokens}"
 
 
 Outcome = Tell | Post | Report | Retired | Damaged | None

@@ -34,7 +34,7 @@ from typing import Protocol
 
 from bot.logs import log_context
 from bot.records.history import Ended, History, Kind
-from bot.records.receipts import Receipts, Waiting
+from bot.records.receipts import Receipts, Waiting, request_excerpt
 from bot.records.timers import BasketTimers
 from bot.slack.outbox import Delivered, Outbox, Where
 from bot.slack.outcome import APPROVED, EXPIRED, Failed, Outcome, Report, Retired
@@ -248,6 +248,7 @@ async def _record(
                     round=last.round,
                     requested_by=outcome.requested_by,
                     posted_at=last.at,
+                    request=request_excerpt(outcome.request),
                 )
             await asyncio.to_thread(
                 sessions.receipts.mark_shown, tenant, session, latest.checkpoint_id, waiting

@@ -255,9 +255,17 @@ class BasketDecision:
         return cls(approved=False, change=text, round=round)
 
 
+def count(n: int, thing: str = "item") -> str:
+    """``n`` things in English: "1 item", "2 items", "0 items"."""
+    return f"{n} {thing}" if n == 1 else f"{n} {thing}s"
+
+
 @dataclass(frozen=True)
 class ShopProgress(WorkflowEvent):
-    """``basket written`` / ``basket revised`` / ``order placed`` / ``order skipped``."""
+    """``basket written`` / ``basket revised`` / ``order placed`` / ``order skipped``, with a
+    detail for the people ("11 items") and, for a written basket, the model's output tokens
+    (for the logs and ``make bench``, never shown in Slack)."""
 
     step: str
     detail: str
+    output_tokens: int | None = None

@@ -31,6 +31,7 @@ from .basket import (
     ShopProgress,
     ShopRequest,
     basket_from_v1,
+    count,
 )
 from .shopper import Brief, Shopper, ShopperReply
 
@@ -115,7 +116,8 @@ class WriteBasket(Executor):
         ctx.add_event(
             ShopProgress(
                 "basket written" if round == 1 else "basket revised",
-                f"{len(basket.items)} items, {reply.output_tokens} output tokens",
+                count(len(basket.items)),
+                output_tokens=reply.output_tokens,
             )
         )
         return basket
@@ -133,8 +135,8 @@ class PlaceOrder(Executor):
         if not isinstance(basket, Basket):
             raise LookupError("no basket in state")
         if decision.approved:
-            ctx.add_event(ShopProgress("order placed", f"{len(basket.items)} items"))
-            ctx.yield_output(f"Ordered {len(basket.items)} items.")
+            ctx.add_event(ShopProgress("order placed", count(len(basket.items))))
+            ctx.yield_output(f"Ordered {count(len(basket.items))}.")
             return
         if decision.expired_at is not None:
             reason = "nobody answered in time"
