@@ -19,8 +19,8 @@ PLANTED = {
     "engine-below-bot": ("workflow/persistence/store.py", "import bot.handler"),
     "workflow-layers": ("workflow/engine/runner.py", "import workflow.shop.basket"),
     "bot-layers": ("bot/slack/outbox.py", "import bot.steps.turn"),
-    "steps-independent": ("bot/steps/clicks.py", "import bot.steps.start"),
-    "listeners-by-surface": ("bot/listeners/commands.py", "import bot.listeners.actions"),
+    "steps-independent": ("bot/steps/home.py", "import bot.steps.clicks"),
+    "listeners-by-surface": ("bot/listeners/views.py", "import bot.listeners.commands"),
     "records-know-no-slack": ("bot/records/timers.py", "import slack_sdk"),
     "shipped-without-stand-ins": ("bot/slack/outbox.py", "import bot.sandbox.world"),
     "no-circles": ("bot/slack/payloads.py", "import bot.slack.lost_said"),
@@ -56,3 +56,34 @@ def test_a_planted_wrong_import_breaks_its_contract(contract: str, tmp_path: Pat
         source.write(f"\n{planted}  # planted by tests/test_layers.py\n")
     done = lint_imports(tmp_path, contract)  # ...until the wrong import is planted
     assert done.returncode != 0 and "0 kept, 1 broken" in done.stdout, done.stdout
+
+
+LOADED = (
+    "import sys, bot.handler; print(sorted(m for m in sys.modules if m.split('.')[0] in "
+    "('moto', 'aiohttp', 'tests', 'bench') or m.startswith(('bot.sandbox', 'bot.cli'))))"
+)
+
+
+def loaded_by_the_handler(root: Path) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)},
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_what_ships_loads_no_stand_in_even_through_a_package_init(tmp_path: Path) -> None:
+    """The import graph lint-imports reads does not record that ``import bot.handler`` first
+    runs ``bot/__init__.py``: a fresh interpreter does. Nothing of the stand-ins, the tests or
+    their servers is loaded by the Lambda entry, and a planted ``bot/__init__.py`` import
+    (which every contract keeps) shows here."""
+    assert loaded_by_the_handler(ROOT) == "[]"
+    for tree in ("bot", "workflow"):
+        shutil.copytree(ROOT / tree, tmp_path / tree, ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "bot" / "__init__.py").write_text("import bot.sandbox.world\n")
+    assert "bot.sandbox.world" in loaded_by_the_handler(tmp_path)

@@ -183,3 +183,37 @@ def test_one_renewal_per_call_never_a_loop() -> None:
         assert asked == ["xoxb-dead"] * 3  # asked once a call, with the token Slack refused
     finally:
         slack.stop()
+
+
+def test_a_call_refused_after_another_renewed_the_client_uses_that_token(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two invocations share a warm client (threads of the sandbox's one process): B's call
+    went out with the old token while A renewed the client. B's refusal is for the token it
+    sent, not the client's new one: B retries with the new token, reading nothing again."""
+    from slack_sdk import WebClient
+    from slack_sdk.web import SlackResponse
+
+    renewals: list[str | None] = []
+    client = RenewingWebClient(renew=lambda stale: renewals.append(stale) or "xoxb-new")
+    client.token = "xoxb-old"
+
+    def answer(self: WebClient, api_method: str, **kwargs: Any) -> Any:
+        if self.token == "xoxb-old":
+            self.token = "xoxb-new"  # meanwhile, A renewed the shared client
+            refused = {"ok": False, "error": "invalid_auth"}
+            response = SlackResponse(
+                client=self,
+                http_verb="POST",
+                api_url=api_method,
+                req_args={},
+                data=refused,
+                headers={},
+                status_code=200,
+            )
+            raise SlackApiError("invalid_auth", response)
+        return {"ok": True, "token": self.token}
+
+    monkeypatch.setattr(WebClient, "api_call", answer)
+    assert client.api_call("chat.postMessage") == {"ok": True, "token": "xoxb-new"}
+    assert renewals == []

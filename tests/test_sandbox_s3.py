@@ -11,6 +11,7 @@ like every other stand-in, and has no ``/moto-api/``.
 
 from __future__ import annotations
 
+import socket
 import time
 import urllib.error
 import urllib.request
@@ -220,3 +221,78 @@ def test_the_running_sandbox_survives_a_port_scan_and_every_attack() -> None:
             ]
         )
         assert done
+
+
+def raw(root: str, request: bytes) -> bytes:
+    """One HTTP exchange written by hand (urllib would fix up what an attacker sends)."""
+    host, port = root.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(request)
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    while answer.startswith(b"HTTP/1.1 100 Continue\r\n\r\n"):  # botocore sends Expect
+        answer = answer.removeprefix(b"HTTP/1.1 100 Continue\r\n\r\n")
+    return answer
+
+
+def test_a_signed_put_replayed_with_another_body_is_refused(stand_in: MotoStandIn) -> None:
+    """The signature covers ``X-Amz-Content-SHA256``, not the body: S3 hashes the body that
+    arrived and answers 400 ``XAmzContentSHA256Mismatch``. So does the stand-in, for a body sent
+    whole or chunked, and the checkpoint keeps what the bot wrote."""
+    s3 = stand_in.client()
+    seen: list[Any] = []
+    s3.meta.events.register("before-send.s3.PutObject", lambda request, **_: seen.append(request))
+    s3.put_object(Bucket=BUCKET, Key=CHECKPOINT, Body=b'{"good": 2}')
+    (sent,) = seen
+    host = stand_in.root.removeprefix("http://")
+    headers = [
+        f"{k}: {v.decode() if isinstance(v, bytes) else v}"
+        for k, v in sent.headers.items()
+        if k.lower() not in ("content-length", "content-md5")
+    ]
+    head = [f"PUT /{BUCKET}/{CHECKPOINT} HTTP/1.1", f"Host: {host}", *headers, "Connection: close"]
+    evil = b'{"evil": "planted"}'
+    whole = "\r\n".join([*head, f"Content-Length: {len(evil)}"]).encode() + b"\r\n\r\n" + evil
+    chunked = (
+        "\r\n".join([*head, "Transfer-Encoding: chunked"]).encode()
+        + b"\r\n\r\n"
+        + f"{len(evil):x}\r\n".encode()
+        + evil
+        + b"\r\n0\r\n\r\n"
+    )
+    assert raw(stand_in.root, whole).startswith(b"HTTP/1.1 400")
+    assert b"XAmzContentSHA256Mismatch" in raw(stand_in.root, whole)
+    assert raw(stand_in.root, chunked).split(b"\r\n")[0] != b"HTTP/1.1 200 OK"
+    assert s3.get_object(Bucket=BUCKET, Key=CHECKPOINT)["Body"].read() == b'{"good": 2}'
+
+
+def test_no_body_is_read_before_the_request_shows_the_runs_key(stand_in: MotoStandIn) -> None:
+    """Without the key the stand-in reads no body at all (a huge or malformed Content-Length
+    is a 403, not a buffer or a crash); with it, a body over 16 MiB is refused unread."""
+    host = stand_in.root.removeprefix("http://")
+    for length in ("99999999999999", "abc"):
+        answer = raw(
+            stand_in.root,
+            f"POST /{BUCKET}?delete HTTP/1.1\r\nHost: {host}\r\nContent-Length: {length}\r\n"
+            "Connection: close\r\n\r\n".encode(),
+        )
+        assert answer.startswith(b"HTTP/1.1 403"), answer[:80]
+    s3 = stand_in.client()
+    seen: list[Any] = []
+    s3.meta.events.register(
+        "before-send.s3.ListObjectsV2", lambda request, **_: seen.append(request)
+    )
+    s3.list_objects_v2(Bucket=BUCKET)
+    (sent,) = seen
+    signed = [f"{k}: {v.decode() if isinstance(v, bytes) else v}" for k, v in sent.headers.items()]
+    path = sent.url.removeprefix(stand_in.root)
+    answer = raw(
+        stand_in.root,
+        "\r\n".join(
+            [f"GET {path} HTTP/1.1", f"Host: {host}", *signed, "Content-Length: 99999999999999"]
+            + ["Connection: close"]
+        ).encode()
+        + b"\r\n\r\n",
+    )
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:80]

@@ -28,9 +28,10 @@ from xml.sax.saxutils import escape
 import boto3
 
 from .loopback import LoopbackServer
-from .sigv4 import environ_header, signature_problem
+from .sigv4 import credential_problem, environ_header, payload_problem, signature_problem
 
 REGION = "us-east-1"
+MAX_BODY = 16 * 1024 * 1024  # far above any checkpoint; a larger body is refused unread
 
 
 def new_credentials() -> tuple[str, str]:
@@ -104,12 +105,21 @@ class MotoStandIn(LoopbackServer):
             return aws_error(start_response, "403 Forbidden", "AccessDenied", problem)
         if str(environ.get("PATH_INFO", "")).startswith("/moto-api"):
             return aws_error(start_response, "404 Not Found", "NotFound", "no such endpoint")
-        body = b""
-        if environ_header(environ, "x-amz-content-sha256") is None:  # signed over its body
-            length = int(environ_header(environ, "content-length") or 0)
-            body = environ["wsgi.input"].read(length) if length > 0 else b""
+        problem = credential_problem(environ, self.key_id, self.clock)  # before any body
+        if problem is None:
+            length = environ_header(environ, "content-length") or "0"
+            if not length.isdigit():
+                return aws_error(start_response, "400 Bad Request", "BadRequest", "Content-Length")
+            if int(length) > MAX_BODY:
+                return aws_error(start_response, "413 Too Large", "EntityTooLarge", "too large")
+            body = environ["wsgi.input"].read(int(length)) if int(length) else b""
             environ["wsgi.input"] = io.BytesIO(body)
-        problem = signature_problem(environ, body, self.key_id, self.secret, self.clock)
+            mismatch = payload_problem(environ, body)
+            if mismatch is not None:
+                return aws_error(
+                    start_response, "400 Bad Request", "XAmzContentSHA256Mismatch", mismatch
+                )
+            problem = signature_problem(environ, body, self.key_id, self.secret, self.clock)
         if problem is not None:
             code = "InvalidAccessKeyId" if "another access key" in problem else "AccessDenied"
             code = "SignatureDoesNotMatch" if "does not match" in problem else code

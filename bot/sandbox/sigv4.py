@@ -12,6 +12,7 @@ form post, ``fetch`` in no-cors mode), or changed on the way, does not match. Pr
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import re
 import time
@@ -40,16 +41,11 @@ def environ_header(environ: Mapping[str, Any], name: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def signature_problem(
-    environ: Mapping[str, Any],
-    body: bytes,
-    key_id: str,
-    secret: str,
-    now: Callable[[], float] = time.time,
+def credential_problem(
+    environ: Mapping[str, Any], key_id: str, now: Callable[[], float] = time.time
 ) -> str | None:
-    """Why the request in ``environ`` (with ``body``) is not signed by ``key_id``/``secret``,
-    in a few words; None when its SigV4 signature is that key's, made within 15 minutes of
-    ``now`` (S3 answers ``RequestTimeTooSkewed`` otherwise: a request is not replayed later)."""
+    """What is wrong with the request's ``Authorization`` and ``X-Amz-Date`` alone (read before
+    its body, so that nobody without the key makes the stand-in read one), or None."""
     found = AUTHORIZATION.fullmatch(environ_header(environ, "authorization") or "")
     if found is None:
         return "the request is not signed (AWS Signature Version 4)"
@@ -64,6 +60,42 @@ def signature_problem(
         return "the request's X-Amz-Date is not a time"
     if abs(now() - signed_at) > MAX_SKEW_SECONDS:
         return "the request time is too skewed"
+    return None
+
+
+def payload_problem(environ: Mapping[str, Any], body: bytes) -> str | None:
+    """S3's check of ``X-Amz-Content-SHA256`` against the body that arrived
+    (``XAmzContentSHA256Mismatch``): the signature covers the header, so a body sent with
+    another's header does not pass. The bot signs every payload over http: an unsigned or
+    streaming one is refused too."""
+    claimed = environ_header(environ, "x-amz-content-sha256")
+    if claimed is None:
+        return None
+    found = AUTHORIZATION.fullmatch(environ_header(environ, "authorization") or "")
+    if found is None or "x-amz-content-sha256" not in found["signed"].split(";"):
+        return "X-Amz-Content-SHA256 is not among the signed headers"
+    if not re.fullmatch(r"[0-9a-f]{64}", claimed):
+        return "an unsigned or streaming payload is not taken here"
+    if not hmac.compare_digest(claimed, hashlib.sha256(body).hexdigest()):
+        return "the body's SHA-256 does not match X-Amz-Content-SHA256"
+    return None
+
+
+def signature_problem(
+    environ: Mapping[str, Any],
+    body: bytes,
+    key_id: str,
+    secret: str,
+    now: Callable[[], float] = time.time,
+) -> str | None:
+    """Why the request in ``environ`` (with ``body``) is not signed by ``key_id``/``secret``,
+    in a few words; None when its SigV4 signature is that key's, made within 15 minutes of
+    ``now`` (S3 answers ``RequestTimeTooSkewed`` otherwise: a request is not replayed later)."""
+    problem = credential_problem(environ, key_id, now)
+    found = AUTHORIZATION.fullmatch(environ_header(environ, "authorization") or "")
+    if problem is not None or found is None:
+        return problem or "the request is not signed (AWS Signature Version 4)"
+    stamp = environ_header(environ, "x-amz-date") or ""
     headers = {}
     for name in found["signed"].split(";"):
         value = environ_header(environ, name)

@@ -53,22 +53,24 @@ class RenewingWebClient(WebClient):
         self.renew = renew
 
     def api_call(self, api_method: str, **kwargs: Any) -> SlackResponse:
+        sent = self.token  # as sent: another thread may renew the client meanwhile
         try:
             return super().api_call(api_method, **kwargs)
         except SlackApiError as exc:
-            fresh = self._renewed(exc)
+            fresh = self._renewed(exc, sent)
             if fresh is None:
                 raise
         self.token = fresh  # later calls of this client use it too, with no re-read
         return super().api_call(api_method, **kwargs)
 
-    def _renewed(self, refused: SlackApiError) -> str | None:
+    def _renewed(self, refused: SlackApiError, sent: str | None) -> str | None:
         error = refused.response.get("error")
         if self.renew is None or error not in DEAD_TOKEN:
             return None
-        stale = self.token
-        fresh = self.renew(stale)
-        if not fresh or fresh == stale:
+        if self.token != sent:  # renewed by another call since this one was sent: use that
+            return self.token
+        fresh = self.renew(sent)
+        if not fresh or fresh == sent:
             return None
         log.warning("Slack refused the bot token (%s); trying once with the installed one", error)
         return fresh
