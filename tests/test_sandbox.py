@@ -95,6 +95,8 @@ def test_the_whole_flow_over_the_page_api(sandbox: SandboxProcess) -> None:
     ]
     assert not [m for m in state(sandbox, "U0BOB")["messages"] if m.get("ephemeral_for")]
     basket = next(m for m in alice["messages"] if m.get("blocks"))
+    # Each message's ts is when it was posted (Slack's ts is its epoch time), not the start's.
+    assert abs(float(basket["ts"]) - time.time()) < 120
     assert call(
         sandbox, "/ui/action", {"user": "U0BOB", "ts": basket["ts"], "action_id": "change_basket"}
     )["ok"]
@@ -127,6 +129,13 @@ def test_the_whole_flow_over_the_page_api(sandbox: SandboxProcess) -> None:
     # Each session says where it is, and who asked and answered, by name.
     assert session["status"] == "ordered"
     assert (session["requested_by"], session["answered_by"]) == ("Alice", "Carol")
+    # The card names what the channel shows: where, what was asked, which basket.
+    assert (session["channel"], session["request"], session["basket"]) == (
+        "C0WEEKLYSHOP",
+        "fish on Friday",
+        2,
+    )
+    assert float(done[0]["ts"]) > float(second["ts"]) > float(basket["ts"])
     chain = session["checkpoints"]
     assert chain[0]["parent"] is None
     assert all(c["parent"] == p["id"] for p, c in zip(chain, chain[1:], strict=False))
@@ -148,18 +157,56 @@ def test_fast_forward_fires_a_baskets_reminders_then_its_expiry(sandbox: Sandbox
     (timer,) = [t for t in state(sandbox, "U0DAVE")["timers"] if t["thread_ts"] == basket["ts"]]
     assert panel_session(sandbox, timer["session"])["status"] == "waiting"
     said: list[str] = []
+    threads: list[tuple[str, str]] = []  # where each fired timer posted: the page shows it
     for _ in range(12):  # other tests' baskets may be due first
-        call(sandbox, "/ui/fast-forward", {"user": "U0DAVE"})
+        fired = call(sandbox, "/ui/fast-forward", {"user": "U0DAVE"})
+        threads.append((fired["channel"], fired["thread_ts"]))
         (shown,) = [m for m in state(sandbox, "U0DAVE")["messages"] if m["ts"] == basket["ts"]]
         said = [r["text"] for r in shown["replies"]]
         if "No order placed: nobody answered in time" in said:
             break
     assert len(said) == 3 and all("still waiting for an answer" in t for t in said[:2])
     assert said[-1] == "No order placed: nobody answered in time"  # two reminders, the expiry
+    assert threads.count(("C0WEEKLYSHOP", basket["ts"])) == 3
     assert not [t for t in state(sandbox, "U0DAVE")["timers"] if t["thread_ts"] == basket["ts"]]
     expired = panel_session(sandbox, timer["session"])
     assert expired["status"] == "expired"
     assert (expired["requested_by"], expired["answered_by"]) == ("Alice", "weekly-shop")
+
+
+def test_a_click_on_a_stale_screen_reaches_the_bot_which_says_why(sandbox: SandboxProcess) -> None:
+    """A screen that still shows a basket's buttons after the bot removed them (chat.update)
+    sends its click all the same: Slack sends a button's ``block_actions`` "when the button is
+    clicked" (docs.slack.dev, block_actions payload, "Timing of payload dispatch"), with the
+    action, value and block the client rendered; nothing there checks the message's current
+    blocks, and Slack documents no deduplication of clicks (duplicates come from people
+    clicking again). So the sandbox sends it too, and the bot's own reason appears."""
+    call(sandbox, "/ui/command", {"user": "U0ALICE", "text": "/shop leek pie on Thursday"})
+    (basket,) = wait_for(lambda: baskets_asking(sandbox, "leek pie on Thursday"))
+    (buttons,) = [b for b in basket["blocks"] if b["type"] == "actions"]
+    seen = {e["action_id"]: e for e in buttons["elements"]}
+    call(
+        sandbox, "/ui/action", {"user": "U0BOB", "ts": basket["ts"], "action_id": "approve_basket"}
+    )
+    wait_for(lambda: any(r.startswith("Ordered") for r in replies_to(sandbox, basket["ts"])))
+    stale = {
+        "user": "U0CAROL",
+        "ts": basket["ts"],
+        "action_id": "reject_basket",
+        "value": seen["reject_basket"].get("value", ""),
+        "block_id": buttons["block_id"],
+    }
+    assert call(sandbox, "/ui/action", stale)["ok"]
+
+    def told() -> list[str]:
+        mine = state(sandbox, "U0CAROL")["messages"]
+        return [m["text"] for m in mine if m.get("ephemeral_for") == "U0CAROL"]
+
+    said = wait_for(lambda: [t for t in told() if "already answered" in t])
+    assert said == ["This basket was already answered by <@U0BOB>."]
+    with pytest.raises(urllib.error.HTTPError) as refused:  # more than a button can hold
+        call(sandbox, "/ui/action", {**stale, "action_id": "x", "value": "v" * 2001})
+    assert refused.value.code == 404
 
 
 def home_of(sandbox: SandboxProcess, user: str, has: str) -> dict[str, Any] | None:
@@ -310,6 +357,15 @@ def test_a_person_drives_the_page_in_chromium() -> None:
         expect(second).to_be_visible(timeout=20000)
         expect(basket).to_contain_text("Change asked by @Bob: no pizza")
         expect(second).to_contain_text("Meat and fish")  # grouped by aisle, quantity first
+        # The panel's card names the channel, the request's first words and the basket; Bob
+        # changed basket 1, he did not answer it.
+        card = page.locator(".session").first
+        expect(card.locator(".card-title")).to_contain_text(
+            "#weekly-shop · “chicken stir-fry Monday, lentil soup Wednesday, …” · basket 2"
+        )
+        expect(card).to_contain_text("asked by Alice · changed by Bob")
+        expect(card.locator(".status")).to_have_text("waiting")
+        expect(card.locator("th[title*='run ID']")).to_have_count(1)  # what "run" means
         expect(second).to_contain_text("• 300 g chicken breast")
         expect(second).not_to_contain_text("mozzarella")  # the offline shopper read "no pizza"
         second.get_by_role("button", name="Approve").click()
@@ -337,8 +393,21 @@ def test_a_person_drives_the_page_in_chromium() -> None:
         waiting = page.locator(".message", has_text="fish on Friday").last
         expect(waiting).to_be_visible(timeout=20000)
         expect(page.locator("#timers")).to_contain_text("reminder 1", timeout=10000)
+        # Each message shows its own time: when it was posted, in the page's one format.
+        shown = waiting.locator(".time").first
+        assert shown.inner_text() == page.evaluate(
+            "ts => stamp(Number(ts.split('.')[0]))", waiting.get_attribute("data-ts")
+        )
+        assert page.evaluate(
+            "ts => Math.abs(Number(ts) - Date.now() / 1000) < 120", waiting.get_attribute("data-ts")
+        )
+        # The timer posts in a thread that may be off-screen: the page scrolls there, marks it.
+        page.locator("#messages").evaluate("e => { e.scrollTop = 0; }")
+        expect(waiting).not_to_be_in_viewport()
         page.click("#fast-forward")
         expect(waiting).to_contain_text("still waiting for an answer", timeout=10000)
+        expect(waiting).to_be_in_viewport(timeout=10000)
+        expect(waiting).to_contain_text("The timer you fast-forwarded posted in this thread")
         expect(page.locator(".session").first.locator(".status")).to_have_text("waiting")
         page.screenshot(path=str(ARTIFACTS / "sandbox.png"))
         # The Home tab: what waits, the last outcome; Show items, Open, Repeat this order.
@@ -367,6 +436,26 @@ def test_a_person_drives_the_page_in_chromium() -> None:
         expect(repeated).to_contain_text("• 2 bell peppers")  # basket 2's items, not basket 1's
         expect(repeated).not_to_contain_text("pizza bases")
         expect(repeated.get_by_role("button", name="Approve")).to_be_visible()
+        # A stale screen: Carol approves while Bob's page hears nothing; Bob's click still
+        # reaches the bot, which tells him why it does not count.
+        page.evaluate("() => { window.stale = structuredClone(state); }")  # Bob's screen now
+        ts = repeated.get_attribute("data-ts")
+        call(sandbox, "/ui/action", {"user": "U0CAROL", "ts": ts, "action_id": "approve_basket"})
+        wait_for(lambda: any(r.startswith("Ordered") for r in replies_to(sandbox, ts)))
+        expect(repeated.get_by_role("button", name="Approve")).to_have_count(0, timeout=20000)
+        # Bob's client has not heard of the update yet: it still shows the buttons.
+        page.evaluate(
+            "() => { window.fresh = refresh; refresh = async () => {};"
+            " state = window.stale; render(); }"
+        )
+        repeated.get_by_role("button", name="Approve").click()
+        page.wait_for_timeout(1000)
+        page.evaluate("() => { refresh = window.fresh; }")
+        page.select_option("#user", "U0ALICE")  # a fresh look at the channel, as Bob
+        page.select_option("#user", "U0BOB")
+        expect(
+            page.locator(".message.ephemeral", has_text="already answered by @Carol")
+        ).to_be_visible(timeout=20000)
         # Only http(s) links are rendered as links (a javascript: URL stays text).
         rendered = page.evaluate("mrkdwn('<javascript:alert(1)|click> <https://example.com|ok>')")
         assert "javascript:" not in rendered and 'href="https://example.com"' in rendered

@@ -8,8 +8,9 @@ from typing import Any
 from bot.handler import cold_start
 from bot.records.history import history_prefix
 from bot.sandbox.anthropic_api import Reply
-from bot.sandbox.panel import Status, sessions, status
-from tests.bot_kit import World, start_basket
+from bot.sandbox.panel import Status, first_words, sessions, status
+from bot.sandbox.world import CHANNEL
+from tests.bot_kit import World, change, start_basket
 from workflow.shop.records import SHOP_PREFIX
 
 TENANT = "T0TEAM"
@@ -75,3 +76,52 @@ def test_the_status_of_a_checkpoint_document() -> None:
     assert status(None, answered()) is Status.REJECTED
     assert status(None, answered(expired_at=1700000000)) is Status.EXPIRED
     assert status(None, answered(change="no pizza")) is Status.WORKING  # the next basket
+
+
+def test_a_card_names_its_channel_request_and_basket_and_a_change_by_its_name(
+    world: World,
+) -> None:
+    """A card is matched to a message by what the channel shows: the channel, the request's
+    first words and the basket's number (and the waiting basket's ``ts``). A Change is an
+    answer that leads to the next basket: the card says who changed it, not who answered."""
+    basket = start_basket(world)
+    (waiting,) = panel()
+    assert (waiting["channel"], waiting["ts"], waiting["basket"]) == (
+        CHANNEL,
+        basket["ts"],
+        1,
+    )
+    assert waiting["request"] and waiting["request"] in basket["text"] + str(basket["blocks"])
+    change(world, basket, "no pizza")
+    (changed,) = panel()
+    assert (changed["status"], changed["basket"]) == ("waiting", 2)
+    assert (changed["answered_by"], changed["answer"]) == ("Bob", "changed")
+    (second,) = [m for m in world.baskets() if m["ts"] != basket["ts"]]
+    assert changed["ts"] == second["ts"]
+    world.click(second, "approve_basket", user="U0ALICE")
+    world.run_lazies()
+    (ordered,) = panel()
+    assert (ordered["status"], ordered["answered_by"], ordered["answer"]) == (
+        "ordered",
+        "Alice",
+        "answered",
+    )
+    assert (ordered["channel"], ordered["basket"]) == (CHANNEL, 2)
+
+
+def test_first_words_of_a_long_request() -> None:
+    assert first_words("soup") == "soup"
+    assert first_words("a b c d e f g h") == "a b c d e f …"
+
+
+def test_the_sandboxs_message_ts_is_when_it_was_posted_and_unique() -> None:
+    """Slack's ``ts`` is the message's epoch time in seconds.microseconds, unique in its channel:
+    the page shows each message's own time from it. Two posts in the same microsecond still get
+    two timestamps, in order."""
+    from bot.sandbox.slack_workspace import SlackWorkspace
+
+    slack = SlackWorkspace(
+        channels={"C0SHOP": ["U0ALICE"]}, wall=lambda: 1_800_000_000.25, ts_base=None
+    )
+    posted = [slack.method("chat.postMessage", {"channel": "C0SHOP", "text": t}) for t in "ab"]
+    assert [p["ts"] for p in posted] == ["1800000000.250000", "1800000000.250001"]

@@ -41,6 +41,35 @@ def test_a_workspace_without_the_app_has_no_home_tab_to_open(many: SandboxProces
     assert seen(many, GARDEN)["home"] is None
 
 
+def add_to_slack(sandbox: SandboxProcess, user: str, team: str) -> dict[str, Any]:
+    """Add to Slack, then Allow on Slack's authorize page; what the bot's last page said."""
+    asked = call(sandbox, "/ui/install", {"user": user, "team": team})
+    assert asked["ok"] and "authorize" in asked, asked
+    return call(sandbox, "/ui/install/allow", {"user": user, "team": team})  # type: ignore[no-any-return]
+
+
+def test_add_to_slack_shows_slacks_authorize_page_before_installing(many: SandboxProcess) -> None:
+    """Slack's OAuth v2 flow: the install link opens slack.com/oauth/v2/authorize, where the
+    installer sees the app's scopes for the workspace and presses Allow; only then does Slack
+    redirect back with ``code`` and ``state`` (docs.slack.dev, "Installing with OAuth"). Cancel
+    sends the browser back with ``error=access_denied`` and the state, as OAuth 2.0 has it
+    (RFC 6749 §4.1.2.1) and as Bolt's ``OAuthFlow.handle_callback`` reads it (its ``error``
+    query parameter: the failure page); nothing is installed."""
+    asked = call(many, "/ui/install", {"user": "U0CAROL", "team": GARDEN})
+    shown = asked["authorize"]
+    assert (shown["app"], shown["workspace"], shown["user"]) == (
+        "Weekly shop",
+        "Garden club",
+        "Carol",
+    )
+    assert "commands" in shown["scopes"] and "chat:write" in shown["scopes"]
+    assert installed(many)[GARDEN] is False  # nothing until Allow
+    cancelled = call(many, "/ui/install/cancel", {"user": "U0CAROL", "team": GARDEN})
+    assert not cancelled["ok"] and installed(many)[GARDEN] is False, cancelled
+    again = call(many, "/ui/install/allow", {"user": "U0CAROL", "team": GARDEN})
+    assert not again["ok"] and "Add to Slack again" in again["text"]  # the page was answered
+
+
 def test_add_to_slack_installs_each_workspace_and_each_shops_in_its_own(
     many: SandboxProcess,
 ) -> None:
@@ -53,7 +82,7 @@ def test_add_to_slack_installs_each_workspace_and_each_shops_in_its_own(
     said = wait_for(lambda: [m["text"] for m in seen(many, GARDEN)["messages"]])
     assert any("isn't installed in this workspace" in s for s in said), said
     for team in (GARDEN, FIRST):
-        done = call(many, "/ui/install", {"user": "U0BOB", "team": team})
+        done = add_to_slack(many, "U0BOB", team)
         assert done["ok"], done
         assert done["text"].endswith(
             "Weekly shop is installed. In a channel, type /invite @weekly-shop, then /shop and "
@@ -74,7 +103,7 @@ def test_add_to_slack_installs_each_workspace_and_each_shops_in_its_own(
         assert dinner in shown and other not in shown
         (session,) = seen(many, team)["sessions"]
         assert session["status"] == "waiting"
-    again = call(many, "/ui/install", {"user": "U0BOB", "team": GARDEN})  # a reinstall works too
+    again = add_to_slack(many, "U0BOB", GARDEN)  # a reinstall works too
     assert again["ok"], again
 
 
@@ -102,6 +131,12 @@ def test_a_person_switches_workspace_and_adds_the_app_in_chromium() -> None:
         expect(page.locator("#channels")).not_to_contain_text("weekly-shop")
         expect(page.locator("#install")).to_contain_text("not installed in Garden club")
         page.click("#add-to-slack")
+        authorize = page.locator("#authorize")  # Slack's authorize page, as Slack shows it
+        expect(authorize).to_contain_text("requesting permission", timeout=20000)
+        expect(authorize).to_contain_text("Garden club")
+        expect(authorize).to_contain_text("chat:write")
+        expect(page.locator("#install")).not_to_contain_text("/invite")  # not yet installed
+        authorize.get_by_role("button", name="Allow").click()
         expect(page.locator("#install")).to_contain_text("/invite @weekly-shop", timeout=20000)
         expect(page.locator("#add-to-slack")).to_be_hidden()
         page.fill("#composer", "/shop tomato salad on Tuesday")

@@ -159,7 +159,29 @@ async def ui_command(request: web.Request) -> web.Response:
     return web.json_response({"ok": status == 200, "status": status})
 
 
+def _button(message: dict[str, Any], data: dict[str, Any]) -> tuple[str, str, str] | None:
+    """The button clicked: (action_id, value, block_id). The message's own when it still holds
+    it; else the one the person's screen showed (``data``): Slack's client sends a click from
+    the message as it last rendered it, so a click on a screen the bot has since updated still
+    reaches the bot, which says why it no longer counts. None if the page names no button, or
+    one larger than Slack allows (``action_id`` ≤ 255, ``value`` ≤ 2000)."""
+    action_id = data.get("action_id")
+    for block in message.get("blocks", []):
+        for element in block.get("elements", []) if block.get("type") == "actions" else []:
+            if element.get("action_id") == action_id:
+                block_id = str(block.get("block_id", ""))
+                return str(action_id), str(element.get("value", "")), block_id
+    seen = (action_id, data.get("value", ""), data.get("block_id", ""))
+    if not all(isinstance(x, str) for x in seen) or not action_id:
+        return None
+    action, value, block = (str(x) for x in seen)
+    if len(action) > 255 or len(value) > 2000 or len(block) > 255:
+        return None
+    return action, value, block
+
+
 async def ui_action(request: web.Request) -> web.Response:
+    """A person clicks a message's button: the signed ``block_actions`` Slack would send."""
     sandbox: Sandbox = request.app["sandbox"]
     data = await request.json()
     slack = sandbox.workspace(data.get("team"))
@@ -168,26 +190,25 @@ async def ui_action(request: web.Request) -> web.Response:
     message = slack.message(channel, str(data.get("ts", "")))
     if message is None:
         return web.json_response({"ok": False, "error": "message_not_found"}, status=404)
-    for block in message.get("blocks", []):
-        for element in block.get("elements", []) if block.get("type") == "actions" else []:
-            if element.get("action_id") != data.get("action_id"):
-                continue
-            event = sr.block_action(
-                sandbox.secret,
-                action_id=str(element.get("action_id")),
-                value=str(element.get("value", "")),
-                team_id=slack.team_id,
-                user_id=user,
-                channel_id=channel,
-                message_ts=message["ts"],
-                trigger_id=slack.issue_trigger(user),
-                response_url_base=sandbox.slack.hooks_url,
-                block_id=str(block.get("block_id", "")),
-                message={k: v for k, v in message.items() if k in ("type", "ts", "text", "blocks")},
-            )
-            status, _ = _answer(await sandbox.invoke(event))
-            return web.json_response({"ok": status == 200, "status": status})
-    return web.json_response({"ok": False, "error": "no_such_action"}, status=404)
+    button = _button(message, data)
+    if button is None:
+        return web.json_response({"ok": False, "error": "no_such_action"}, status=404)
+    action_id, value, block_id = button
+    event = sr.block_action(
+        sandbox.secret,
+        action_id=action_id,
+        value=value,
+        team_id=slack.team_id,
+        user_id=user,
+        channel_id=channel,
+        message_ts=message["ts"],
+        trigger_id=slack.issue_trigger(user),
+        response_url_base=sandbox.slack.hooks_url,
+        block_id=block_id,
+        message={k: v for k, v in message.items() if k in ("type", "ts", "text", "blocks")},
+    )
+    status, _ = _answer(await sandbox.invoke(event))
+    return web.json_response({"ok": status == 200, "status": status})
 
 
 async def ui_view(request: web.Request) -> web.Response:
@@ -216,10 +237,12 @@ async def ui_view(request: web.Request) -> web.Response:
 
 
 async def ui_fast_forward(request: web.Request) -> web.Response:
-    """The panel's "Fire the next timer": a reminder or an expiry without waiting hours."""
+    """The panel's "Fire the next timer": a reminder or an expiry without waiting hours; says
+    which basket's thread it posted in (``channel``, ``thread_ts``), so the page can show it."""
     sandbox: Sandbox = request.app["sandbox"]
     team = sandbox.workspace((await request.json()).get("team")).team_id
-    return web.json_response({"ok": True, "fired": await sandbox.fast_forward(team)})
+    fired = await sandbox.fast_forward(team)
+    return web.json_response({"ok": True, "fired": "", **fired})
 
 
 async def ui_close(request: web.Request) -> web.Response:

@@ -6,6 +6,8 @@ basket's next timer (a reminder or its expiry) is listed, and can be fired at on
 checkpoint says what wrote it: the workflow's name and graph version, the document format and
 the record version (README.md, "Changing the workflow"). Each session says where it is
 (:class:`Status`), and people are named as the page names them (``people``), not by their IDs.
+A card says enough to match it to a message: the channel, the request's first words and the
+basket's number (from its outcome record, its waiting basket's receipt, or its latest checkpoint).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from bot.records.history import MAX_MS, Ended, session_of
+from bot.records.receipts import Waiting
 from bot.runtime import Runtime
 from bot.steps.home import LISTED
 from workflow.errors import WorkflowError
@@ -33,7 +36,7 @@ class Status(StrEnum):
     checkpoint says whether a basket waits for an answer (or the lock that a turn is running)."""
 
     WAITING = "waiting"  # the latest checkpoint has a pending request: a basket with buttons
-    WORKING = "working"  # no basket waits and the session has not ended: a turn is running
+    WORKING = "working"  # no basket waits and it has not ended: the shopper writes a basket
     ORDERED = "ordered"
     REJECTED = "rejected"
     EXPIRED = "expired"
@@ -79,6 +82,7 @@ def sessions(rt: Runtime, tenant: str, people: Mapping[str, str]) -> list[dict[s
                 session, _, rest = obj["Key"][len(prefix) :].partition("/")
                 sizes.setdefault(session, {})[rest] = int(obj["Size"])
         outcomes = _outcomes(rt, tenant)
+        waiting = dict(rt.receipts.waiting(tenant, outcomes))
     except (ClientError, BotoCoreError, WorkflowError):
         return []
 
@@ -87,10 +91,40 @@ def sessions(rt: Runtime, tenant: str, people: Mapping[str, str]) -> list[dict[s
 
     found = [
         _session(rt, store, tenant, s, objects, outcomes.get(s, ("", None))[1], name)
+        | _where(outcomes.get(s, ("", None))[1], waiting.get(s))
         for s, objects in sizes.items()
     ]
-    found += [_ended_only(s, n, e, name) for s, (n, e) in outcomes.items() if s not in sizes]
+    found += [
+        _ended_only(s, n, e, name) | _where(e, None)
+        for s, (n, e) in outcomes.items()
+        if s not in sizes
+    ]
     return sorted(found, key=lambda s: s["updated"], reverse=True)
+
+
+FIRST_WORDS = 6  # of the request, on a card: enough to tell two sessions apart
+
+
+def first_words(text: str) -> str:
+    """The request's first words, "…" when there is more."""
+    words = text.split()
+    return " ".join(words[:FIRST_WORDS]) + (" …" if len(words) > FIRST_WORDS else "")
+
+
+def _where(ended: Ended | None, waiting: Waiting | None) -> dict[str, Any]:
+    """Where the card's messages are: the channel, and the basket's message (``ts``) while one
+    waits. The request and the basket's number come from the checkpoint (``_session``) unless
+    the outcome record says them."""
+    if ended is not None:
+        return {
+            "channel": ended.channel,
+            "request": first_words(ended.request),
+            "basket": ended.round,
+            "ts": "",
+        }
+    if waiting is not None:
+        return {"channel": waiting.channel, "ts": waiting.ts, "basket": waiting.round}
+    return {"channel": "", "ts": ""}
 
 
 def _outcomes(rt: Runtime, tenant: str) -> dict[str, tuple[str, Ended]]:
@@ -115,21 +149,32 @@ def _ended_only(session: str, name: str, ended: Ended, person: Name) -> dict[str
         "status": Status(ended.kind).value,
         "requested_by": person(ended.requested_by),
         "answered_by": person(ended.answered_by),
+        "answer": "answered",
         "checkpoints": [],
         "lock": None,
         "updated": ended_at.isoformat(),
     }
 
 
-def _people(ended: Ended | None, state: dict[str, Any] | None, name: Name) -> dict[str, str]:
-    """Who asked for the session's baskets, and who gave its last answer."""
-    if ended is not None:
-        return {"requested_by": name(ended.requested_by), "answered_by": name(ended.answered_by)}
+def _people(ended: Ended | None, state: dict[str, Any] | None, name: Name) -> dict[str, Any]:
+    """Who asked for the session's baskets, who gave its last answer and what it was
+    (``answer``: "changed" for a Change, which leads to the next basket, else "answered"); and
+    from the latest checkpoint, the request's first words and the basket's number."""
     shop = ((state or {}).get("state") or {}).get("n:shop") or {}
     request = (shop.get("request") or {}).get("v") or {}
+    basket = (shop.get("basket") or {}).get("v") or {}
+    seen = {"request": first_words(str(request.get("text", ""))), "basket": basket.get("round")}
+    if ended is not None:
+        who = {"requested_by": name(ended.requested_by), "answered_by": name(ended.answered_by)}
+        return seen | who | {"answer": "answered"}
     answered = list(((state or {}).get("answered") or {}).values())
     by = answered[-1].get("by", "") if answered else ""
-    return {"requested_by": name(str(request.get("requested_by", ""))), "answered_by": name(by)}
+    decision = _last_decision(state or {}) or {}
+    return seen | {
+        "requested_by": name(str(request.get("requested_by", ""))),
+        "answered_by": name(by),
+        "answer": "changed" if decision.get("change") else "answered",
+    }
 
 
 def _session(

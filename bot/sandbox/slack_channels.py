@@ -55,9 +55,11 @@ class Channels:
         channels: Mapping[str, Iterable[str]] | None,
         clock: Callable[[], float],
         wall: Callable[[], float],
-        ts_base: int,
+        ts_base: int | None,
     ) -> None:
-        """``channels``: channel ID -> the people in it (the bot is added to each)."""
+        """``channels``: channel ID -> the people in it (the bot is added to each). ``ts_base``:
+        message timestamps count up from it by 100 µs (tests read the same ``ts`` every run);
+        None: each is the ``wall`` clock's time when it was posted, as Slack's are."""
         self.team_id, self.user_id, self.bot_id = team_id, user_id, bot_id
         self.clock, self.wall, self.ts_base = clock, wall, ts_base
         self.violations: list[Violation] = []
@@ -67,6 +69,7 @@ class Channels:
         self._ephemerals: list[dict[str, Any]] = []
         self._hook_uses: dict[str, int] = {}
         self._seq = itertools.count(1)
+        self._last_ts = 0  # µs: a wall-clock ts is still unique and increasing
         for channel, members in (channels or {}).items():
             self.add_channel(channel, members=members)
 
@@ -227,6 +230,12 @@ class Channels:
             self.on_change()
 
     def _next_ts(self) -> str:
+        """A message's ``ts``: when it was posted (seconds.microseconds), unique here."""
+        if self.ts_base is None:
+            with self._lock:
+                self._last_ts = max(int(self.wall() * 1_000_000), self._last_ts + 1)
+                micros = self._last_ts
+            return f"{micros // 1_000_000}.{micros % 1_000_000:06d}"
         micros = next(self._seq) * 100
         return f"{self.ts_base + micros // 1_000_000}.{micros % 1_000_000:06d}"
 

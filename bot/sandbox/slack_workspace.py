@@ -77,7 +77,7 @@ class SlackWorkspace(Channels):
         channels: Mapping[str, Iterable[str]] | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
-        ts_base: int = 1_700_000_000,
+        ts_base: int | None = 1_700_000_000,
     ) -> None:
         """``channels``: channel ID -> the people in it (the bot is added to each)."""
         super().__init__(

@@ -56,7 +56,7 @@ class Sandbox:
             team_id=TEAM,
             user_id=BOT_USER,
             bot_id="B0SHOPBOT",
-            ts_base=int(time.time()),
+            ts_base=None,  # each message's ts is when it was posted: the page shows it
         )
         self.slack.add_channel(CHANNEL, "weekly-shop", members=PEOPLE)
         # A channel the bot was never added to: /shop there is refused as Slack refuses it,
@@ -70,6 +70,8 @@ class Sandbox:
             garden = self.slack.add_workspace(GARDEN_TEAM)
             garden.add_channel(ALLOTMENT, "allotment", members=PEOPLE)
         self.lam = FakeLambda(on_invoke=self._lazy, access_key_id=self.access_key_id)
+        # (team, user) -> the Add to Slack waiting on Slack's authorize page (``install_page``)
+        self.authorizing: dict[tuple[str, str], dict[str, str]] = {}
         self.channel = CHANNEL
         self.busy = 0
         self.version = 0
@@ -146,24 +148,27 @@ class Sandbox:
 
         self._loop.call_soon_threadsafe(schedule)
 
-    async def fast_forward(self, team: str | None = None) -> str:
+    async def fast_forward(self, team: str | None = None) -> dict[str, str]:
         """Fire the basket timer due first (of ``team``'s sessions, when given), now, as
         Scheduler would at its time (moto never fires one): its schedule goes
         (ActionAfterCompletion: DELETE), its payload is invoked. Returns what it was
-        ("remind 1", "expire"), or "" when no timer is armed."""
+        (``fired``: "remind 1", "expire") and where it posts (``channel``, the basket's
+        ``thread_ts``: often an older basket, off-screen, which the page then shows); empty
+        when no timer is armed."""
         from bot.handler import cold_start
         from bot.records.timers import schedule_name, to_payload
 
         rt, _ = cold_start()
         timers = rt.timers
         if timers is None:
-            return ""
+            return {}
         pending = await self._loop.run_in_executor(self.pool, timers.pending)
         pending = [t for t in pending if team in (None, t.tenant)]
         if not pending:
-            return ""
+            return {}
         timer = pending[0]
         name = schedule_name(timer.tenant, timer.session, timer.request, timer.slot)
         await self._loop.run_in_executor(self.pool, timers.delete, name)
         await self.invoke(to_payload(timer, timers.key), lazy=True)
-        return f"{timer.kind} {timer.n}" if timer.kind == "remind" else timer.kind
+        fired = f"{timer.kind} {timer.n}" if timer.kind == "remind" else timer.kind
+        return {"fired": fired, "channel": timer.channel, "thread_ts": timer.thread_ts}

@@ -31,6 +31,14 @@ function formatPlain(text) {
   return html;
 }
 
+function stamp(when) {
+  // The page's one way of saying when (messages, checkpoints, the lock, timers): "Thu 14:56:03",
+  // in the browser's time zone. `when`: epoch seconds, or an ISO date.
+  const d = typeof when === "number" ? new Date(when * 1000) : new Date(when);
+  return d.toLocaleString(undefined, { weekday: "short", hour: "2-digit", minute: "2-digit",
+    second: "2-digit", hourCycle: "h23" });
+}
+
 function formatDate(token) {
   // <!date^1700000000^{date_short_pretty} at {time}|fallback>
   const [spec, fallback] = token.split("|");
@@ -38,7 +46,7 @@ function formatDate(token) {
   if (!epoch) return esc(fallback || spec);
   const d = new Date(epoch * 1000);
   return esc(d.toLocaleDateString(undefined, { month: "short", day: "numeric" }) + " at " +
-    d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" }));
+    d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit", hourCycle: "h23" }));
 }
 
 function mrkdwn(text) {
@@ -72,9 +80,11 @@ function textOf(obj) {
   return obj.type === "mrkdwn" ? mrkdwn(obj.text) : esc(obj.text);
 }
 
-function renderButton(el, where) {
+function renderButton(el, where, blockId) {
   // A url button is a link (only http(s), as in mrkdwn()); any other sends its click. `where`
-  // says whose button it is: a message's (data-ts) or the Home tab's (data-home).
+  // says whose button it is: a message's (data-ts) or the Home tab's (data-home). A click sends
+  // what this screen shows (action, value, block), as Slack's client does: a screen the bot has
+  // since updated still reaches the bot, which says why the click no longer counts.
   const label = esc(el.text.text);
   if (el.url !== undefined) {
     if (!/^https?:\/\//i.test(el.url)) return `<span class="block-button">${label}</span>`;
@@ -82,7 +92,8 @@ function renderButton(el, where) {
       rel="noopener noreferrer">${label}</a>`;
   }
   return `<button class="block-button ${esc(el.style || "")}" ${where}
-    data-action="${esc(el.action_id)}" data-value="${esc(el.value || "")}">${label}</button>`;
+    data-action="${esc(el.action_id)}" data-value="${esc(el.value || "")}"
+    data-block="${esc(blockId || "")}">${label}</button>`;
 }
 
 function renderBlock(block, where) {
@@ -92,7 +103,7 @@ function renderBlock(block, where) {
       const text = `<div class="block-section">${textOf(block.text)}</div>`;
       const side = block.accessory && block.accessory.type === "button" ? block.accessory : null;
       return side
-        ? `<div class="with-accessory">${text}${renderButton(side, where)}</div>`
+        ? `<div class="with-accessory">${text}${renderButton(side, where, block.block_id)}</div>`
         : text;
     }
     case "context":
@@ -100,7 +111,7 @@ function renderBlock(block, where) {
     case "divider": return "<hr>";
     case "actions":
       return `<div class="block-actions">${block.elements.filter((el) => el.type === "button")
-        .map((el) => renderButton(el, where)).join("")}</div>`;
+        .map((el) => renderButton(el, where, block.block_id)).join("")}</div>`;
     default: return "";
   }
 }
@@ -118,14 +129,15 @@ function renderMessage(m) {
     `<div class="reply${r.ephemeral_for ? " ephemeral" : ""}"><span class="name">Weekly shop</span>
       ${r.ephemeral_for ? '<span class="only-you">Only visible to you</span>' : ""}
       ${renderBody(r)}</div>`).join("");
-  const time = new Date(Number(m.ts.split(".")[0]) * 1000)
-    .toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
-  return `<div class="message${m.ephemeral_for ? " ephemeral" : ""}" data-ts="${esc(m.ts)}">
+  const time = stamp(Number(m.ts.split(".")[0]));  // a message's ts is when it was posted
+  const marked = m.ts === fired
+    ? '<div class="fired-here">⏰ The timer you fast-forwarded posted in this thread</div>' : "";
+  return `<div class="message${m.ephemeral_for ? " ephemeral" : ""}${marked ? " fired" : ""}" data-ts="${esc(m.ts)}">
     <div class="avatar">W</div>
     <div><div class="meta"><span class="name">Weekly shop</span><span class="app">APP</span>
       <span class="time">${time}</span>${m.edited ? ' <span class="edited">(edited)</span>' : ""}</div>
       ${m.ephemeral_for ? '<div class="only-you">Only visible to you</div>' : ""}
-      ${body}
+      ${marked}${body}
       ${replies ? `<div class="replies"><div class="only-you">${m.replies.length} ${m.replies.length === 1 ? "reply" : "replies"}</div>${replies}</div>` : ""}
     </div></div>`;
 }
@@ -161,7 +173,7 @@ function showChannel(id, ts) {
 
 document.addEventListener("click", (event) => {
   const item = event.target.closest("[data-channel]");
-  if (item) showChannel(item.dataset.channel);
+  if (item) showChannel(item.dataset.channel, item.dataset.ts);
 });
 
 // A message's permalink (what the Home tab's Open links to) opens it here: there is no Slack.
@@ -197,19 +209,44 @@ function renderHome() {
     : absent || '<p class="panel-hint">Opening the Home tab…</p>';
 }
 
+const LEGEND = {
+  run: "The run that wrote it (its run ID's last 8 characters): one Lambda invocation's turn, " +
+    "a /shop or a click",
+  pending: "The request the workflow waits on, in the latest checkpoint: its port and its ID's " +
+    "first 8 characters. The basket's buttons answer it",
+};
+
 function renderCheckpoints(s) {
-  if (!s.checkpoints.length) return '<div class="panel-hint">No checkpoints: only its outcome record is left.</div>';
+  if (!s.checkpoints.length) {
+    return s.status === "working"
+      ? '<div class="panel-hint">No checkpoint yet: the shopper is writing the first basket.</div>'
+      : '<div class="panel-hint">No checkpoints: only its outcome record is left.</div>';
+  }
   // What wrote the checkpoints: one line when they agree (a deploy in between makes a column).
   const versions = [...new Set(s.checkpoints.map((c) => c.version || ""))];
   const mixed = versions.length > 1;
   const rows = s.checkpoints.map((c, i) => `<tr class="${i === s.checkpoints.length - 1 ? "latest" : ""}">
     <td>${esc(c.id)}</td><td>${esc(c.parent || "—")}</td><td>${esc(c.run)}</td>
-    <td>${esc(c.created_at.slice(11, 19))}</td><td>${c.size} B</td>
+    <td>${esc(stamp(c.created_at))}</td><td>${c.size} B</td>
     ${mixed ? `<td class="wraps">${esc(c.version || "")}</td>` : ""}
     <td class="wraps">${esc((c.pending || []).join(", "))}</td></tr>`).join("");
   return `${mixed || !versions[0] ? "" : `<div class="written-by">written by ${esc(versions[0])}</div>`}
-    <table><tr><th>checkpoint</th><th>parent</th><th>run</th><th>at</th><th>size</th>
-    ${mixed ? "<th>written by</th>" : ""}<th>pending</th></tr>${rows}</table>`;
+    <table><tr><th>checkpoint</th><th>parent</th><th title="${esc(LEGEND.run)}">run</th><th>at</th>
+    <th>size</th>${mixed ? "<th>written by</th>" : ""}<th title="${esc(LEGEND.pending)}">pending</th></tr>
+    ${rows}</table>`;
+}
+
+function cardTitle(s) {
+  // What matches a card to the channel: where, what was asked, which basket.
+  const where = (state.channels || []).find((c) => c.id === s.channel);
+  const parts = [where ? `#${esc(where.name)}` : "",
+    s.request ? `“${esc(s.request)}”` : "", s.basket ? `basket ${esc(s.basket)}` : ""];
+  const title = parts.filter(Boolean).join(" · ");
+  if (!title) return "";
+  return s.ts && where
+    ? `<div class="card-title channel-link" data-channel="${esc(s.channel)}" data-ts="${esc(s.ts)}"
+        title="Show its basket in the channel">${title}</div>`
+    : `<div class="card-title">${title}</div>`;
 }
 
 function renderSessions() {
@@ -219,31 +256,44 @@ function renderSessions() {
   }
   $("#sessions").innerHTML = state.sessions.map((s) => {
     const lock = s.lock
-      ? `<div class="lock held">Lock held by ${esc(s.lock.owner)} until ${new Date(s.lock.expires_at * 1000).toLocaleTimeString()}</div>`
+      ? `<div class="lock held">Lock held by ${esc(s.lock.owner)} until ${esc(stamp(s.lock.expires_at))}</div>`
       : '<div class="lock">Lock free</div>';
     const who = [s.requested_by ? `asked by ${esc(s.requested_by)}` : "",
-      s.answered_by ? `answered by ${esc(s.answered_by)}` : ""].filter(Boolean).join(" · ");
+      s.answered_by ? `${s.answer === "changed" ? "changed" : "answered"} by ${esc(s.answered_by)}` : ""]
+      .filter(Boolean).join(" · ");
     const status = s.status ? `<span class="status ${esc(s.status)}">${esc(s.status)}</span>` : "";
-    return `<div class="session"><div class="session-id">session ${esc(s.session)} ${status}</div>
+    return `<div class="session">${cardTitle(s)}
+      <div class="session-id">session ${esc(s.session)} ${status}</div>
       ${who ? `<div class="who-did">${who}</div>` : ""}
       ${s.error ? `<div class="lock held">${esc(s.error)}</div>` : lock}${renderCheckpoints(s)}</div>`;
   }).join("");
+}
+
+function timerBasket(t) {
+  // A timer's basket as its session card names it: the request's first words, its number.
+  const s = state.sessions.find((x) => x.session === t.session);
+  return s && s.request ? `“${s.request}” · basket ${s.basket || "?"}` : t.session;
 }
 
 function renderTimers() {
   const timers = state.timers || [];
   $("#fast-forward").disabled = !timers.length;
   $("#timers").innerHTML = timers.length
-    ? `<table><tr><th>session</th><th>timer</th><th>due</th></tr>${timers.map((t) => `<tr>
-        <td>${esc(t.session)}</td><td>${esc(t.kind === "remind" ? `reminder ${t.n}` : "expiry")}</td>
-        <td>${esc(new Date(t.at * 1000).toLocaleString())}</td></tr>`).join("")}</table>`
+    ? `<table><tr><th>basket</th><th>timer</th><th>due</th></tr>${timers.map((t) => `<tr>
+        <td class="wraps">${esc(timerBasket(t))}</td><td>${esc(t.kind === "remind" ? `reminder ${t.n}` : "expiry")}</td>
+        <td>${esc(stamp(t.at))}</td></tr>`).join("")}</table>`
     : '<p class="panel-hint">No timers: no basket is waiting.</p>';
 }
 
+// The basket whose thread the last fast-forwarded timer posted in: often an older one, off-screen,
+// so the page scrolls to it and marks it until the next fast-forward.
+let fired = "";
+
 $("#fast-forward").addEventListener("click", async () => {
   $("#fast-forward").disabled = true;
-  await post("/ui/fast-forward", {});
-  refresh();
+  const answer = await post("/ui/fast-forward", {});
+  fired = answer.thread_ts || "";
+  if (fired) showChannel(answer.channel, fired); else refresh();
 });
 
 function renderModal() {
@@ -375,9 +425,13 @@ document.addEventListener("click", (event) => {
       .then(refresh);
     return;
   }
-  const { ts, action } = button.dataset;
+  const { ts, action, value, block } = button.dataset;
   const element = findElement(ts, action);
-  const go = async () => { button.disabled = true; await post("/ui/action", { ts, action_id: action }); refresh(); };
+  const go = async () => {
+    button.disabled = true;
+    await post("/ui/action", { ts, action_id: action, value, block_id: block });
+    refresh();
+  };
   if (element && element.confirm) confirmThen(element.confirm, go); else go();
 });
 
@@ -420,14 +474,39 @@ $("#team").addEventListener("change", (event) => {
 });
 
 $("#add-to-slack").addEventListener("click", async () => {
-  // Slack's OAuth flow, run for real: the install page, Allow, and the redirect back.
+  // Slack's OAuth flow, run for real: the install page, Slack's authorize page (Allow or
+  // Cancel), and the redirect back to the bot.
   const button = $("#add-to-slack");
   button.disabled = true;
   const answer = await post("/ui/install", {});
   button.disabled = false;
-  installPages[team] = answer.text || (answer.ok ? "Installed." : "Not installed.");
+  if (answer.authorize) { showAuthorize(answer.authorize); return; }
+  installPages[team] = answer.text || "Not installed.";
   refresh();
 });
+
+function showAuthorize(asked) {
+  // Slack's OAuth v2 authorize page: the app asks for its scopes in this workspace.
+  const scopes = asked.scopes.map((s) => `<li><code>${esc(s)}</code></li>`).join("");
+  showOverlay("authorize", `<div class="authorize" id="authorize" role="dialog"
+      aria-label="Slack: allow ${esc(asked.app)}">
+    <h2>${esc(asked.app)} is requesting permission to access the ${esc(asked.workspace)} Slack
+      workspace</h2>
+    <div>Signed in as ${esc(asked.user)}. What will ${esc(asked.app)} be able to do?</div>
+    <ul>${scopes}</ul>
+    <div class="buttons"><button id="authorize-cancel">Cancel</button>
+      <button class="allow" id="authorize-allow">Allow</button></div></div>`);
+  const answered = (path) => async () => {
+    $("#authorize-allow").disabled = true;
+    $("#authorize-cancel").disabled = true;
+    const done = await post(path, {});
+    closeOverlay();
+    installPages[team] = done.text || (done.ok ? "Installed." : "Not installed.");
+    refresh();
+  };
+  $("#authorize-allow").onclick = answered("/ui/install/allow");
+  $("#authorize-cancel").onclick = answered("/ui/install/cancel");
+}
 
 $("#user").addEventListener("change", (event) => {
   user = event.target.value;
