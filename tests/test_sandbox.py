@@ -181,8 +181,8 @@ def test_a_click_on_a_stale_screen_reaches_the_bot_which_says_why(sandbox: Sandb
     action, value and block the client rendered; nothing there checks the message's current
     blocks, and Slack documents no deduplication of clicks (duplicates come from people
     clicking again). So the sandbox sends it too, and the bot's own reason appears."""
-    call(sandbox, "/ui/command", {"user": "U0ALICE", "text": "/shop leek pie on Thursday"})
-    (basket,) = wait_for(lambda: baskets_asking(sandbox, "leek pie on Thursday"))
+    call(sandbox, "/ui/command", {"user": "U0ALICE", "text": "/shop tacos on Thursday"})
+    (basket,) = wait_for(lambda: baskets_asking(sandbox, "tacos on Thursday"))
     (buttons,) = [b for b in basket["blocks"] if b["type"] == "actions"]
     seen = {e["action_id"]: e for e in buttons["elements"]}
     call(
