@@ -24,7 +24,7 @@ from botocore.exceptions import ClientError
 
 from bot.sandbox.moto_server import MotoStandIn, new_credentials
 from tests.sandbox_process import listening_sockets, running_sandbox
-from tests.test_sandbox import call, headers, state, wait_for
+from tests.test_sandbox import call, headers, replies_to, state, wait_for
 
 BUCKET = "weekly-shop-sandbox"
 CHECKPOINT = "weekly-shop/T0SANDBOX/s/s1/cp/000000"
@@ -212,15 +212,8 @@ def test_the_running_sandbox_survives_a_port_scan_and_every_attack() -> None:
             "/ui/action",
             {"user": "U0BOB", "ts": basket["ts"], "action_id": "approve_basket"},
         )
-        done = wait_for(
-            lambda: [
-                r
-                for m in state(sandbox, "U0BOB")["messages"]
-                for r in m["replies"]
-                if r["text"].startswith("Ordered")
-            ]
-        )
-        assert done
+        replies = lambda: replies_to(sandbox, basket["ts"])  # noqa: E731
+        assert wait_for(lambda: [r for r in replies() if r.startswith("Ordered")])
 
 
 def raw(root: str, request: bytes) -> bytes:
