@@ -39,7 +39,7 @@ from slack_bolt.util.utils import get_arg_names_of_callable
 
 from bot.listeners.app import build_app
 from bot.records.timers import is_timer
-from bot.slack.outbox import Where
+from bot.slack.delivery import Where
 from bot.slack.payloads import session_id_for
 
 from .logs import configure_logging, log_context

@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -35,6 +34,7 @@ from .blocks import (
     settled_blocks,
     start_again_blocks,
 )
+from .delivery import Delivered, Posted, Where
 from .outcome import (
     EXPIRED,
     RETIRED,
@@ -63,38 +63,6 @@ def slack_error(exc: BaseException) -> str:
     if isinstance(exc, SlackApiError):
         return str(exc.response.get("error"))
     return type(exc).__name__
-
-
-@dataclass(frozen=True)
-class Posted:
-    """A basket posted with its buttons: which request, which message, when."""
-
-    request_id: str
-    ts: str
-    round: int
-    at: int  # epoch seconds
-
-
-@dataclass(frozen=True)
-class Delivered:
-    """What ``deliver`` did: whether the channel shows all of a Report (receipt-worthy), and
-    the baskets it posted."""
-
-    shown: bool
-    posted: tuple[Posted, ...] = ()
-
-    def __bool__(self) -> bool:
-        return self.shown
-
-
-@dataclass(frozen=True)
-class Where:
-    """A session and the channel its messages go to."""
-
-    tenant: str
-    session_id: str
-    channel: str
-    reply_url: str = ""  # the slash command's response_url, where there is one
 
 
 class Outbox:

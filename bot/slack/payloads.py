@@ -22,8 +22,8 @@ from workflow.errors import InvalidIdentifier
 from workflow.persistence.store import validate_id
 
 from .blocks import MAX_CHANGE_LENGTH, Ref
+from .delivery import Where
 from .modal import CHANGE_BLOCK, CHANGE_INPUT, read_modal_metadata
-from .outbox import Where
 
 Kind = Literal["approve", "reject", "change", "again"]  # "again": Start again on a retired one
 GONE = "This basket is no longer waiting for an answer."

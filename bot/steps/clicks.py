@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from bot.slack.blocks import slack_date
-from bot.slack.outbox import Where
+from bot.slack.delivery import Where
 from bot.slack.outcome import (
     APPROVED,
     NEWER,

@@ -197,7 +197,7 @@ class RepeatShopper:
 
 def repeat_order(rt: Runtime, tenant: str, user: str, name: str) -> str:
     """Start basket 1 of the order ``name`` again in its channel; what the Home tab says."""
-    from bot.slack.outbox import Where
+    from bot.slack.delivery import Where
     from bot.slack.payloads import session_id_for
     from workflow.shop.basket import ShopRequest
     from workflow.shop.graph import shop_versions

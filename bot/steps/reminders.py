@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from bot.records.timers import Timer, TimerError, Timers
 from bot.slack.blocks import slack_date
-from bot.slack.outbox import Where
+from bot.slack.delivery import Where
 from bot.slack.outcome import EXPIRED, Mark, Outcome, Post, Report, outputs_of
 from workflow.engine.events import WorkflowEvent
 from workflow.engine.respond import answer_pending

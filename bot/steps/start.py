@@ -13,7 +13,7 @@ import dataclasses
 import logging
 from dataclasses import dataclass
 
-from bot.slack.outbox import Where
+from bot.slack.delivery import Where
 from bot.slack.outcome import NEWER, Failed, Outcome, Post, Report, Settle, Tell, describe_failure
 from bot.slack.payloads import GONE, Click, Shop, session_id_for
 from workflow.engine.events import WorkflowEvent

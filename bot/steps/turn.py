@@ -36,7 +36,8 @@ from bot.logs import log_context
 from bot.records.history import Ended, History, Kind
 from bot.records.receipts import Receipts, Waiting, request_excerpt
 from bot.records.timers import BasketTimers
-from bot.slack.outbox import Delivered, Outbox, Where
+from bot.slack.delivery import Delivered, Where
+from bot.slack.outbox import Outbox
 from bot.slack.outcome import APPROVED, EXPIRED, Failed, Outcome, Report, Retired
 from workflow.engine.events import WorkflowEvent
 from workflow.engine.respond import open_session
