@@ -31,6 +31,7 @@ import re
 from collections import Counter
 
 from . import dishes as table
+from . import reading
 from .basket import MAX_ITEM_LENGTH, MAX_ITEMS, MAX_QUANTITY, Item
 from .dishes import KNOWN, SERVINGS, UNITS, Line, name_key, number, read_line, words
 from .errors import ShopperError
@@ -41,45 +42,8 @@ LABEL = (
     "not from Claude)"
 )
 TOKENS_PER_ITEM = 8  # a stand-in for output tokens, so the progress line reads as with Claude
-MAX_HOUSEHOLD = 20
 
 _WEIGHED = frozenset({"g", "ml", "kg", "l"})  # doubled by "more"; other units count pieces
-_NUMBER = "|".join((r"\d+", *table.NUMBER_WORDS[1:]))
-# Words a name may have after what was asked for and still be it: "chicken" is chicken breast,
-# "garlic" is garlic cloves; "rice" is not rice noodles, "tomatoes" is not tomato passata.
-_PARTS = frozenset({"breast", "thigh", "clove", "fillet", "mince", "steak"})
-_STOP = frozenset({"the", "any", "some", "a", "an", "of", "our", "my", "all", "please"})
-_FILLER = frozenset(
-    {"a", "an", "the", "some", "of", "for", "on", "with", "dinner", "dinners", "meal", "meals"}
-    | {"lunch", "tea", "please", "thanks", "homemade", "make", "cook", "night", "evening"}
-    | {"week", "this", "next", "i'd", "we'd", "like", "want", "now", "left", "too", "at", "home"}
-)
-
-_SENTENCE = re.compile(r"[.!?:](?=\s|$)|[;\n]")
-_LIST = re.compile(r",|\s+(?:and|&|or)\s+")
-_DAYS = re.compile(
-    r"\b(?:on |for |every )?(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|tonight|tomorrow"
-    r"|(?:this|next) week(?:end)?|the weekend)\b"
-)
-_HOUSEHOLD = re.compile(
-    rf"\b(?:for|family of|household of|feeds?|feeding|serves?|we are) ({_NUMBER})"
-    rf"(?: (?:people|persons|adults|of us|servings|guests))?\b"
-    rf"|\b({_NUMBER}) (?:people|persons|adults|of us|servings|guests)\b"
-)
-_LEAD = re.compile(r"(?:(?:and|but|oh|then|please|can you|could you)\s+)*")
-_VERBS = [
-    ("have", r"(?:we |i )?(?:already |still )?(?:have|got)(?: got)?(?: already| still)?"),
-    (
-        "remove",
-        r"no more|no|without|remove|drop|skip|take out|take off|delete|lose|"
-        r"(?:we )?(?:do not|don't) (?:need|want)|not|none of",
-    ),
-    ("more", r"(?:add |some |a bit |a little |lots |much )?more|extra|double|increase|another"),
-    ("less", r"(?:a bit |a little |much )?(?:less|fewer)|halve|half|reduce|cut down on"),
-    ("swap", r"swap|replace|switch|change"),
-    ("add", r"add|also|plus|include|buy|get|(?:we |i )?(?:need|want)|(?:we would|i would) like"),
-]
-_VERB = [(action, re.compile(rf"(?:{pattern})\b\s*(.*)")) for action, pattern in _VERBS]
 
 
 def _tidy(value: float, unit: str) -> float:
@@ -92,87 +56,6 @@ def _tidy(value: float, unit: str) -> float:
     else:
         value = max(1, math.ceil(value - 1e-9))
     return min(value, MAX_QUANTITY)
-
-
-def _matches(name: str, asked: tuple[str, ...]) -> bool:
-    """Whether ``name`` is what ``asked`` (singular words) names; see :data:`_PARTS`."""
-    named = words(name)
-    return bool(asked) and set(asked) <= set(named) and (named[-1] in asked or named[-1] in _PARTS)
-
-
-def _scan(said: tuple[str, ...]) -> tuple[list[str], list[str]]:
-    """The dishes named in ``said`` (longest name first at each word), and the words left."""
-    dishes, rest, i = [], [], 0
-    while i < len(said):
-        for n in range(min(table.LONGEST_ALIAS, len(said) - i), 0, -1):
-            if dish := table.ALIASES.get(said[i : i + n]):
-                dishes.append(dish)
-                i += n
-                break
-        else:
-            rest.append(said[i])
-            i += 1
-    return dishes, [w for w in rest if w not in _STOP and w not in _FILLER]
-
-
-def _asked(target: str) -> tuple[str, ...]:
-    return tuple(w for w in words(target) if w not in _STOP)
-
-
-def _clean(target: str) -> str:
-    """The thing a clause names, without days, fillers, bullets or edge punctuation."""
-    tokens = [t for t in _DAYS.sub(" ", target.replace("+", " ")).split() if re.search(r"\w", t)]
-    while tokens and tokens[0].strip(".,!?\"'") in _FILLER:
-        tokens.pop(0)
-    while tokens and tokens[-1].strip(".,!?\"'") in _FILLER:
-        tokens.pop()
-    return " ".join(tokens).strip(".,!?\"' ")
-
-
-def _verb(part: str) -> tuple[str | None, str]:
-    part = _LEAD.sub("", part, count=1)
-    if found := re.fullmatch(rf"({_NUMBER}|a|an) (?:more|extra) (.+)", part):
-        return "add", f"{found[1]} {found[2]}"  # "2 more eggs"
-    if found := re.fullmatch(r"(.+) instead of (.+)", part):
-        return "swap", f"{found[2]} for {found[1]}"
-    for action, pattern in _VERB:
-        if found := pattern.fullmatch(part):
-            return action, found[1]
-    return None, part
-
-
-def _clauses(text: str, default: str) -> list[tuple[str, str]]:
-    """``(action, thing)`` for each clause of ``text``; one without a verb takes the verb before
-    it in its sentence, or ``default``. "we have tacos on Friday" plans a dinner."""
-    for phrase in table.JOINED_NAMES:
-        text = re.sub(rf"\b{re.escape(phrase)}\b", phrase.replace(" ", "+"), text)
-    clauses = []
-    for sentence in _SENTENCE.split(text):
-        action = default
-        for part in _LIST.split(sentence):
-            verb, target = _verb(part.strip())
-            action, target = verb or action, _clean(target)
-            dishes, _ = _scan(words(target))
-            planned = _DAYS.search(part) or (verb is None and name_key(target) not in KNOWN)
-            if action == "have" and dishes and planned:
-                action = default
-            if target:
-                clauses.append((action, target))
-    return clauses
-
-
-def _household(request: str) -> tuple[int, str]:
-    """How many the request shops for (default two), and the request without saying so."""
-    found = _HOUSEHOLD.search(request)
-    if found is None:
-        return SERVINGS, request
-    size = number(found[1] or found[2]) or SERVINGS
-    return max(1, min(int(size), MAX_HOUSEHOLD)), _HOUSEHOLD.sub(" ", request)
-
-
-def _normal(text: str) -> str:
-    text = text.lower().replace("’", "'")
-    return re.sub(r"\b(we|i)'ve\b", r"\1 have", re.sub(r"\bwe're\b", "we are", text))
 
 
 class _Draft:
@@ -209,7 +92,9 @@ class _Draft:
     def _brought(self, dish: str) -> list[Line]:
         """What adding ``dish`` puts in the basket: its lines but what the household has."""
         return [
-            e for e in self.scaled(dish) if not any(_matches(e.name, had) for had in self.exclude)
+            e
+            for e in self.scaled(dish)
+            if not any(reading.matches(e.name, had) for had in self.exclude)
         ]
 
     def add_dish(self, dish: str) -> None:
@@ -238,7 +123,7 @@ class _Draft:
         name = re.sub(r"^of ", "", after) if unit else name
         if not name:
             return
-        dishes, left = _scan(words(name))
+        dishes, left = reading.scan(words(name))
         known = KNOWN.get(name_key(name))
         if known is None and dishes and not left:
             for dish in dishes:
@@ -257,14 +142,14 @@ class _Draft:
             self.add(found[2])
 
     def apply(self, action: str, target: str) -> None:
-        """Make one clause's change: ``action`` (a verb of :data:`_VERBS`, "dish" or "maybe",
+        """Make one clause's change: ``action`` (a verb of :data:`reading.VERBS`, "dish" or "maybe",
         which adds only a dish) to ``target``."""
-        asked = _asked(target)
-        dishes, left = _scan(words(target))
+        asked = reading.asked(target)
+        dishes, left = reading.scan(words(target))
         whole = dishes if not left and name_key(target) not in KNOWN else []  # "no pizza"
-        lines = [e for e in self.entries if _matches(e.name, asked)]
+        lines = [e for e in self.entries if reading.matches(e.name, asked)]
         if action in ("remove", "have"):
-            self.entries = [e for e in self.entries if not _matches(e.name, asked)]
+            self.entries = [e for e in self.entries if not reading.matches(e.name, asked)]
             for dish in whole if action == "remove" else []:
                 self.drop_dish(dish)
         elif action == "swap":
@@ -315,11 +200,11 @@ def basket_for(brief: Brief) -> list[Item]:
     """The offline basket for ``brief``: basket 1 from the request, or the last one changed.
 
     Raises :class:`NoDinnersFound` for a basket 1 in which nothing is known."""
-    size, request = _household(_normal(brief.request))
-    clauses = _clauses(request, "dish")
-    earlier = [_clauses(_normal(change), "maybe") for change in brief.earlier]
-    exclude = [_asked(t) for a, t in clauses if a in ("have", "remove")]
-    exclude += [_asked(t) for said in earlier for a, t in said if a == "have"]
+    size, request = reading.household(reading.normal(brief.request))
+    clauses = reading.clauses(request, "dish")
+    earlier = [reading.clauses(reading.normal(change), "maybe") for change in brief.earlier]
+    exclude = [reading.asked(t) for a, t in clauses if a in ("have", "remove")]
+    exclude += [reading.asked(t) for said in earlier for a, t in said if a == "have"]
     first = _first_basket(clauses, _Draft([], size / SERVINGS, exclude))
     if brief.change is None:
         if not any(line.key in KNOWN for line in first.entries):
@@ -330,7 +215,7 @@ def basket_for(brief: Brief) -> list[Item]:
             first.apply(action, target)
     last = [entry for entry in map(read_line, brief.last_basket) if entry]
     draft = _Draft(last, size / SERVINGS, exclude, first.week)
-    for action, target in _clauses(_normal(brief.change), "maybe"):
+    for action, target in reading.clauses(reading.normal(brief.change), "maybe"):
         draft.apply(action, target)
     return [line.item() for line in draft.entries[:MAX_ITEMS]]
 
