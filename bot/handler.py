@@ -175,7 +175,7 @@ def scheduled_start(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
         return {"started": False}
     # The workspace the schedule is for: SHOP_TEAM with many workspaces, else the bot token's.
     tenant = settings.shop_team or str(rt.web.auth_test()["team_id"])
-    rt = rt.for_workspace(tenant)
+    rt = rt.configured(tenant)
     # EventBridge delivers at least once, a duplicate with a new event ID: key the session on what
     # is stable, the rule and the scheduled time.
     rule = ",".join(str(r) for r in event.get("resources") or [])
@@ -218,7 +218,7 @@ def fire_timer(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
 
     with log_context(tenant=timer.tenant, session=timer.session):
         try:
-            here = rt.for_workspace(timer.tenant)
+            here = rt.configured(timer.tenant)
         except NotInstalled:  # uninstalled since: its baskets are gone with it
             log.warning("timer dropped: the workspace has no installation")
             return {"fired": False}

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from bot.records.history import History
     from bot.records.receipts import Receipts
     from bot.records.timers import Timers
+    from bot.records.workspace_settings import Loaded, S3WorkspaceSettings, WorkspaceSettings
     from bot.slack.installs import ByWorkspace
     from bot.steps.lost import LostRuns
     from bot.steps.turn import Sessions
@@ -71,6 +72,10 @@ class Runtime:
     _lock: SessionLock | None = field(default=None, repr=False)
     _workspaces: dict[tuple[str, str], Runtime] = field(default_factory=dict, repr=False)
     _renew: Renew | None = field(default=None, repr=False)  # a workspace's: its token again
+    # A workspace's own settings (``configured``): None means the deploy's, from the environment.
+    loaded: Loaded | None = field(default=None, repr=False)
+    _settings_store: S3WorkspaceSettings | None = field(default=None, repr=False)
+    _configured: dict[int, Runtime] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_settings(cls, settings: Settings, **clients: Any) -> Runtime:
@@ -115,10 +120,63 @@ class Runtime:
                 _lock=self.lock,
                 _workspaces={},
                 _renew=renew,
+                _settings_store=self.settings_store,
+                _configured={},
             )
             self._workspaces = {k: v for k, v in self._workspaces.items() if k[0] != team_id}
             self._workspaces[key] = found
         return found
+
+    def configured(self, team_id: str) -> Runtime:
+        """:meth:`for_workspace`, with the workspace's own settings: one S3 request (a GET
+        conditional on the ETag this container holds, ``bot.records.workspace_settings``), so a
+        change saved in any container holds on the next lazy run here. Never in an ack path."""
+        here = self.for_workspace(team_id)
+        loaded = here.settings_store.read(team_id)
+        if here.loaded is loaded:
+            return here
+        found = here._configured.get(id(loaded))
+        if found is None or found.loaded is not loaded:
+            found = replace(here, loaded=loaded, _workspaces={}, _configured={})
+            here._configured = {id(loaded): found}  # the newest read only
+        return found
+
+    @property
+    def settings_store(self) -> S3WorkspaceSettings:
+        """Every workspace's settings document, read through this container's cache."""
+        if self._settings_store is None:
+            from bot.records.workspace_settings import S3WorkspaceSettings, settings_prefix
+
+            s = self.settings
+            self._settings_store = S3WorkspaceSettings(
+                s.checkpoint_bucket,
+                settings_prefix(s.checkpoint_prefix),
+                self._s3(),
+                self._lasting_key(b"weekly-shop settings v1"),
+            )
+        return self._settings_store
+
+    @functools.cached_property
+    def defaults(self) -> WorkspaceSettings:
+        """The settings of a workspace that saved none: the deploy's environment."""
+        from bot.records.workspace_settings import WorkspaceSettings
+
+        s = self.settings
+        return WorkspaceSettings(
+            approvers=tuple(sorted(s.approver_ids)),
+            no_self_approval=s.no_self_approval,
+            rounds=s.max_rounds,
+            remind_after=s.remind_after,
+            max_reminders=s.max_reminders,
+            expire_after=s.expire_after,
+        )
+
+    @property
+    def current(self) -> WorkspaceSettings:
+        """The settings this runtime works with: the workspace's saved ones, else the
+        defaults (also when the saved ones are tampered or newer than this code)."""
+        saved = self.loaded.saved if self.loaded is not None else None
+        return saved if saved is not None else self.defaults
 
     @functools.cached_property
     def signer(self) -> CheckpointSigner:
@@ -214,24 +272,26 @@ class Runtime:
             target_arn=s.timer_target_arn,
             role_arn=s.timer_role_arn,
             key=self._lasting_key(b"weekly-shop timer v1"),
-            plan=Plan(s.remind_after, s.max_reminders, s.expire_after),
+            plan=Plan(
+                self.current.remind_after, self.current.max_reminders, self.current.expire_after
+            ),
             clock=self.clock,
         )
 
     @functools.cached_property
     def outbox(self) -> Outbox:
         """What the bot posts where, through the WebClient with slack_sdk's retries."""
-        return Outbox(self.web, self.settings.max_rounds, self.clock)
+        return Outbox(self.web, self.current.rounds, self.clock)
 
     @functools.cached_property
     def ack_outbox(self) -> Outbox:
         """The outbox of the ack path: no retry sleeps inside Slack's 3 seconds."""
-        return Outbox(self.ack_web, self.settings.max_rounds, self.clock)
+        return Outbox(self.ack_web, self.current.rounds, self.clock)
 
     @functools.cached_property
     def rules(self) -> Rules:
-        s = self.settings
-        return Rules(s.approver_ids, s.no_self_approval, s.max_rounds)
+        c = self.current
+        return Rules(frozenset(c.approvers), c.no_self_approval, c.rounds)
 
     @functools.cached_property
     def lost_runs(self) -> LostRuns:
@@ -315,7 +375,7 @@ class Runtime:
         """Every version of the shop's graph this code resumes (``workflow.shop.graph``)."""
         from workflow.shop import graph
 
-        return graph.shop_versions(self.shopper(), self.settings.max_rounds)
+        return graph.shop_versions(self.shopper(), self.current.rounds)
 
     def checkpoints(self, tenant_id: str, session_id: str) -> SessionCheckpoints:
         from workflow.persistence.session import SessionCheckpoints

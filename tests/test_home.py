@@ -13,6 +13,7 @@ import pytest
 
 from bench.common import RequestCounter
 from bot.records.history import history_prefix
+from bot.records.workspace_settings import settings_prefix
 from bot.sandbox.anthropic_api import Reply
 from bot.sandbox.block_kit import parsed_texts, view_errors
 from bot.sandbox.slack_events import app_home_opened, url_verification
@@ -184,8 +185,9 @@ def test_opening_the_home_tab_costs_the_same_however_long_the_history(
     world: World, s3: Any, bucket: str, past: int
 ) -> None:
     """At most one LIST of outcome names, ten GETs of outcomes, one LIST of the sessions'
-    objects and a HEAD of the newest receipts of sessions not ended (here the one waiting);
-    and every key or prefix read is the workspace's."""
+    objects, a HEAD of the newest receipts of sessions not ended (here the one waiting) and
+    one GET of the workspace's settings (conditional once a container holds them); and every
+    key or prefix read is the workspace's."""
     for _ in range(past):
         ordered(world)
     world.shop("tacos")
@@ -201,13 +203,11 @@ def test_opening_the_home_tab_costs_the_same_however_long_the_history(
     s3.meta.events.unregister("provide-client-params.s3", note)
     calls = counter.take()
     assert calls["ListObjectsV2"] == 2
-    assert calls["GetObject"] == min(past, 10)  # the outcomes shown
+    assert calls["GetObject"] == min(past, 10) + 1  # the outcomes shown, and the settings
     assert calls["HeadObject"] == 1  # the waiting basket's receipt: its metadata only
-    assert sum(calls.values()) == 2 + min(past, 10) + 1
-    assert all(
-        k.startswith((f"{SHOP_PREFIX}T0TEAM/", f"{history_prefix(SHOP_PREFIX)}T0TEAM/"))
-        for k in read
-    ), read
+    assert sum(calls.values()) == 2 + min(past, 10) + 1 + 1
+    mine = (SHOP_PREFIX, history_prefix(SHOP_PREFIX), settings_prefix(SHOP_PREFIX))
+    assert all(k.startswith(tuple(f"{p}T0TEAM/" for p in mine)) for k in read), read
 
 
 def test_only_a_channels_members_see_its_baskets_or_can_repeat_its_orders(world: World) -> None:
@@ -306,7 +306,7 @@ def test_three_hundred_baskets_waiting_cost_twenty_heads_and_the_newest_is_shown
     calls = counter.take()
     assert calls["HeadObject"] == READ_WAITING == 20
     assert calls["ListObjectsV2"] == 2  # outcome names; the sessions' ~300 objects, one page
-    assert sum(calls.values()) == 2 + 20
+    assert sum(calls.values()) == 2 + 20 + 1  # and the workspace's settings, one GET
     shown = texts(view)
     assert shown.index("*Basket 1 of 3* for <@U0CAROL>") < shown.index("for <@U0ALICE>")
     assert shown.count("*Basket 1 of 3*") == MAX_WAITING

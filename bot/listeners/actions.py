@@ -14,6 +14,7 @@ from bot.runtime import Runtime
 from bot.slack.blocks import APPROVE, CHANGE, REJECT, START_AGAIN
 from bot.slack.modal import change_modal, modal_metadata
 from bot.slack.payloads import GONE, Click, Kind, click_from_action
+from workflow.errors import StoreError
 
 log = logging.getLogger(__name__)
 
@@ -24,10 +25,14 @@ def run_click(rt: Runtime, click: Click) -> None:
     """A lazy listener's work: the click's turn of its session (``bot.steps.clicks``)."""
     import asyncio
 
-    from bot.steps.clicks import answer_click
+    from bot.steps.clicks import STORE_DOWN, answer_click
 
-    rt = rt.for_workspace(click.tenant)
-    asyncio.run(answer_click(rt.sessions, rt.rules, click))
+    try:
+        here = rt.configured(click.tenant)  # who may answer, as the workspace says now
+    except StoreError:  # as a turn that cannot reach S3: said in the thread, nothing changed
+        rt.for_workspace(click.tenant).outbox.post(click.channel, STORE_DOWN, click.message_ts)
+        return
+    asyncio.run(answer_click(here.sessions, here.rules, click))
 
 
 def ack_now(ack: Ack) -> None:
@@ -55,7 +60,7 @@ def listen(app: App, rt: Runtime) -> None:
 
         from bot.steps.start import start_again
 
-        here = rt.for_workspace(click.tenant)
+        here = rt.configured(click.tenant)
         asyncio.run(start_again(here.sessions, here.rules, click))
 
     app.action(START_AGAIN)(ack=ack_now, lazy=[run_again])
@@ -64,15 +69,17 @@ def listen(app: App, rt: Runtime) -> None:
 
     @app.action(CHANGE)
     def open_change_modal(ack: Ack, body: dict[str, Any]) -> None:
+        """The modal opens in the ack (the trigger works once, for about three seconds). Who
+        may answer is the workspace's settings, which the ack path does not read (no S3
+        there): the submission is refused in its lazy run (``bot.steps.clicks``)."""
         ack()
         click = click_from_action(body, "change")
         if click is None:
             log.warning("malformed change click ignored")
             return
         here = rt.for_workspace(click.tenant)
-        refusal = here.rules.may_answer(click.user) or (None if click.ref.session_id else GONE)
-        if refusal:
-            here.ack_outbox.tell(click.channel, click.user, refusal)
+        if not click.ref.session_id:
+            here.ack_outbox.tell(click.channel, click.user, GONE)
             return
         metadata = modal_metadata(
             here.metadata_key, click.tenant, click.ref, click.channel, click.message_ts

@@ -9,6 +9,7 @@ from slack_bolt import Ack, App
 
 from bot.runtime import Runtime
 from bot.slack.payloads import MAX_REQUEST_LENGTH, read_shop, request_text
+from workflow.errors import StoreError
 
 USAGE = "Tell me the week's dinners, e.g. `/shop pasta Monday, fish Friday; we have rice`."
 TOO_LONG = f"That's more than I can read: keep the week under {MAX_REQUEST_LENGTH} characters."
@@ -30,9 +31,15 @@ def listen(app: App, rt: Runtime) -> None:
 
     def run_shop(command: dict[str, Any]) -> None:
         shop = read_shop(command)
-        if shop is not None:
-            from bot.steps.start import start_command
+        if shop is None:
+            return
+        from bot.steps.start import TRY_AGAIN, start_command
 
-            start_command(rt.for_workspace(shop.where.tenant).sessions, shop)
+        try:
+            here = rt.configured(shop.where.tenant)  # the workspace's rounds, its household
+        except StoreError:  # as a start that cannot reach S3: said, nothing started
+            rt.for_workspace(shop.where.tenant).outbox.post(shop.where.channel, TRY_AGAIN)
+            return
+        start_command(here.sessions, shop)
 
     app.command("/shop")(ack=ack_shop, lazy=[run_shop])

@@ -37,7 +37,7 @@ def listen(app: App, rt: Runtime) -> None:
             from bot.steps.home import publish_home
 
             team = str(body.get("team_id"))
-            publish_home(rt.for_workspace(team), team, event["user"])
+            publish_home(rt.configured(team), team, event["user"])
 
     def run_toggle(body: dict[str, Any]) -> None:
         click = home_click(body)
@@ -46,7 +46,7 @@ def listen(app: App, rt: Runtime) -> None:
 
             (action, *_) = body["actions"]
             expanded = click[2] if action.get("action_id") == SHOW_ITEMS else None
-            publish_home(rt.for_workspace(click[0]), click[0], click[1], expanded=expanded)
+            publish_home(rt.configured(click[0]), click[0], click[1], expanded=expanded)
 
     def run_repeat(body: dict[str, Any]) -> None:
         click = home_click(body)
@@ -56,7 +56,7 @@ def listen(app: App, rt: Runtime) -> None:
         from bot.steps.home import publish_home, repeat_order
 
         tenant, user, name, _ = click
-        here = rt.for_workspace(tenant)
+        here = rt.configured(tenant)
         publish_home(here, tenant, user, notice=repeat_order(here, tenant, user, name))
 
     app.event("app_home_opened")(ack=ack_now, lazy=[run_home])

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from bot.records.history import History
     from bot.records.receipts import Receipts, Waiting
     from bot.records.timers import Timers
+    from bot.records.workspace_settings import WorkspaceSettings
     from bot.settings import Settings
     from bot.slack.outbox import Outbox
     from workflow.persistence.store import CheckpointStore
@@ -85,6 +86,9 @@ class Runtime(Protocol):
 
     @property
     def sessions(self) -> Sessions: ...
+
+    @property
+    def current(self) -> WorkspaceSettings: ...
 
     def permalink(self, channel: str, ts: str) -> str: ...
 
@@ -144,7 +148,7 @@ def read_home(
         record = rt.history.read_name(tenant, name)
         if record is not None and shown_to(record, visible):
             outcomes.append((name, record))
-    expire_after = rt.settings.expire_after if rt.timers is not None else 0
+    expire_after = rt.current.expire_after if rt.timers is not None else 0
     # A session whose end was never recorded, long past its expiry, is not waiting: its receipt
     # was written after its basket was posted, so one older than the cut-off needs no HEAD.
     since = now - expire_after - 3600 if expire_after else 0.0
@@ -169,7 +173,7 @@ def publish_home(
             waiting=waiting,
             unread=unread,
             outcomes=outcomes,
-            max_rounds=rt.settings.max_rounds,
+            max_rounds=rt.current.rounds,
             times=next_times(rt, now),
             link=rt.permalink,
             expanded=expanded,
@@ -218,7 +222,7 @@ def repeat_order(rt: Runtime, tenant: str, user: str, name: str) -> str:
     items = ended.basket().items
     sessions = dataclasses.replace(
         rt.sessions,
-        workflow=lambda: shop_versions(RepeatShopper(items), rt.settings.max_rounds),
+        workflow=lambda: shop_versions(RepeatShopper(items), rt.current.rounds),
     )
     request = ShopRequest(text=ended.request or "The same again", requested_by=user)
     asyncio.run(start_session(sessions, Where(tenant, session_id, ended.channel), request))

@@ -8,6 +8,7 @@ Slack also says it) delete, for that workspace only:
                                  schedule of any other workspace is ever listed or touched)
     <prefix><team>/...          sessions, checkpoints, locks, receipts, reminder markers
     <history prefix><team>/...  its outcome records
+    <settings prefix><team>/... its settings (``bot.records.workspace_settings``)
 
 Objects are listed under the workspace's own prefixes and removed with ``DeleteObjects``, 1,000
 at a time. A delivery that runs twice (Slack's retry of the event, Lambda's retry of its lazy run,
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from botocore.exceptions import BotoCoreError, ClientError
 
 from bot.records.history import history_prefix
+from bot.records.workspace_settings import settings_prefix, workspace_folder
 from workflow.errors import StoreError
 from workflow.persistence.s3_client import store_error
 from workflow.persistence.s3_keys import S3Keys
@@ -32,6 +34,7 @@ from workflow.persistence.s3_keys import S3Keys
 if TYPE_CHECKING:
     from bot.records.receipts import Receipts
     from bot.records.timers import Timers
+    from bot.records.workspace_settings import S3WorkspaceSettings
     from bot.settings import Settings
     from bot.slack.installs import ByWorkspace
 
@@ -53,6 +56,9 @@ class Runtime(Protocol):
 
     @property
     def timers(self) -> Timers | None: ...
+
+    @property
+    def settings_store(self) -> S3WorkspaceSettings: ...
 
     def s3(self) -> Any: ...
 
@@ -113,13 +119,16 @@ def forget_workspace(rt: Runtime, team_id: str, said_at: float | None = None) ->
     objects = delete_under(s3, s.checkpoint_bucket, keys.tenant(team_id), before)
     outcomes = f"{history_prefix(s.checkpoint_prefix)}{keys.tenant(team_id)[len(keys.prefix) :]}"
     history = delete_under(s3, s.checkpoint_bucket, outcomes, before)
+    folder = workspace_folder(settings_prefix(s.checkpoint_prefix), team_id)
+    settings = delete_under(s3, s.checkpoint_bucket, folder, before)
+    rt.settings_store.forget(team_id)
     if rt.oauth is not None and since is None:
         flow, by_workspace = rt.oauth
         store = flow.settings.installation_store
         store.delete_installation(enterprise_id=None, team_id=team_id)
         store.delete_bot(enterprise_id=None, team_id=team_id)
         by_workspace.forget(None, team_id)
-    counts = {"timers": disarmed, "objects": objects, "outcomes": history}
+    counts = {"timers": disarmed, "objects": objects, "outcomes": history, "settings": settings}
     log.info("workspace %s forgotten: %s", team_id, counts)
     return counts
 
