@@ -1,0 +1,68 @@
+"""Who the shopper shops for: how many, what they don't eat, what they always buy.
+
+A workspace says it once, in its settings (``bot.records.workspace_settings``); each week's
+request carries it (``ShopRequest.household``), so the shopper is told it in every prompt and the
+basket's context line shows it, however the settings change while the basket waits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from workflow.persistence.values import check_int, check_str, fields_of
+
+MAX_PEOPLE = 20
+MAX_AVOID = 200
+MAX_STAPLES = 300
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Household:
+    """Who the shopper shops for: how many (0: not said), what they don't eat, what they
+    always buy. Written by people, shown in Slack only as escaped text."""
+
+    people: int = 0
+    avoid: str = ""
+    staples: str = ""
+
+    def __post_init__(self) -> None:
+        check_int(self.people, "Household.people", ge=0)
+        if self.people > MAX_PEOPLE:
+            raise ValueError(f"Household.people must be at most {MAX_PEOPLE}")
+        check_str(self.avoid, "Household.avoid", max_length=MAX_AVOID)
+        check_str(self.staples, "Household.staples", max_length=MAX_STAPLES)
+
+    @property
+    def said(self) -> bool:
+        return bool(self.people or self.avoid.strip() or self.staples.strip())
+
+    def brief(self) -> str:
+        """What the shopper is told of the household ("" when nothing is said)."""
+        parts = []
+        if self.people:
+            parts.append(f"We are {self.people}.")
+        if self.avoid.strip():
+            parts.append(f"We don't eat: {self.avoid.strip()}.")
+        if self.staples.strip():
+            parts.append(f"Always include: {self.staples.strip()}.")
+        return " ".join(parts)
+
+    def line(self) -> str:
+        """The basket's context line: ``For 4 · no pork · always oat milk``."""
+        parts = []
+        if self.people:
+            parts.append(f"For {self.people}")
+        if self.avoid.strip():
+            parts.append(f"no {self.avoid.strip()}")
+        if self.staples.strip():
+            parts.append(f"always {self.staples.strip()}")
+        return " · ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"people": self.people, "avoid": self.avoid, "staples": self.staples}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Household:
+        names = ("people", "avoid", "staples")
+        return cls(**fields_of(data, "Household", names, names))
