@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from bot.records.history import History
     from bot.records.receipts import Receipts
     from bot.records.timers import Timers
+    from bot.records.weekly import WeeklySchedules
     from bot.slack.installs import ByWorkspace
     from bot.steps.lost import LostRuns
     from bot.steps.turn import Sessions
@@ -209,7 +210,7 @@ class Runtime:
         from bot.records.timers import Plan, Timers
 
         return Timers(
-            _LazyClient("scheduler"),
+            self._scheduler,
             group=s.timer_group,
             target_arn=s.timer_target_arn,
             role_arn=s.timer_role_arn,
@@ -217,6 +218,28 @@ class Runtime:
             plan=Plan(s.remind_after, s.max_reminders, s.expire_after),
             clock=self.clock,
         )
+
+    @functools.cached_property
+    def weekly_schedules(self) -> WeeklySchedules | None:
+        """Each workspace's weekly run, one recurring Scheduler schedule in the timers' group
+        (``bot.records.weekly``); None without TIMER_GROUP, TIMER_TARGET_ARN and TIMER_ROLE_ARN."""
+        s = self.settings
+        if not s.has_timers:
+            return None
+        from bot.records.weekly import WeeklySchedules
+
+        return WeeklySchedules(
+            self._scheduler,
+            group=s.timer_group,
+            target_arn=s.timer_target_arn,
+            role_arn=s.timer_role_arn,
+            key=self._lasting_key(b"weekly-shop weekly run v1"),
+        )
+
+    @functools.cached_property
+    def _scheduler(self) -> Any:
+        """The Scheduler client the timers and the weekly runs share, made on its first call."""
+        return _LazyClient("scheduler")
 
     @functools.cached_property
     def outbox(self) -> Outbox:
@@ -250,6 +273,7 @@ class Runtime:
             schedule_channel=s.shop_channel,
             schedule_tenant=lambda: self.settings.shop_team or self.web.auth_test()["team_id"],
             timers=self.timers,
+            weekly=self.weekly_schedules,
             outbox_for=lambda tenant: self.for_workspace(tenant).outbox,
             forget=lambda team, said_at: forget_workspace(self, team, said_at),
         )
