@@ -350,6 +350,8 @@ def test_no_wildcard_resources_or_actions(packaged: Packaged) -> None:
         "sqs:GetQueueAttributes",
         "scheduler:CreateSchedule",  # a basket's timer (bot/records/timers.py)
         "scheduler:DeleteSchedule",
+        "scheduler:UpdateSchedule",  # a workspace's weekly run (bot/records/weekly.py)
+        "scheduler:GetSchedule",
         "iam:PassRole",  # ...invoking the function through BasketTimerRole
         "logs:CreateLogStream",  # the framework's own, for the function's log group
         "logs:CreateLogGroup",
@@ -362,16 +364,24 @@ def test_timers_are_made_and_deleted_in_their_group_only(packaged: Packaged) -> 
     """Least privilege for a basket's timer: CreateSchedule and DeleteSchedule on schedules of
     the one group (no ListSchedules: nothing lists every basket), and iam:PassRole on the
     timer role only, only to Scheduler (CreateSchedule needs PassRole on the target's role)."""
-    [schedules] = [s for s in packaged.statements if "scheduler:CreateSchedule" in s["Action"]]
-    assert sorted(_as_list(schedules["Action"])) == [
-        "scheduler:CreateSchedule",
-        "scheduler:DeleteSchedule",
-    ]
+    granted = {
+        _as_list(s["Resource"])[0]["Fn::Sub"]: sorted(_as_list(s["Action"]))
+        for s in packaged.statements
+        if any(a.startswith("scheduler:") for a in _as_list(s["Action"]))
+    }
     group_arn = (
         f"arn:${{AWS::Partition}}:scheduler:${{AWS::Region}}:${{AWS::AccountId}}:"
-        f"schedule/{TIMER_GROUP}/*"
+        f"schedule/{TIMER_GROUP}/"
     )
-    assert _as_list(schedules["Resource"]) == [{"Fn::Sub": group_arn}]
+    assert granted == {
+        f"{group_arn}basket-*": ["scheduler:CreateSchedule", "scheduler:DeleteSchedule"],
+        f"{group_arn}weekly-*": [  # the weekly runs' statement, below
+            "scheduler:CreateSchedule",
+            "scheduler:DeleteSchedule",
+            "scheduler:GetSchedule",
+            "scheduler:UpdateSchedule",
+        ],
+    }
     [passing] = [s for s in packaged.statements if "iam:PassRole" in _as_list(s["Action"])]
     assert _as_list(passing["Action"]) == ["iam:PassRole"]
     assert _as_list(passing["Resource"]) == [{"Fn::GetAtt": ["BasketTimerRole", "Arn"]}]
@@ -380,6 +390,25 @@ def test_timers_are_made_and_deleted_in_their_group_only(packaged: Packaged) -> 
     }
     group = packaged.one("AWS::Scheduler::ScheduleGroup")
     assert group["Name"] == TIMER_GROUP
+
+
+def test_weekly_runs_are_made_changed_and_deleted_by_their_own_names_only(
+    packaged: Packaged,
+) -> None:
+    """Least privilege for a workspace's weekly run (bot/records/weekly.py): its one schedule,
+    weekly-<team>, in the timers' group: create, update (a saved change), get (a late removal
+    keeps one saved after a reinstall) and delete; none of these on a basket's timers, no
+    ListSchedules, and the schedule names bot/records/weekly.py writes match the resource."""
+    from bot.records.timers import schedule_name as basket_name
+    from bot.records.weekly import schedule_name
+
+    [weekly] = [s for s in packaged.statements if "scheduler:UpdateSchedule" in s["Action"]]
+    [resource] = _as_list(weekly["Resource"])
+    assert resource["Fn::Sub"].endswith(f":schedule/{TIMER_GROUP}/weekly-*")
+    assert schedule_name("T0123ABCD").startswith("weekly-")
+    assert basket_name("T0123ABCD", "s", "r", 0).startswith("basket-")
+    listing = [s for s in packaged.statements if "scheduler:ListSchedules" in s["Action"]]
+    assert listing == []
 
 
 def test_the_timer_role_lets_only_scheduler_invoke_only_this_function(packaged: Packaged) -> None:
