@@ -411,3 +411,17 @@ def test_a_team_id_that_cannot_name_a_schedule_is_refused(weekly: World) -> None
     with pytest.raises(ValueError, match="cannot name a schedule"):
         schedules_of().arrange("T0/../x", RUN)
     assert schedules() == []
+
+
+def test_the_basket_timers_listed_are_not_the_weekly_runs_beside_them(weekly: World) -> None:
+    """The sandbox's panel lists armed basket timers (ListSchedules with NamePrefix basket-):
+    a weekly run in the same group is not one, and is never read as one."""
+    from bot.handler import cold_start
+    from tests.bot_kit import start_basket
+
+    schedules_of().arrange("T0TEAM", RUN)
+    start_basket(weekly)
+    rt, _ = cold_start()
+    assert rt.timers is not None
+    (timer,) = rt.timers.pending()
+    assert timer.kind == "remind" and len(schedules()) == 2
