@@ -15,7 +15,8 @@ in the payload with the firing's values when it invokes the target ("Adding cont
 Scheduler's user guide; e.g. ``2022-03-22T18:59:43Z``): every delivery of one firing carries the
 same scheduled time, and the session is keyed on team and that time, so two deliveries start one
 basket. The scheduled time is not under the MAC (Scheduler writes it), so it is read strictly and
-must be recent: a signed payload replayed later, or with an invented time, starts nothing.
+must be recent (at most LATEST old, Scheduler's retries and Lambda's included): a payload replayed
+later starts nothing, and only a principal allowed to invoke the function can deliver one at all.
 ``<`` never appears inside the signed body (written ``\\u003c``), so a request that happens to
 contain a keyword is not rewritten by Scheduler.
 
