@@ -367,11 +367,20 @@ def requests_per_approve(lb: Loopback) -> list[Row]:
     session = session_of(lb, template)
     record = lb.store().latest(TENANT, session)
     request_id = json.loads(lb.world.buttons(template)["approve_basket"])["r"]
-    counts: dict[int, Counter[str]] = {}
-    for n in (1, 100):
+    counts: dict[int | str, Counter[str]] = {}
+    for n in (1, 100, "saved"):
+        if n == "saved":  # the workspace saves its settings (in another container): a GET of
+            # them is what every lazy run pays either way, a 304 once a container holds them
+            from bot.records.workspace_settings import S3WorkspaceSettings, WorkspaceSettings
+
+            elsewhere = runtime.settings_store
+            other = S3WorkspaceSettings(
+                elsewhere.bucket, elsewhere.prefix, runtime.s3(), elsewhere.key
+            )
+            other.save(TENANT, WorkspaceSettings(rounds=3), other.read(TENANT).etag)
         seeded = f"count{n}seeded"
         checkpoints = SessionCheckpoints(lb.store(), runtime.signer, TENANT, seeded)
-        for _ in range(n):
+        for _ in range(n if isinstance(n, int) else 1):
             asyncio.run(checkpoints.save(record.state))
         channel = f"C0COUNT{n}"
         message = _post(lb, channel)  # a message to click on, in a channel of its own
@@ -396,15 +405,24 @@ def requests_per_approve(lb: Loopback) -> list[Row]:
         if ordered_texts(lb.slack, channel) != [_ordered(record.state)]:
             raise RuntimeError(f"seeded approve ordered {ordered_texts(lb.slack, channel)}")
     one, hundred = sum(counts[1].values()), sum(counts[100].values())
+    saved = sum(counts["saved"].values())
     return [
         Row(
             "S3 requests per approve click, 1 checkpoint",
             f"{one}",
             describe_ops(counts[1]),
-            target="<= 6",
+            target="<= 7",  # 6 before workspace settings, + their one GET (issue 21)
             langgraph="6 ops",
             agent_framework="13 ops",
-            ok=one <= 6,
+            ok=one <= 7,
+        ),
+        Row(
+            "S3 requests per approve click, saved settings",
+            f"{saved}",
+            f"none saved: {one}",
+            ratio(saved, one),
+            "equal",
+            ok=saved == one,
         ),
         Row(
             "S3 requests per approve click, 100 checkpoints",

@@ -4,7 +4,9 @@ It only translates. API Gateway HTTP API (payload 2.0) events and Bolt's lazy se
 to Bolt's ``SlackRequestHandler`` (guarded: a body Bolt cannot parse gets 400; a lazy run that
 failed raises, see :class:`LazyRunFailed`); an EventBridge
 scheduled event starts the weekly shop in ``SHOP_CHANNEL`` as if ``/shop SHOP_REQUEST`` had been
-typed there, one session per rule and scheduled time however often it is delivered; a basket's
+typed there, one session per rule and scheduled time however often it is delivered; a
+workspace's weekly run (a signed EventBridge Scheduler payload, ``bot.records.weekly``) starts
+its shop in its channel, one session per workspace and scheduled time; a basket's
 timer (an EventBridge Scheduler payload, signed) goes to ``bot.steps.reminders``; an SQS batch
 from the lost-lazy-runs queue goes to ``bot.steps.lost``. Settings,
 clients and the Bolt app are built once per cold start; a missing setting fails then, naming the
@@ -39,6 +41,7 @@ from slack_bolt.util.utils import get_arg_names_of_callable
 
 from bot.listeners.app import build_app
 from bot.records.timers import is_timer
+from bot.records.weekly import is_weekly
 from bot.slack.delivery import Where
 from bot.slack.payloads import session_id_for
 
@@ -176,6 +179,10 @@ def scheduled_start(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
     # The workspace the schedule is for: SHOP_TEAM with many workspaces, else the bot token's.
     tenant = settings.shop_team or str(rt.web.auth_test()["team_id"])
     rt = rt.configured(tenant)
+    if rt.loaded is not None and rt.loaded.saved is not None:
+        # The workspace saved its own settings: its weekly run (or none) replaces this one.
+        log.info("the deploy's weekly run is not this workspace's: it saved its own settings")
+        return {"started": False}
     # EventBridge delivers at least once, a duplicate with a new event ID: key the session on what
     # is stable, the rule and the scheduled time.
     rule = ",".join(str(r) for r in event.get("resources") or [])
@@ -226,6 +233,40 @@ def fire_timer(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
     return {"fired": True, "kind": timer.kind}
 
 
+def fire_weekly(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
+    """A workspace's weekly run, as Scheduler delivers it: basket 1 of its standing request in
+    its channel. A payload that does not verify, or whose scheduled time is not a recent one,
+    and a workspace that removed the app are dropped (logged, not retried); a busy or failing
+    start raises, so Lambda retries it. Every delivery of one firing has the same scheduled
+    time, so the same session: the second finds it started and posts nothing."""
+    import asyncio
+
+    from bot.records.weekly import BadWeeklyPayload, from_payload
+    from bot.slack.installs import NotInstalled
+    from bot.steps.start import start_session
+    from workflow.shop.basket import ShopRequest
+
+    weekly = rt.weekly_schedules
+    if weekly is None:
+        log.error("a weekly run arrived, but TIMER_GROUP, TIMER_TARGET_ARN or TIMER_ROLE_ARN unset")
+        return {"started": False}
+    try:
+        firing = from_payload(event, weekly.key, now=rt.clock())
+    except BadWeeklyPayload as exc:
+        log.warning("weekly run refused: %s", exc)
+        return {"started": False}
+    session_id = session_id_for("weekly", firing.team, str(firing.scheduled_at))
+    with log_context(tenant=firing.team, session=session_id):
+        try:
+            here = rt.configured(firing.team)
+        except NotInstalled:  # removed since (its schedule goes with it): nothing to start
+            log.warning("weekly run dropped: the workspace has no installation")
+            return {"started": False}
+        where = Where(firing.team, session_id, firing.run.channel)
+        asyncio.run(start_session(here.sessions, where, ShopRequest(text=firing.run.request)))
+    return {"started": True, "session": session_id}
+
+
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     try:
         return _handle(event, context)
@@ -238,6 +279,8 @@ def _handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
         rt, slack = cold_start()
         if is_scheduled(event):
             return scheduled_start(rt, event)
+        if is_weekly(event):
+            return fire_weekly(rt, event)
         if is_timer(event):
             return fire_timer(rt, event)
         if is_sqs(event):  # the lost-lazy-runs queue: what Lambda gave up on

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from bot.records.history import History
     from bot.records.receipts import Receipts
     from bot.records.timers import Timers
+    from bot.records.weekly import WeeklySchedules
     from bot.records.workspace_settings import Loaded, S3WorkspaceSettings, WorkspaceSettings
     from bot.slack.installs import ByWorkspace
     from bot.steps.lost import LostRuns
@@ -66,6 +67,7 @@ class Runtime:
     settings: Settings
     web: WebClient
     s3_client: Any = None
+    scheduler_client: Any = None
     shopper_factory: Callable[[], Shopper] | None = None
     clock: Callable[[], float] = time.time
     _store: CheckpointStore | None = field(default=None, repr=False)
@@ -116,6 +118,7 @@ class Runtime:
                 settings=settings,
                 web=make_web_client(settings, renew),
                 s3_client=self._s3(),
+                scheduler_client=self._scheduler,
                 _store=self.store,
                 _lock=self.lock,
                 _workspaces={},
@@ -267,7 +270,7 @@ class Runtime:
         from bot.records.timers import Plan, Timers
 
         return Timers(
-            _LazyClient("scheduler"),
+            self._scheduler,
             group=s.timer_group,
             target_arn=s.timer_target_arn,
             role_arn=s.timer_role_arn,
@@ -277,6 +280,31 @@ class Runtime:
             ),
             clock=self.clock,
         )
+
+    @functools.cached_property
+    def weekly_schedules(self) -> WeeklySchedules | None:
+        """Each workspace's weekly run, one recurring Scheduler schedule in the timers' group
+        (``bot.records.weekly``); None without TIMER_GROUP, TIMER_TARGET_ARN and TIMER_ROLE_ARN."""
+        s = self.settings
+        if not s.has_timers:
+            return None
+        from bot.records.weekly import WeeklySchedules
+
+        return WeeklySchedules(
+            self._scheduler,
+            group=s.timer_group,
+            target_arn=s.timer_target_arn,
+            role_arn=s.timer_role_arn,
+            key=self._lasting_key(b"weekly-shop weekly run v1"),
+        )
+
+    @property
+    def _scheduler(self) -> Any:
+        """The Scheduler client the timers and the weekly runs of every workspace share, made
+        on its first call."""
+        if self.scheduler_client is None:
+            self.scheduler_client = _LazyClient("scheduler")
+        return self.scheduler_client
 
     @functools.cached_property
     def outbox(self) -> Outbox:
@@ -310,6 +338,7 @@ class Runtime:
             schedule_channel=s.shop_channel,
             schedule_tenant=lambda: self.settings.shop_team or self.web.auth_test()["team_id"],
             timers=self.timers,
+            weekly=self.weekly_schedules,
             outbox_for=lambda tenant: self.for_workspace(tenant).outbox,
             forget=lambda team, said_at: forget_workspace(self, team, said_at),
         )

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from bot.records.history import history_prefix
+from bot.records.workspace_settings import settings_prefix
 from bot.slack.installs import STATES, install_prefix
 from bot.slack.oauth_states import USED
 
@@ -39,6 +40,7 @@ FUNCTION_ARN = (
 )
 TIMER_GROUP = f"weekly-shop-{STAGE}-baskets"
 PREFIX = "weekly-shop/"
+SETTINGS = settings_prefix(PREFIX)  # "weekly-shop-settings/", as workspace_settings derives it
 HISTORY = history_prefix(PREFIX)  # "weekly-shop-history/", as bot/records/history.py derives it
 INSTALLS = install_prefix(PREFIX)  # "weekly-shop-installs/", as bot/slack/installs.py derives it
 SCHEDULE = "cron(0 9 ? * SAT *)"
@@ -298,12 +300,15 @@ def test_one_workspace_by_default_and_many_with_workspaces_many(
 
 
 def test_s3_object_access_only_under_the_prefix(packaged: Packaged) -> None:
-    """Sessions' objects, installations and outcome records: read, written and deleted (an
-    outcome only when its workspace removes the app) under the prefixes the code derives."""
+    """Sessions' objects, installations, outcome records and workspace settings: read, written
+    and deleted (an outcome or a workspace's settings only when it removes the app) under the
+    prefixes the code derives."""
     object_actions = {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}
-    sessions, installs, history = [
+    sessions, installs, history, settings = [
         s for s in packaged.statements if object_actions & set(_as_list(s["Action"]))
     ]
+    assert set(_as_list(settings["Action"])) == object_actions
+    assert _as_list(settings["Resource"]) == [{"Fn::Sub": f"${{CheckpointBucket.Arn}}/{SETTINGS}*"}]
     assert set(_as_list(installs["Action"])) == object_actions
     assert _as_list(installs["Resource"]) == [{"Fn::Sub": f"${{CheckpointBucket.Arn}}/{INSTALLS}*"}]
     assert sessions["Effect"] == "Allow" and history["Effect"] == "Allow"
@@ -319,7 +324,7 @@ def test_list_bucket_only_with_the_prefix(packaged: Packaged) -> None:
     assert _as_list(statement["Action"]) == ["s3:ListBucket"]
     assert _as_list(statement["Resource"]) == [{"Fn::GetAtt": ["CheckpointBucket", "Arn"]}]
     assert statement["Condition"] == {
-        "StringLike": {"s3:prefix": [f"{PREFIX}*", f"{HISTORY}*", f"{INSTALLS}*"]}
+        "StringLike": {"s3:prefix": [f"{PREFIX}*", f"{HISTORY}*", f"{INSTALLS}*", f"{SETTINGS}*"]}
     }
 
 
@@ -350,6 +355,8 @@ def test_no_wildcard_resources_or_actions(packaged: Packaged) -> None:
         "sqs:GetQueueAttributes",
         "scheduler:CreateSchedule",  # a basket's timer (bot/records/timers.py)
         "scheduler:DeleteSchedule",
+        "scheduler:UpdateSchedule",  # a workspace's weekly run (bot/records/weekly.py)
+        "scheduler:GetSchedule",
         "iam:PassRole",  # ...invoking the function through BasketTimerRole
         "logs:CreateLogStream",  # the framework's own, for the function's log group
         "logs:CreateLogGroup",
@@ -362,16 +369,24 @@ def test_timers_are_made_and_deleted_in_their_group_only(packaged: Packaged) -> 
     """Least privilege for a basket's timer: CreateSchedule and DeleteSchedule on schedules of
     the one group (no ListSchedules: nothing lists every basket), and iam:PassRole on the
     timer role only, only to Scheduler (CreateSchedule needs PassRole on the target's role)."""
-    [schedules] = [s for s in packaged.statements if "scheduler:CreateSchedule" in s["Action"]]
-    assert sorted(_as_list(schedules["Action"])) == [
-        "scheduler:CreateSchedule",
-        "scheduler:DeleteSchedule",
-    ]
+    granted = {
+        _as_list(s["Resource"])[0]["Fn::Sub"]: sorted(_as_list(s["Action"]))
+        for s in packaged.statements
+        if any(a.startswith("scheduler:") for a in _as_list(s["Action"]))
+    }
     group_arn = (
         f"arn:${{AWS::Partition}}:scheduler:${{AWS::Region}}:${{AWS::AccountId}}:"
-        f"schedule/{TIMER_GROUP}/*"
+        f"schedule/{TIMER_GROUP}/"
     )
-    assert _as_list(schedules["Resource"]) == [{"Fn::Sub": group_arn}]
+    assert granted == {
+        f"{group_arn}basket-*": ["scheduler:CreateSchedule", "scheduler:DeleteSchedule"],
+        f"{group_arn}weekly-*": [  # the weekly runs' statement, below
+            "scheduler:CreateSchedule",
+            "scheduler:DeleteSchedule",
+            "scheduler:GetSchedule",
+            "scheduler:UpdateSchedule",
+        ],
+    }
     [passing] = [s for s in packaged.statements if "iam:PassRole" in _as_list(s["Action"])]
     assert _as_list(passing["Action"]) == ["iam:PassRole"]
     assert _as_list(passing["Resource"]) == [{"Fn::GetAtt": ["BasketTimerRole", "Arn"]}]
@@ -380,6 +395,25 @@ def test_timers_are_made_and_deleted_in_their_group_only(packaged: Packaged) -> 
     }
     group = packaged.one("AWS::Scheduler::ScheduleGroup")
     assert group["Name"] == TIMER_GROUP
+
+
+def test_weekly_runs_are_made_changed_and_deleted_by_their_own_names_only(
+    packaged: Packaged,
+) -> None:
+    """Least privilege for a workspace's weekly run (bot/records/weekly.py): its one schedule,
+    weekly-<team>, in the timers' group: create, update (a saved change), get (a late removal
+    keeps one saved after a reinstall) and delete; none of these on a basket's timers, no
+    ListSchedules, and the schedule names bot/records/weekly.py writes match the resource."""
+    from bot.records.timers import schedule_name as basket_name
+    from bot.records.weekly import schedule_name
+
+    [weekly] = [s for s in packaged.statements if "scheduler:UpdateSchedule" in s["Action"]]
+    [resource] = _as_list(weekly["Resource"])
+    assert resource["Fn::Sub"].endswith(f":schedule/{TIMER_GROUP}/weekly-*")
+    assert schedule_name("T0123ABCD").startswith("weekly-")
+    assert basket_name("T0123ABCD", "s", "r", 0).startswith("basket-")
+    listing = [s for s in packaged.statements if "scheduler:ListSchedules" in s["Action"]]
+    assert listing == []
 
 
 def test_the_timer_role_lets_only_scheduler_invoke_only_this_function(packaged: Packaged) -> None:
@@ -468,6 +502,9 @@ def test_checkpoint_bucket(packaged: Packaged) -> None:
     # overlapping expiration rules ("Lifecycle configuration conflicts", S3 user guide).
     assert history["Prefix"] == HISTORY and not HISTORY.startswith(PREFIX)
     assert int(history["ExpirationInDays"]) == 400
+    # A workspace's settings expire never: no rule covers their prefix (only its removal).
+    assert not SETTINGS.startswith(PREFIX)
+    assert not any(SETTINGS.startswith(r["Prefix"]) for r in rules if "ExpirationInDays" in r)
     assert any("AbortIncompleteMultipartUpload" in rule for rule in rules)
 
 

@@ -226,9 +226,12 @@ class Timers:
             raise TimerError(f"delete schedule: {exc}") from exc
 
     def pending(self) -> list[Timer]:
-        """Every armed timer in the group (the sandbox's panel; never on a request's path)."""
+        """Every armed timer in the group (the sandbox's panel; never on a request's path),
+        not the workspaces' weekly runs that share it (``bot.records.weekly``)."""
         out = []
-        pages = self.client.get_paginator("list_schedules").paginate(GroupName=self.group)
+        pages = self.client.get_paginator("list_schedules").paginate(
+            GroupName=self.group, NamePrefix="basket-"
+        )
         for page in pages:
             for listed in page.get("Schedules", []):
                 got = self.client.get_schedule(Name=listed["Name"], GroupName=self.group)

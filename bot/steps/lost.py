@@ -24,7 +24,8 @@ where it belongs (a marker object per failed request ID, ``<prefix><tenant>/lost
     Approve/Reject  "<@…> Your approval of basket 2 didn't go through — press Approve again."
                     (in the basket's thread)
     a change        "<@…> Your change didn't go through — press Change… again." (in the thread)
-    the schedule    "The weekly basket couldn't be written this time. Try /shop." (the channel)
+    the schedule    "The weekly basket couldn't be written this time. Try /shop." (the channel:
+                    SHOP_CHANNEL, or a workspace's weekly run's own, if its payload verifies)
 
 A basket's timer (``bot.records.timers``: a reminder or the expiry, lost because its session stayed
 busy or S3 or Scheduler failed through every retry) is not a message: it is armed again, to fire
@@ -63,6 +64,8 @@ from slack_sdk.signature import SignatureVerifier
 
 from bot.records.lost_markers import LostMarkers
 from bot.records.timers import MAX_ATTEMPTS, BadTimer, TimerError, Timers, from_payload, is_timer
+from bot.records.weekly import BadWeeklyPayload, WeeklySchedules, is_weekly
+from bot.records.weekly import from_payload as weekly_from_payload
 from bot.slack.lost_said import SCHEDULE_LOST, Said, lost_change, lost_click, lost_command
 from bot.slack.outbox import Outbox
 from workflow.errors import InvalidIdentifier, StoreError
@@ -92,6 +95,7 @@ class LostRuns:
         schedule_channel: str = "",
         schedule_tenant: Any = None,
         timers: Timers | None = None,
+        weekly: WeeklySchedules | None = None,
         outbox_for: Callable[[str], Outbox] | None = None,
         forget: Callable[[str, float | None], Any] | None = None,
     ) -> None:
@@ -99,6 +103,7 @@ class LostRuns:
             forget  # bot.steps.uninstall.forget_workspace, for a removal Lambda gave up on
         )
         self.timers = timers
+        self.weekly = weekly
         self.outbox = outbox
         # The outbox of a lost run's workspace (with many workspaces, its own token).
         self.outbox_for = outbox_for or (lambda tenant: outbox)
@@ -202,6 +207,8 @@ class LostRuns:
         return outbox.post(said.channel, said.text, said.thread_ts)
 
     def _what_to_say(self, original: dict[str, Any]) -> Said | None:
+        if is_weekly(original):
+            return self._lost_weekly(original)
         if original.get("source") == "aws.events" and self.schedule_channel:
             tenant = str(self.schedule_tenant()) if self.schedule_tenant else ""
             return Said(tenant, self.schedule_channel, SCHEDULE_LOST) if tenant else None
@@ -222,6 +229,18 @@ class LostRuns:
         if payload.get("type") == "view_submission":
             return lost_change(payload, self.metadata_key)
         return None
+
+    def _lost_weekly(self, original: dict[str, Any]) -> Said | None:
+        """A workspace's weekly run (``bot.records.weekly``), said in its channel if this app
+        signed it (its age is not checked: it is a lost run, minutes or hours old)."""
+        if self.weekly is None:
+            return None
+        try:
+            firing = weekly_from_payload(original, self.weekly.key)
+        except BadWeeklyPayload as exc:
+            log.warning("a lost weekly run that is not ours: %s", exc)
+            return None
+        return Said(firing.team, firing.run.channel, SCHEDULE_LOST)
 
     def _removal(self, original: dict[str, Any]) -> tuple[str, float | None] | None:
         """(team, event time) of a signed workspace removal (``bot.steps.uninstall.removal_of``)."""

@@ -6,6 +6,8 @@ Slack also says it) delete, for that workspace only:
     its installation and bot   (``bot.slack.installs``: Bolt's S3 installation store, and the cache)
     its waiting baskets' timers (two ``DeleteSchedule`` each, named from their receipts: no
                                  schedule of any other workspace is ever listed or touched)
+    its weekly run              (``weekly-<team>``, ``bot.records.weekly``; a failure to delete
+                                 it fails the removal, retried: left, it would fire every week)
     <prefix><team>/...          sessions, checkpoints, locks, receipts, reminder markers
     <history prefix><team>/...  its outcome records
     <settings prefix><team>/... its settings (``bot.records.workspace_settings``)
@@ -34,6 +36,7 @@ from workflow.persistence.s3_keys import S3Keys
 if TYPE_CHECKING:
     from bot.records.receipts import Receipts
     from bot.records.timers import Timers
+    from bot.records.weekly import WeeklySchedules
     from bot.records.workspace_settings import S3WorkspaceSettings
     from bot.settings import Settings
     from bot.slack.installs import ByWorkspace
@@ -59,6 +62,9 @@ class Runtime(Protocol):
 
     @property
     def settings_store(self) -> S3WorkspaceSettings: ...
+
+    @property
+    def weekly_schedules(self) -> WeeklySchedules | None: ...
 
     def s3(self) -> Any: ...
 
@@ -115,6 +121,9 @@ def forget_workspace(rt: Runtime, team_id: str, said_at: float | None = None) ->
         before += 1  # event_time is whole seconds; what was written in its second goes too
     keys = S3Keys(s.checkpoint_prefix)
     disarmed = _disarm_timers(rt, team_id, before)
+    weekly = rt.weekly_schedules
+    # (with ``before``: a weekly run saved by the new installation is kept)
+    unscheduled = weekly.delete(team_id, written_before=before) if weekly is not None else False
     s3 = rt.s3()
     objects = delete_under(s3, s.checkpoint_bucket, keys.tenant(team_id), before)
     outcomes = f"{history_prefix(s.checkpoint_prefix)}{keys.tenant(team_id)[len(keys.prefix) :]}"
@@ -128,7 +137,13 @@ def forget_workspace(rt: Runtime, team_id: str, said_at: float | None = None) ->
         store.delete_installation(enterprise_id=None, team_id=team_id)
         store.delete_bot(enterprise_id=None, team_id=team_id)
         by_workspace.forget(None, team_id)
-    counts = {"timers": disarmed, "objects": objects, "outcomes": history, "settings": settings}
+    counts = {
+        "timers": disarmed,
+        "weekly": int(unscheduled),
+        "objects": objects,
+        "outcomes": history,
+        "settings": settings,
+    }
     log.info("workspace %s forgotten: %s", team_id, counts)
     return counts
 
