@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from bot.records.workspace_settings import Loaded, S3WorkspaceSettings, WorkspaceSettings
     from bot.slack.installs import ByWorkspace
     from bot.steps.lost import LostRuns
+    from bot.steps.settings import Desk
     from bot.steps.turn import Sessions
     from workflow.engine.versions import WorkflowVersions
     from workflow.persistence.lock import SessionLock
@@ -158,6 +159,28 @@ class Runtime:
                 self._lasting_key(b"weekly-shop settings v1"),
             )
         return self._settings_store
+
+    def settings_desk(self, ack: bool = False) -> Desk:
+        """What opening and saving the settings need (``bot.steps.settings``); ``ack``: with
+        the ack path's WebClient (short timeout, no retry sleeps)."""
+        from bot.steps.settings import Desk
+
+        return Desk(
+            web=self.ack_web if ack else self.web,
+            store=self.settings_store,
+            defaults=self.defaults,
+            installer=self.installer_of,
+            can_schedule=self.weekly_schedules is not None,
+            clock=self.clock,
+        )
+
+    def installer_of(self, team_id: str) -> str | None:
+        """Who added the app to ``team_id`` (its installation's user), None with one workspace."""
+        if self.oauth is None:
+            return None
+        store = self.oauth[0].settings.installation_store
+        found = store.find_installation(enterprise_id=None, team_id=team_id)
+        return str(found.user_id) if found is not None and found.user_id else None
 
     @functools.cached_property
     def defaults(self) -> WorkspaceSettings:

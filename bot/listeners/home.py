@@ -4,6 +4,7 @@ answers Slack's ``url_verification`` itself, after checking its signature."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from typing import Any
 
@@ -11,6 +12,7 @@ from slack_bolt import Ack, App
 
 from bot.runtime import Runtime
 from bot.slack.home_view import HIDE_ITEMS, OPEN, REPEAT, SHOW_ITEMS
+from bot.slack.settings_form import OPEN_SETTINGS, loading_modal
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +30,12 @@ def home_click(body: dict[str, Any]) -> tuple[str, str, str, str] | None:
     if all(isinstance(p, str) and p for p in (tenant, who, value, at)):
         return str(tenant), str(who), str(value), str(at)
     return None
+
+
+def settings_view_id(trigger_id: str) -> str:
+    """The Settings modal's ``external_id`` (unique per workspace) from the trigger that opened
+    it: the lazy run of the same click updates the modal by it, without its view ID."""
+    return "settings-" + hashlib.sha256(trigger_id.encode()).hexdigest()[:32]
 
 
 def listen(app: App, rt: Runtime) -> None:
@@ -59,7 +67,36 @@ def listen(app: App, rt: Runtime) -> None:
         here = rt.configured(tenant)
         publish_home(here, tenant, user, notice=repeat_order(here, tenant, user, name))
 
+    def open_settings(ack: Ack, body: dict[str, Any]) -> None:
+        """The modal opens in the ack (the trigger works once, for about three seconds), saying
+        it reads the settings; the lazy run, which reads them, fills it in."""
+        ack()
+        click = home_click(body)
+        trigger = body.get("trigger_id")
+        if click is None or not isinstance(trigger, str):
+            log.warning("malformed Settings click ignored")
+            return
+        try:
+            rt.for_workspace(click[0]).ack_web.views_open(
+                trigger_id=trigger, view=loading_modal(settings_view_id(trigger))
+            )
+        except Exception as exc:  # noqa: BLE001 - any failure: the lazy run finds no modal
+            log.error("views.open failed: %s", exc)
+
+    def show_settings(body: dict[str, Any]) -> None:
+        click = home_click(body)
+        trigger = body.get("trigger_id")
+        if click is None or not isinstance(trigger, str):
+            return
+        from bot.steps.settings import show_settings
+
+        tenant, user = click[0], click[1]
+        show_settings(
+            rt.configured(tenant).settings_desk(), tenant, user, settings_view_id(trigger)
+        )
+
     app.event("app_home_opened")(ack=ack_now, lazy=[run_home])
+    app.action(OPEN_SETTINGS)(ack=open_settings, lazy=[show_settings])
     app.action(SHOW_ITEMS)(ack=ack_now, lazy=[run_toggle])
     app.action(HIDE_ITEMS)(ack=ack_now, lazy=[run_toggle])
     app.action(REPEAT)(ack=ack_now, lazy=[run_repeat])

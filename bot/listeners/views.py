@@ -10,6 +10,7 @@ from slack_bolt import Ack, App
 from bot.runtime import Runtime
 from bot.slack.modal import CHANGE_BLOCK, CHANGE_MODAL
 from bot.slack.payloads import Click, read_change
+from bot.slack.settings_form import SETTINGS_MODAL
 
 from .actions import run_click
 
@@ -28,3 +29,40 @@ def listen(app: App, rt: Runtime) -> None:
             run_click(rt, change)
 
     app.view(CHANGE_MODAL)(ack=ack_change, lazy=[run_change])
+
+    def ack_settings(ack: Ack, body: dict[str, Any]) -> None:
+        """Answered in the modal itself: saved (it closes), or why not (``bot.steps.settings``)."""
+        from bot.steps.settings import save_settings
+
+        tenant, user = settings_submitter(body)
+        if not tenant or not user:
+            ack(response_action="errors", errors={"approvers": "This form could not be read."})
+            return
+        answer = save_settings(
+            rt.for_workspace(tenant).settings_desk(ack=True), tenant, user, body.get("view")
+        )
+        if answer is None:
+            ack()
+        else:
+            ack(**answer)
+
+    def settle_settings(body: dict[str, Any]) -> None:
+        """After the ack: the weekly run's schedule as saved, and the saver's Home tab."""
+        from bot.steps.home import publish_home
+        from bot.steps.settings import settle
+
+        tenant, user = settings_submitter(body)
+        if tenant and user:
+            here = rt.configured(tenant)
+            settle(here.settings_desk(), tenant, here.weekly_schedules)
+            publish_home(here, tenant, user)
+
+    app.view(SETTINGS_MODAL)(ack=ack_settings, lazy=[settle_settings])
+
+
+def settings_submitter(body: dict[str, Any]) -> tuple[str, str]:
+    """(team, user) of a view submission ("" for what is missing)."""
+    team, user = body.get("team") or {}, body.get("user") or {}
+    tenant = team.get("id") if isinstance(team, dict) else None
+    who = user.get("id") if isinstance(user, dict) else None
+    return (tenant if isinstance(tenant, str) else ""), (who if isinstance(who, str) else "")

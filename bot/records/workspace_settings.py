@@ -58,6 +58,7 @@ from workflow.persistence.values import (
 from workflow.shop.household import Household
 
 from .receipts import check_slack_ids
+from .weekly import WeeklyRun
 
 SCHEMA_VERSION = 1
 MAX_APPROVERS = 20
@@ -120,7 +121,7 @@ class WorkspaceSettings:
 
     ``approvers`` empty means anyone in the channel; ``approvals_needed`` is then 1, else 1 to
     the number of approvers. Durations are seconds; 0 turns reminders or expiry off.
-    ``weekly`` is the weekly run's JSON (``bot.records.weekly``), None when off.
+    ``weekly`` is the workspace's weekly run (``bot.records.weekly``), None when off.
     """
 
     approvers: tuple[str, ...] = ()
@@ -130,7 +131,7 @@ class WorkspaceSettings:
     remind_after: int = 6 * HOUR
     max_reminders: int = 2
     expire_after: int = 3 * DAY
-    weekly: dict[str, Any] | None = None
+    weekly: WeeklyRun | None = None
     household: Household = field(default_factory=Household)
     admins: tuple[str, ...] = ()
     changes: tuple[Change, ...] = ()
@@ -156,8 +157,8 @@ class WorkspaceSettings:
             raise ValueError(f"at most {MAX_REMINDERS} reminders, at most a week apart")
         if self.expire_after > MAX_EXPIRE_AFTER:
             raise ValueError("expire_after must be at most 21 days")
-        if self.weekly is not None and not isinstance(self.weekly, dict):
-            raise ValueError("weekly must be an object or null")
+        if self.weekly is not None and not isinstance(self.weekly, WeeklyRun):
+            raise ValueError("weekly must be a WeeklyRun or None")
         if not isinstance(self.household, Household):
             raise ValueError("household must be a Household")
         for change in self.changes:
@@ -178,7 +179,7 @@ class WorkspaceSettings:
             "remind_after": self.remind_after,
             "max_reminders": self.max_reminders,
             "expire_after": self.expire_after,
-            "weekly": self.weekly,
+            "weekly": None if self.weekly is None else self.weekly.to_json(),
             "household": self.household.to_json(),
             "admins": list(self.admins),
             "changes": [c.to_json() for c in self.changes],
@@ -188,6 +189,8 @@ class WorkspaceSettings:
     def from_json(cls, data: Any) -> WorkspaceSettings:
         values = dict(fields_of(data, "WorkspaceSettings", FIELDS, FIELDS))
         values["household"] = Household.from_json(values["household"])
+        weekly = values["weekly"]
+        values["weekly"] = None if weekly is None else WeeklyRun.from_json(weekly)
         changes = check_list(values["changes"], "changes", MAX_CHANGES_KEPT)
         values["changes"] = tuple(Change.from_json(c) for c in changes)
         values["approvers"] = tuple(check_list(values["approvers"], "approvers", MAX_APPROVERS))

@@ -77,11 +77,12 @@ def home_action(
     view_id: str = "VH0000001",
     team_id: str = "T0TEAM",
     user_id: str = "U0BOB",
+    trigger_id: str | None = None,
     **kw: Any,
 ) -> dict[str, Any]:
     """A button on the Home tab: its container is the view, there is no channel or message."""
     payload: dict[str, Any] = {
-        **action_base(team_id, user_id),
+        **action_base(team_id, user_id, trigger_id),
         "container": {"type": "view", "view_id": view_id},
         "view": {"id": view_id, "team_id": team_id, "type": "home", "blocks": [], "hash": "1.x"},
         "actions": [

@@ -93,6 +93,8 @@ class SlackWorkspace(Channels):
         self.home_ids: dict[str, str] = {}  # user -> the view ID of their Home tab
         self._triggers: dict[str, _Trigger] = {}
         self._open_views: dict[str, str] = {}  # user -> the view ID of their open modal
+        self._external_ids: dict[str, str] = {}  # a view's external_id -> its view ID
+        self.people: dict[str, dict[str, Any]] = {}  # user -> what users.info says besides
 
     # ------------------------------------------------------------ setting the scene
 
@@ -102,6 +104,12 @@ class SlackWorkspace(Channels):
         with self._lock:
             self._triggers[trigger] = _Trigger(user, self.clock())
         return trigger
+
+    def set_person(self, user: str, **fields: Any) -> None:
+        """What ``users.info`` says of ``user`` beyond the defaults (``is_admin=True``,
+        ``tz="America/New_York"``, ``team_id`` of another workspace, ``is_bot``…)."""
+        with self._lock:
+            self.people.setdefault(user, {}).update(fields)
 
     # ------------------------------------------------------------ reading the scene
 
@@ -162,6 +170,31 @@ class SlackWorkspace(Channels):
             "is_enterprise_install": False,
         }
 
+    def m_users_info(self, args: dict[str, Any]) -> dict[str, Any]:
+        """As Slack answers it (scope ``users:read``): the person's ``team_id``, ``is_admin``,
+        ``is_owner``, ``is_primary_owner``, ``is_bot``, ``deleted`` and ``tz`` (IANA); a user
+        it does not know, one of another workspace included, is ``user_not_found``. Here a
+        person is anyone in one of the workspace's channels, or set with :meth:`set_person`."""
+        user = str(args.get("user") or "")
+        extra = self.people.get(user)
+        if extra is None and not any(user in c.members for c in self._channels.values()):
+            raise Reject("user_not_found")
+        found: dict[str, Any] = {
+            "id": user,
+            "team_id": self.team_id,
+            "name": user.lower(),
+            "deleted": False,
+            "is_admin": False,
+            "is_owner": False,
+            "is_primary_owner": False,
+            "is_bot": user == self.user_id,
+            "tz": "Europe/London",
+            "tz_label": "Greenwich Mean Time",
+            "tz_offset": 0,
+        }
+        found.update(extra or {})
+        return {"user": found}
+
     def m_views_open(self, args: dict[str, Any]) -> dict[str, Any]:
         trigger_id = args.get("trigger_id")
         if not trigger_id or "view" not in args:
@@ -173,7 +206,12 @@ class SlackWorkspace(Channels):
             raise Reject("exchanged_trigger_id")
         if self.clock() - trigger.issued > TRIGGER_SECONDS:
             raise Reject("expired_trigger_id")
+        external = args["view"].get("external_id") if isinstance(args["view"], dict) else None
+        if external and external in self._external_ids:
+            raise Reject("duplicate_external_id")
         result = self._store_view(args["view"], f"V{next(self._seq):08d}")
+        if external:
+            self._external_ids[str(external)] = result["view"]["id"]
         trigger.used = True
         if trigger.user:
             self._open_views[trigger.user] = result["view"]["id"]
@@ -191,9 +229,13 @@ class SlackWorkspace(Channels):
         return self._store_view(view, view_id)
 
     def m_views_update(self, args: dict[str, Any]) -> dict[str, Any]:
-        if args.get("view_id") not in self.views:
+        """By ``view_id``, or by the ``external_id`` the view was opened with (unique per
+        workspace: views.open refuses a second with ``duplicate_external_id``; an unknown one
+        is ``not_found``, as views.update answers)."""
+        view_id = args.get("view_id") or self._external_ids.get(str(args.get("external_id")))
+        if view_id not in self.views:
             raise Reject("not_found")
-        return self._store_view(args.get("view"), str(args["view_id"]))
+        return self._store_view(args.get("view"), str(view_id))
 
     # ------------------------------------------------------------ inside
 

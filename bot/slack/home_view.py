@@ -115,14 +115,18 @@ def home_view(
     expanded: str | None = None,
     notice: str = "",
     unread: int = 0,
+    settings: list[Block] | None = None,
 ) -> dict[str, Any]:
-    """The Home tab: ``notice`` is ours (mrkdwn); everything else is built here."""
+    """The Home tab: ``notice`` is ours (mrkdwn); ``settings`` the workspace's
+    (``bot.slack.settings_form.settings_rows``); everything else is built here."""
     blocks: list[Block] = [{"type": "header", "text": plain("Weekly shop", 150)}]
     if notice:
         blocks.append(_mrkdwn(notice))
     rows = waiting_rows(waiting, unread, max_rounds, times, link)
     blocks += [_mrkdwn("*Waiting for an answer*"), *rows]
     blocks += [{"type": "divider"}, _mrkdwn("*Last outcomes*"), *outcome_rows(outcomes, expanded)]
+    if settings:
+        blocks += [{"type": "divider"}, *settings]
     return {"type": "home", "blocks": blocks}
 
 

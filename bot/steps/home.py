@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from bot.records.history import session_of
 from bot.slack.home_view import MAX_OUTCOMES, failed_view, home_view
+from bot.slack.settings_form import problem_notice, settings_rows
 from workflow.errors import StoreError
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from bot.records.history import History
     from bot.records.receipts import Receipts, Waiting
     from bot.records.timers import Timers
-    from bot.records.workspace_settings import WorkspaceSettings
+    from bot.records.workspace_settings import Loaded, WorkspaceSettings
     from bot.settings import Settings
     from bot.slack.outbox import Outbox
     from workflow.persistence.store import CheckpointStore
@@ -89,6 +90,9 @@ class Runtime(Protocol):
 
     @property
     def current(self) -> WorkspaceSettings: ...
+
+    @property
+    def loaded(self) -> Loaded | None: ...
 
     def permalink(self, channel: str, ts: str) -> str: ...
 
@@ -178,6 +182,7 @@ def publish_home(
             link=rt.permalink,
             expanded=expanded,
             notice=notice,
+            settings=settings_rows(rt.current, problem_notice(rt.loaded)),
         )
     except StoreError as exc:
         log.error("the Home tab could not be read: %s", exc)

@@ -1,0 +1,289 @@
+"""The workspace's Settings modal, as Block Kit (pure functions of the settings).
+
+One ``input`` block a setting, each pre-filled with the current value (``initial_users``,
+``initial_value``, ``initial_option``, ``initial_options``, ``initial_time``,
+``initial_conversation``); a person who may not change them gets the same values as text, with
+no submit. A submission is read back by ``bot.slack.settings_submission``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from bot.records.weekly import DAYS
+from bot.records.workspace_settings import (
+    DAY,
+    HOUR,
+    MAX_ADMINS,
+    MAX_APPROVERS,
+    MAX_ROUNDS,
+    Loaded,
+    WorkspaceSettings,
+)
+from workflow.shop.household import MAX_AVOID, MAX_PEOPLE, MAX_STAPLES
+
+from .blocks import escape, plain
+
+SETTINGS_MODAL = "workspace_settings_modal"
+OPEN_SETTINGS = "open_settings"
+MAX_REMIND_HOURS = 168
+MAX_EXPIRE_DAYS = 21
+MAX_REQUEST = 3000
+DAY_NAMES = dict(
+    zip(
+        DAYS,
+        ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
+        strict=True,
+    )
+)
+OFF = "off"
+WHO_MAY = (
+    "Workspace owners and admins, the person who added the app, and the household admins "
+    "named below can change these."
+)
+TAMPERED = (
+    ":warning: The saved settings did not pass their check (changed outside the app), so the "
+    "deploy's defaults apply until someone saves them here again."
+)
+NEWER = (
+    ":warning: These settings were saved by a newer version of the app; the defaults apply until "
+    "it is back."
+)
+Block = dict[str, Any]
+
+
+def problem_notice(loaded: Loaded | None) -> str:
+    """What the Home tab and the modal say when saved settings are not used ("" when fine)."""
+    problem = loaded.problem if loaded is not None else None
+    return {"tampered": TAMPERED, "newer": NEWER}.get(problem or "", "")
+
+
+def _option(value: str, text: str) -> Block:
+    return {"text": plain(text, 75), "value": value}
+
+
+def _input(
+    block_id: str, label: str, element: Block, hint: str = "", optional: bool = False
+) -> Block:
+    block: Block = {
+        "type": "input",
+        "block_id": block_id,
+        "label": plain(label, 2000),
+        "element": {**element, "action_id": "value"},
+        "optional": optional,
+    }
+    if hint:
+        block["hint"] = plain(hint, 2000)
+    return block
+
+
+def _number(value: int, low: int, high: int) -> Block:
+    return {
+        "type": "number_input",
+        "is_decimal_allowed": False,
+        "initial_value": str(value),
+        "min_value": str(low),
+        "max_value": str(high),
+    }
+
+
+def _text(value: str, most: int, multiline: bool = False) -> Block:
+    element: Block = {"type": "plain_text_input", "max_length": most, "multiline": multiline}
+    if value:
+        element["initial_value"] = value
+    return element
+
+
+def _users(users: tuple[str, ...], most: int) -> Block:
+    element: Block = {"type": "multi_users_select", "max_selected_items": most}
+    if users:
+        element["initial_users"] = list(users)
+    return element
+
+
+def _select(options: list[Block], chosen: str) -> Block:
+    initial = next((o for o in options if o["value"] == chosen), options[0])
+    return {"type": "static_select", "options": options, "initial_option": initial}
+
+
+def settings_blocks(s: WorkspaceSettings, timezone: str) -> list[Block]:
+    """The form's input blocks, pre-filled with ``s`` (``timezone``: the weekly run's default,
+    the person's own when there is no weekly run yet)."""
+    run = s.weekly
+    days = [_option(OFF, "No weekly basket"), *(_option(d, n) for d, n in DAY_NAMES.items())]
+    no_self = _option("on", "Nobody approves a basket they asked for")
+    checkboxes: Block = {"type": "checkboxes", "options": [no_self]}
+    if s.no_self_approval:
+        checkboxes["initial_options"] = [no_self]
+    time: Block = {"type": "timepicker", "initial_time": run.time if run else "09:00"}
+    channel: Block = {
+        "type": "conversations_select",
+        "filter": {"include": ["public", "private"], "exclude_bot_users": True},
+    }
+    if run is not None:
+        channel["initial_conversation"] = run.channel
+    rounds = [_option(str(n), f"{n} basket{'s' if n > 1 else ''}") for n in range(1, 6)]
+    return [
+        {"type": "header", "text": plain("Who approves", 150)},
+        _input(
+            "approvers",
+            "Approvers",
+            _users(s.approvers, MAX_APPROVERS),
+            "Nobody chosen: anyone in the channel can approve.",
+            optional=True,
+        ),
+        _input(
+            "approvals",
+            "Approvals needed",
+            _number(s.approvals_needed, 1, MAX_APPROVERS),
+            "How many different approvers must press Approve (1 to the number of approvers).",
+        ),
+        _input("no_self", "Own baskets", checkboxes, optional=True),
+        _input(
+            "rounds",
+            "Baskets per week",
+            _select(rounds, str(min(s.rounds, MAX_ROUNDS))),
+            "A change asks for another basket, up to this many.",
+        ),
+        {"type": "header", "text": plain("Reminders", 150)},
+        _input(
+            "remind_every",
+            "Remind every (hours)",
+            _number(s.remind_after // HOUR, 0, MAX_REMIND_HOURS),
+            "0: no reminders.",
+        ),
+        _input("max_reminders", "At most (reminders)", _number(s.max_reminders, 0, 10)),
+        _input(
+            "expire_days",
+            "A basket expires after (days)",
+            _number(max(1, -(-s.expire_after // DAY)), 1, MAX_EXPIRE_DAYS),
+        ),
+        {"type": "header", "text": plain("The weekly basket", 150)},
+        _input("weekly_day", "Day", _select(days, run.day if run else OFF)),
+        _input("weekly_time", "Time", time),
+        _input(
+            "weekly_timezone",
+            "Time zone",
+            _text(run.timezone if run else timezone, 64),
+            "An IANA name, such as Europe/London.",
+        ),
+        _input(
+            "weekly_channel",
+            "Channel",
+            channel,
+            "A channel I am in (/invite @weekly-shop there first).",
+            optional=True,
+        ),
+        _input(
+            "weekly_request",
+            "What to shop for",
+            _text(run.request if run else "", MAX_REQUEST, multiline=True),
+            optional=True,
+        ),
+        {"type": "header", "text": plain("The household", 150)},
+        _input(
+            "people", "How many people", _number(s.household.people, 0, MAX_PEOPLE), "0: not said."
+        ),
+        _input("avoid", "What we don't eat", _text(s.household.avoid, MAX_AVOID), optional=True),
+        _input("staples", "Always buy", _text(s.household.staples, MAX_STAPLES), optional=True),
+        {"type": "header", "text": plain("Who may change these", 150)},
+        _input("admins", "Household admins", _users(s.admins, MAX_ADMINS), WHO_MAY, optional=True),
+    ]
+
+
+def settings_modal(
+    s: WorkspaceSettings, *, timezone: str, etag: str | None, notice: str = ""
+) -> Block:
+    """The editable modal; ``etag`` (the document read when it opened, or None) goes back with
+    the submission, for the conditional save."""
+    blocks = settings_blocks(s, timezone)
+    if notice:
+        blocks.insert(0, {"type": "section", "text": {"type": "mrkdwn", "text": notice}})
+    return {
+        "type": "modal",
+        "callback_id": SETTINGS_MODAL,
+        "private_metadata": json.dumps({"etag": etag or ""}),
+        "title": plain("Weekly shop settings", 24),
+        "submit": plain("Save", 24),
+        "close": plain("Cancel", 24),
+        "blocks": blocks,
+    }
+
+
+def read_only_modal(s: WorkspaceSettings, notice: str = "") -> Block:
+    """The values as text, no submit: for someone who may not change them."""
+    blocks: list[Block] = [
+        {"type": "section", "text": {"type": "mrkdwn", "text": line}} for line in summary(s)
+    ]
+    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": WHO_MAY}]})
+    if notice:
+        blocks.insert(0, {"type": "section", "text": {"type": "mrkdwn", "text": notice}})
+    return {
+        "type": "modal",
+        "title": plain("Weekly shop settings", 24),
+        "close": plain("Close", 24),
+        "blocks": blocks,
+    }
+
+
+def loading_modal(external_id: str) -> Block:
+    """What opens in the ack (the trigger works once, for about three seconds); the lazy run,
+    which reads the settings, replaces it by its ``external_id``."""
+    return {
+        "type": "modal",
+        "external_id": external_id,
+        "title": plain("Weekly shop settings", 24),
+        "close": plain("Close", 24),
+        "blocks": [{"type": "section", "text": plain("Reading the settings…", 3000)}],
+    }
+
+
+def summary(s: WorkspaceSettings) -> list[str]:
+    """The settings as mrkdwn lines (people's words escaped: they ping nobody)."""
+    approvers = ", ".join(f"<@{u}>" for u in s.approvers) or "anyone in the channel"
+    needed = f" · {s.approvals_needed} approvals needed" if s.approvals_needed > 1 else ""
+    own = " · not their own baskets" if s.no_self_approval else ""
+    reminders = (
+        f"every {s.remind_after // HOUR} h, at most {s.max_reminders}"
+        if s.remind_after and s.max_reminders
+        else "none"
+    )
+    expiry = f"after {-(-s.expire_after // DAY)} days" if s.expire_after else "never"
+    run = s.weekly
+    weekly = (
+        f"{DAY_NAMES[run.day]}s at {run.time} ({escape(run.timezone)}) in <#{run.channel}>: "
+        f"{escape(run.request[:200])}"
+        if run is not None
+        else "off"
+    )
+    home = escape(s.household.line()) if s.household.said else "not said"
+    admins = ", ".join(f"<@{u}>" for u in s.admins) or "none"
+    return [
+        f"*Approvers:* {approvers}{needed}{own} · up to {s.rounds} baskets a week",
+        f"*Reminders:* {reminders} · *expires* {expiry}",
+        f"*Weekly basket:* {weekly}",
+        f"*Household:* {home}",
+        f"*Household admins:* {admins}",
+    ]
+
+
+def settings_rows(s: WorkspaceSettings, notice: str, changes: int = 3) -> list[Block]:
+    """The Home tab's settings: a notice (ours), the values, the Settings button, and who
+    changed what last (the newest ``changes``)."""
+    rows: list[Block] = [{"type": "section", "text": {"type": "mrkdwn", "text": "*Settings*"}}]
+    if notice:
+        rows.append({"type": "section", "text": {"type": "mrkdwn", "text": notice}})
+    rows.append({"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(summary(s))}})
+    button = {"type": "button", "text": plain("Settings", 75), "action_id": OPEN_SETTINGS}
+    rows.append(
+        {"type": "actions", "block_id": "settings", "elements": [{**button, "value": "open"}]}
+    )
+    if s.changes[:changes]:
+        lines = [
+            f"<!date^{c.at}^{{date_short_pretty}} {{time}}|{c.at}> <@{c.by}> changed "
+            f"{escape(c.what)}"
+            for c in s.changes[:changes]
+        ]
+        rows.append({"type": "context", "elements": [{"type": "mrkdwn", "text": "\n".join(lines)}]})
+    return rows

@@ -1,0 +1,178 @@
+"""A submitted Settings modal read back: each field in the shape Slack sends it
+(``view.state.values[block_id]["value"]``: ``selected_users``, ``value``, ``selected_option``,
+``selected_options``, ``selected_time``, ``selected_conversation``), checked as a forged
+submission would need, each problem named under its own block (``response_action: errors``).
+What only Slack can say (is that user in this workspace, is the bot in that channel) is asked by
+``bot.steps.settings``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from bot.records.weekly import DAYS, InvalidWeeklyRun, WeeklyRun
+from bot.records.workspace_settings import (
+    DAY,
+    HOUR,
+    MAX_ADMINS,
+    MAX_APPROVERS,
+    MAX_ROUNDS,
+    WorkspaceSettings,
+)
+from workflow.shop.household import MAX_AVOID, MAX_PEOPLE, MAX_STAPLES, Household
+
+from .settings_form import MAX_EXPIRE_DAYS, MAX_REMIND_HOURS, MAX_REQUEST, OFF
+
+
+def etag_of(metadata: object) -> str | None:
+    """The ETag a submitted modal was opened on ("" and garbage: None, a first save)."""
+    try:
+        data = json.loads(metadata) if isinstance(metadata, str) else None
+    except ValueError:
+        return None
+    etag = data.get("etag") if isinstance(data, dict) else None
+    return etag if isinstance(etag, str) and 0 < len(etag) <= 100 else None
+
+
+class _Form:
+    """Reads one submission's values, noting a problem per block."""
+
+    def __init__(self, values: Any) -> None:
+        self.values = values if isinstance(values, dict) else {}
+        self.errors: dict[str, str] = {}
+
+    def _field(self, block: str) -> Any:
+        found = self.values.get(block)
+        return found.get("value") if isinstance(found, dict) else None
+
+    def number(self, block: str, low: int, high: int, unit: str = "") -> int:
+        raw = self._field(block)
+        raw = raw.get("value") if isinstance(raw, dict) else None
+        try:
+            number = (
+                int(raw) if isinstance(raw, str) and raw.strip().lstrip("-").isdigit() else None
+            )
+        except ValueError:
+            number = None
+        if number is None or not low <= number <= high:
+            self.errors[block] = f"A whole number from {low} to {high}{unit}."
+            return low
+        return number
+
+    def text(self, block: str, most: int) -> str:
+        raw = self._field(block)
+        value = raw.get("value") if isinstance(raw, dict) else None
+        value = "" if value is None else value
+        if not isinstance(value, str) or len(value) > most:
+            self.errors[block] = f"At most {most:,} characters."
+            return ""
+        return value.strip()
+
+    def users(self, block: str, most: int) -> tuple[str, ...]:
+        raw = self._field(block)
+        users = raw.get("selected_users") if isinstance(raw, dict) else None
+        users = [] if users is None else users
+        if not isinstance(users, list) or not all(isinstance(u, str) for u in users):
+            self.errors[block] = "Choose people from this workspace."
+            return ()
+        if len(users) > most:
+            self.errors[block] = f"At most {most} people."
+            return ()
+        return tuple(dict.fromkeys(users))
+
+    def option(self, block: str, allowed: list[str]) -> str:
+        raw = self._field(block)
+        chosen = raw.get("selected_option") if isinstance(raw, dict) else None
+        value = chosen.get("value") if isinstance(chosen, dict) else None
+        if value not in allowed:
+            self.errors[block] = "Choose one of the options."
+            return allowed[0]
+        return str(value)
+
+    def checked(self, block: str) -> bool:
+        raw = self._field(block)
+        chosen = raw.get("selected_options") if isinstance(raw, dict) else None
+        return isinstance(chosen, list) and any(
+            isinstance(c, dict) and c.get("value") == "on" for c in chosen
+        )
+
+    def picked(self, block: str, key: str) -> str:
+        raw = self._field(block)
+        value = raw.get(key) if isinstance(raw, dict) else None
+        return value if isinstance(value, str) else ""
+
+
+def read_settings(values: Any, current: WorkspaceSettings) -> WorkspaceSettings | dict[str, str]:
+    """The settings a submission asks for (its changes list is ``current``'s), or the errors to
+    show, by block. Only the form's own checks: ``bot.steps.settings`` asks Slack the rest."""
+    form = _Form(values)
+    approvers = form.users("approvers", MAX_APPROVERS)
+    needed = form.number("approvals", 1, max(1, len(approvers)))
+    if "approvals" in form.errors and not approvers:
+        form.errors["approvals"] = "With no approvers chosen (anyone in the channel): 1."
+    rounds = int(form.option("rounds", [str(n) for n in range(1, MAX_ROUNDS + 1)]))
+    remind = form.number("remind_every", 0, MAX_REMIND_HOURS, " hours")
+    reminders = form.number("max_reminders", 0, 10)
+    expire = form.number("expire_days", 1, MAX_EXPIRE_DAYS, " days")
+    household = Household(
+        people=form.number("people", 0, MAX_PEOPLE),
+        avoid=form.text("avoid", MAX_AVOID),
+        staples=form.text("staples", MAX_STAPLES),
+    )
+    admins = form.users("admins", MAX_ADMINS)
+    weekly = _weekly(form)
+    if form.errors:
+        return form.errors
+    return WorkspaceSettings(
+        approvers=approvers,
+        approvals_needed=needed,
+        no_self_approval=form.checked("no_self"),
+        rounds=rounds,
+        remind_after=remind * HOUR,
+        max_reminders=reminders,
+        expire_after=expire * DAY,
+        weekly=weekly,
+        household=household,
+        admins=admins,
+        changes=current.changes,
+    )
+
+
+def _weekly(form: _Form) -> WeeklyRun | None:
+    day = form.option("weekly_day", [OFF, *DAYS])
+    if day == OFF:
+        return None
+    request = form.text("weekly_request", MAX_REQUEST)
+    try:
+        return WeeklyRun(
+            channel=form.picked("weekly_channel", "selected_conversation"),
+            day=day,
+            time=form.picked("weekly_time", "selected_time"),
+            timezone=form.text("weekly_timezone", 64),
+            request=request,
+        )
+    except InvalidWeeklyRun as exc:
+        known = ("channel", "day", "time", "timezone", "request")
+        form.errors.setdefault(f"weekly_{exc.field if exc.field in known else 'day'}", str(exc))
+        return None
+
+
+def changed(old: WorkspaceSettings, new: WorkspaceSettings) -> str:
+    """What a save changed, in one line for the record ("" when nothing did)."""
+    parts = []
+    for name, label in (
+        ("approvers", "approvers"),
+        ("approvals_needed", "approvals needed"),
+        ("no_self_approval", "no self-approval"),
+        ("rounds", "baskets"),
+        ("remind_after", "reminders"),
+        ("max_reminders", "reminders"),
+        ("expire_after", "expiry"),
+        ("weekly", "weekly basket"),
+        ("household", "household"),
+        ("admins", "household admins"),
+    ):
+        if getattr(old, name) != getattr(new, name) and label not in parts:
+            parts.append(label)
+    return ", ".join(parts)

@@ -1,0 +1,225 @@
+"""Where a workspace's settings are opened and saved: the Home tab's Settings button and modal.
+
+Opening (``show_settings``, a lazy run: the ack opened a loading modal with the trigger, which
+works once and for about three seconds):
+
+    1 GET      the settings (``bot.records.workspace_settings``; a 304 once this container
+               holds them)
+    users.info the person: a workspace owner or admin? their time zone (the weekly run's default)
+    (the installation, when the person is neither: did they add the app?)
+    views.update the loading modal becomes the form (may change) or the values (may not)
+
+Saving (``save_settings``, the submission's ack: a bad value is answered in the modal itself,
+``response_action: errors``, and nothing is saved):
+
+    1 the form's own checks (``bot.slack.settings_submission``)
+    2 who may save: a workspace owner or admin (``users.info``), the person who added the app,
+      or a household admin of the saved settings; anyone else is refused here too, not only
+      shown the values without a Save button
+    3 what only Slack knows: each newly named approver or admin is a person of this workspace
+      (``users.info``: not ``user_not_found``, not another ``team_id``, not a bot), and the
+      weekly channel is one the bot is in (``conversations.info`` ``is_member``)
+    4 the conditional save, on the ETag the modal was opened with: another admin saved first
+      (412) → the modal shows the new values and says so; nothing of theirs is lost
+
+The one ack that reads and writes S3 (two requests and three or four Web API calls, rare): the
+answer must be in the modal, and the modal waits for the ack. After it, a lazy run arranges the
+weekly run's schedule (``bot.records.weekly``) and publishes the Home tab again.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot.records.workspace_settings import (
+    S3WorkspaceSettings,
+    SettingsChanged,
+    WorkspaceSettings,
+)
+from bot.slack.settings_form import NEWER, problem_notice, read_only_modal, settings_modal
+from bot.slack.settings_submission import changed, etag_of, read_settings
+from workflow.errors import StoreError
+
+log = logging.getLogger(__name__)
+
+NOT_ALLOWED = (
+    "Only workspace owners and admins, the person who added the app and the household admins "
+    "can change these settings."
+)
+CHANGED_MEANWHILE = (
+    ":warning: Someone saved these settings while you had them open. These are their values: "
+    "make your change again and save."
+)
+STORE_DOWN = "I couldn't reach the settings store, so nothing was saved. Try again in a minute."
+NOT_HERE = "Not a person in this workspace: choose people from the list."
+INVITE = "I'm not in that channel: type `/invite @weekly-shop` there, then save again."
+NO_SCHEDULER = "This deploy has no scheduler (TIMER_GROUP is unset), so no weekly basket."
+DEFAULT_TIMEZONE = "UTC"
+
+
+@dataclass(frozen=True)
+class Person:
+    """What ``users.info`` says of someone, as far as settings care."""
+
+    user: str
+    team: str
+    admin: bool  # a workspace owner, primary owner or admin
+    timezone: str
+    bot: bool
+
+    @classmethod
+    def of(cls, web: WebClient, user: str) -> Person | None:
+        """None for someone Slack does not know (``user_not_found``, as for another
+        workspace's ID); other failures raise ``SlackApiError``."""
+        try:
+            found = web.users_info(user=user)["user"]
+        except SlackApiError as exc:
+            if exc.response.get("error") in ("user_not_found", "user_not_visible"):
+                return None
+            raise
+        tz = found.get("tz")
+        return cls(
+            user=user,
+            team=str(found.get("team_id") or ""),
+            admin=any(bool(found.get(k)) for k in ("is_admin", "is_owner", "is_primary_owner")),
+            timezone=tz if isinstance(tz, str) and tz else DEFAULT_TIMEZONE,
+            bot=bool(found.get("is_bot")) or bool(found.get("deleted")),
+        )
+
+
+@dataclass(frozen=True)
+class Desk:
+    """What opening and saving need: the Web API client (the ack's, when saving), the settings
+    store, the deploy's defaults, who added the app (None with one workspace: no installation
+    names them), and whether a weekly run can be scheduled."""
+
+    web: WebClient
+    store: S3WorkspaceSettings
+    defaults: WorkspaceSettings
+    installer: Callable[[str], str | None]
+    can_schedule: bool
+    clock: Callable[[], float] = time.time
+
+    def may_change(self, tenant: str, person: Person | None, current: WorkspaceSettings) -> bool:
+        if person is None or person.team != tenant:
+            return False
+        if person.admin or person.user in current.admins:
+            return True
+        return self.installer(tenant) == person.user
+
+
+def show_settings(desk: Desk, tenant: str, user: str, external_id: str) -> None:
+    """Replace the loading modal with the settings: the form, or the values only."""
+    loaded = desk.store.read(tenant)
+    current = loaded.saved or desk.defaults
+    person = Person.of(desk.web, user)
+    notice = problem_notice(loaded)
+    if desk.may_change(tenant, person, current):
+        timezone = person.timezone if person is not None else DEFAULT_TIMEZONE
+        view = settings_modal(current, timezone=timezone, etag=loaded.etag, notice=notice)
+    else:
+        view = read_only_modal(current, notice)
+    desk.web.views_update(external_id=external_id, view=view)
+
+
+def save_settings(desk: Desk, tenant: str, user: str, view: Any) -> dict[str, Any] | None:
+    """The submission's ack: None (saved: the modal closes), or what the modal shows instead."""
+    view = view if isinstance(view, dict) else {}
+    state = view.get("state") if isinstance(view.get("state"), dict) else {}
+    opened_on = etag_of(view.get("private_metadata"))
+    first_block = "approvers"
+    try:
+        loaded = desk.store.read(tenant)
+    except StoreError as exc:
+        log.error("settings could not be read for a save: %s", exc)
+        return errors({first_block: STORE_DOWN})
+    if loaded.problem == "newer":
+        return errors({first_block: NEWER.removeprefix(":warning: ")})
+    current = loaded.saved or desk.defaults
+    if not desk.may_change(tenant, Person.of(desk.web, user), current):
+        log.warning("a settings save from someone who may not change them: refused")
+        return errors({first_block: NOT_ALLOWED})
+    wanted = read_settings(state.get("values"), current)
+    if isinstance(wanted, dict):
+        return errors(wanted)
+    refused = slack_says(desk, tenant, current, wanted)
+    if refused:
+        return errors(refused)
+    what = changed(current, wanted)
+    if not what:
+        return None
+    try:
+        desk.store.save(tenant, wanted.saved_by(user, int(desk.clock()), what), opened_on)
+    except SettingsChanged:
+        newer = desk.store.read(tenant)
+        person = Person.of(desk.web, user)
+        timezone = person.timezone if person is not None else DEFAULT_TIMEZONE
+        view = settings_modal(
+            newer.saved or desk.defaults,
+            timezone=timezone,
+            etag=newer.etag,
+            notice=CHANGED_MEANWHILE,
+        )
+        return {"response_action": "update", "view": view}
+    except StoreError as exc:
+        log.error("settings could not be saved: %s", exc)
+        return errors({first_block: STORE_DOWN})
+    log.info("workspace settings saved: %s", what)
+    return None
+
+
+def slack_says(
+    desk: Desk, tenant: str, current: WorkspaceSettings, wanted: WorkspaceSettings
+) -> dict[str, str]:
+    """What Slack refuses of ``wanted``, by block: people not of this workspace (only those
+    newly named are asked about), a weekly channel the bot is not in."""
+    found: dict[str, str] = {}
+    for block, named, before in (
+        ("approvers", wanted.approvers, current.approvers),
+        ("admins", wanted.admins, current.admins),
+    ):
+        for user in named:
+            if user in before:
+                continue
+            person = Person.of(desk.web, user)
+            if person is None or person.team != tenant or person.bot:
+                found[block] = f"{user}: {NOT_HERE}"  # (errors are plain text: no mention)
+                break
+    run = wanted.weekly
+    if run is not None and not desk.can_schedule:
+        found["weekly_day"] = NO_SCHEDULER
+    elif run is not None and not bot_is_in(desk.web, run.channel):
+        found["weekly_channel"] = INVITE
+    return found
+
+
+def bot_is_in(web: WebClient, channel: str) -> bool:
+    """``conversations.info``: ``is_member``; a channel Slack does not show the bot (a private
+    one it is not in: ``channel_not_found``) is not one it is in."""
+    try:
+        info = web.conversations_info(channel=channel)["channel"]
+    except SlackApiError as exc:
+        if exc.response.get("error") in ("channel_not_found", "not_in_channel"):
+            return False
+        raise
+    return bool(info.get("is_member"))
+
+
+def errors(by_block: dict[str, str]) -> dict[str, Any]:
+    """The ack that shows each message under its block (``response_action: errors``)."""
+    return {"response_action": "errors", "errors": dict(by_block)}
+
+
+def settle(desk: Desk, tenant: str, schedules: Any) -> None:
+    """After a save (a lazy run): the weekly run's schedule as the saved settings say; raises
+    (so Lambda retries) when Scheduler fails. Nothing saved yet: nothing to arrange."""
+    loaded = desk.store.read(tenant)
+    if loaded.saved is not None and schedules is not None:
+        schedules.arrange(tenant, loaded.saved.weekly)

@@ -1,0 +1,284 @@
+"""The household sets the bot up in Slack: the Home tab's Settings modal, saved per workspace.
+
+Through the real handler (signed requests), moto's S3 and the fake Web API, which answers
+``users.info`` (``is_admin``, ``is_owner``, ``tz``; ``user_not_found`` for anyone it does not
+know, another workspace's people included) and ``conversations.info`` (``is_member``) as Slack
+does, and keeps ``views.open`` triggers to one use within three seconds.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from bot.records.workspace_settings import (
+    S3WorkspaceSettings,
+    WorkspaceSettings,
+    settings_key,
+    settings_prefix,
+)
+from bot.slack.settings_form import NEWER, TAMPERED
+from bot.steps.settings import CHANGED_MEANWHILE, INVITE, NO_SCHEDULER, NOT_ALLOWED, NOT_HERE
+from tests.bot_kit import CHANNEL, World, header, objects, start_basket
+from tests.fault_kit import ephemeral_texts
+from tests.settings_kit import number, open_settings, option, save, text, users
+from workflow.shop.records import SHOP_PREFIX
+
+PREFIX = settings_prefix(SHOP_PREFIX)
+TENANT = "T0TEAM"
+
+
+@pytest.fixture
+def carol(world: World) -> World:
+    """The world with Carol as a workspace admin (Bob and the others are members)."""
+    world.slack.set_person("U0CAROL", is_admin=True, tz="America/New_York")
+    return world
+
+
+def saved(s3: Any, bucket: str) -> dict[str, Any] | None:
+    key = settings_key(PREFIX, TENANT)
+    if key not in objects(s3, bucket):
+        return None
+    found: dict[str, Any] = json.loads(s3.get_object(Bucket=bucket, Key=key)["Body"].read())
+    return found
+
+
+def home_text(world: World, user: str) -> str:
+    view = world.open_home(user) or {}
+    return json.dumps(view.get("blocks", []), ensure_ascii=False)
+
+
+def test_an_admin_sees_the_form_filled_in_and_a_member_only_reads_it(carol: World) -> None:
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None and form["submit"]["text"] == "Save"
+    by_id = {b["block_id"]: b["element"] for b in form["blocks"] if b["type"] == "input"}
+    assert "initial_users" not in by_id["approvers"]  # the deploy's default: anyone
+    assert by_id["approvals"]["initial_value"] == "1"
+    assert by_id["rounds"]["initial_option"]["value"] == "3"
+    assert by_id["remind_every"]["initial_value"] == "6"
+    assert by_id["expire_days"]["initial_value"] == "3"
+    assert by_id["weekly_day"]["initial_option"]["value"] == "off"
+    assert by_id["weekly_timezone"]["initial_value"] == "America/New_York"  # Carol's own tz
+    seen = open_settings(carol, "U0BOB")
+    assert seen is not None and "submit" not in seen  # the values, nothing to save
+    assert "anyone in the channel" in json.dumps(seen["blocks"])
+    assert carol.slack.violations == []
+
+
+def test_a_saved_change_holds_on_the_next_click(carol: World, s3: Any, bucket: str) -> None:
+    basket = start_basket(carol)
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    answer = save(
+        carol,
+        "U0CAROL",
+        form,
+        approvers=users("U0CAROL", "U0DAVE"),
+        rounds=option("4"),
+        people=number(4),
+        avoid=text("pork"),
+        staples=text("oat milk"),
+    )
+    assert answer == {}  # saved: the modal closes
+    doc = saved(s3, bucket)
+    assert doc is not None and doc["settings"]["approvers"] == ["U0CAROL", "U0DAVE"]
+    (change,) = doc["settings"]["changes"]
+    assert change["by"] == "U0CAROL" and "approvers" in change["what"]
+    carol.click(basket, "approve_basket", user="U0BOB")  # Bob is no approver any more
+    carol.run_lazies()
+    assert ephemeral_texts(carol, "U0BOB") == [
+        "Only <@U0CAROL>, <@U0DAVE> can answer baskets here."
+    ]
+    carol.shop("tacos")
+    carol.run_lazies()
+    assert header(carol.baskets()[-1]) == "Basket 1 of 4"
+    shown = home_text(carol, "U0ALICE")
+    assert "For 4 · no pork · always oat milk" in shown and "changed approvers" in shown
+
+
+def test_a_change_saved_in_another_container_holds_in_this_warm_one(
+    carol: World, s3: Any, bucket: str
+) -> None:
+    """This container read the settings already (a lazy run); another saves new ones; the
+    next click here asks S3 once, conditionally, and follows them."""
+    basket = start_basket(carol)  # this container now holds the (absent) settings
+    from bot.handler import cold_start
+
+    rt, _ = cold_start()
+    elsewhere = S3WorkspaceSettings(bucket, PREFIX, s3, rt.settings_store.key)
+    elsewhere.save(TENANT, WorkspaceSettings(approvers=("U0DAVE",)), None)
+    carol.click(basket, "approve_basket", user="U0BOB")
+    carol.run_lazies()
+    assert ephemeral_texts(carol, "U0BOB") == ["Only <@U0DAVE> can answer baskets here."]
+
+
+def test_a_forged_save_from_a_member_is_refused_and_saves_nothing(
+    carol: World, s3: Any, bucket: str
+) -> None:
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    answer = save(carol, "U0BOB", form, approvers=users("U0BOB"))  # Bob forges a submission
+    assert answer == {"response_action": "errors", "errors": {"approvers": NOT_ALLOWED}}
+    assert saved(s3, bucket) is None
+
+
+@pytest.mark.parametrize(
+    ("changes", "block", "says"),
+    [
+        ({"approvers": users("U0STRANGER")}, "approvers", NOT_HERE),  # users.info: not found
+        ({"approvers": users("U0CAROL"), "approvals": number(2)}, "approvals", "1 to 1"),
+        ({"approvals": number(2)}, "approvals", "anyone in the channel"),
+        ({"rounds": option("9")}, "rounds", "Choose one of the options"),
+        ({"expire_days": number(30)}, "expire_days", "from 1 to 21"),
+        ({"people": number("lots")}, "people", "whole number"),
+        ({"avoid": text("x" * 201)}, "avoid", "At most 200"),
+        (
+            {
+                "weekly_day": option("sat"),
+                "weekly_channel": {"selected_conversation": CHANNEL},
+                "weekly_time": {"selected_time": "9am"},
+                "weekly_request": text("the usual"),
+            },
+            "weekly_time",
+            "HH:mm",
+        ),
+        (
+            {
+                "weekly_day": option("sat"),
+                "weekly_channel": {"selected_conversation": CHANNEL},
+                "weekly_request": text("x" * 5000),
+            },
+            "weekly_request",
+            "At most 3,000",
+        ),
+        (
+            {
+                "weekly_day": option("sat"),
+                "weekly_channel": {"selected_conversation": CHANNEL},
+                "weekly_timezone": text("Mars/Olympus"),
+                "weekly_request": text("the usual"),
+            },
+            "weekly_timezone",
+            "time zone",
+        ),
+    ],
+)
+def test_a_bad_value_is_named_in_the_modal_and_nothing_is_saved(
+    carol: World, s3: Any, bucket: str, changes: dict[str, Any], block: str, says: str
+) -> None:
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    answer = save(carol, "U0CAROL", form, **changes)
+    assert answer["response_action"] == "errors" and list(answer["errors"]) == [block], answer
+    assert says.lower() in answer["errors"][block].lower()
+    assert saved(s3, bucket) is None
+
+
+def test_a_person_of_another_workspace_cannot_be_an_approver(carol: World) -> None:
+    carol.slack.set_person("U0OTHER", team_id="T0ELSEWHERE")
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    answer = save(carol, "U0CAROL", form, admins=users("U0OTHER"))
+    assert answer["errors"] == {"admins": f"U0OTHER: {NOT_HERE}"}
+
+
+def test_a_weekly_run_needs_a_scheduler(carol: World, s3: Any, bucket: str) -> None:
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    answer = save(
+        carol,
+        "U0CAROL",
+        form,
+        weekly_day=option("sat"),
+        weekly_channel={"selected_conversation": CHANNEL},
+        weekly_request=text("the usual"),
+    )
+    assert answer["errors"] == {"weekly_day": NO_SCHEDULER}
+    assert saved(s3, bucket) is None
+
+
+def test_a_channel_the_bot_is_not_in_says_invite(carol: World, s3: Any, bucket: str) -> None:
+    carol.slack.add_channel("C0QUIET", "quiet", members=["U0CAROL"], bot=False)
+    carol.set_env("TIMER_GROUP", "weekly-shop-timers")
+    carol.set_env("TIMER_TARGET_ARN", "arn:aws:lambda:us-east-1:123456789012:function:bot")
+    carol.set_env("TIMER_ROLE_ARN", "arn:aws:iam::123456789012:role/weekly-shop-scheduler")
+    carol.boot()
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    answer = save(
+        carol,
+        "U0CAROL",
+        form,
+        weekly_day=option("sat"),
+        weekly_channel={"selected_conversation": "C0QUIET"},
+        weekly_request=text("the usual"),
+    )
+    assert answer["errors"] == {"weekly_channel": INVITE}
+    assert saved(s3, bucket) is None
+
+
+def test_two_admins_saving_at_once_the_second_sees_the_first_ones_values(
+    carol: World, s3: Any, bucket: str
+) -> None:
+    carol.slack.set_person("U0DAVE", is_owner=True)
+    mine = open_settings(carol, "U0CAROL")
+    theirs = open_settings(carol, "U0DAVE")
+    assert mine is not None and theirs is not None
+    assert save(carol, "U0DAVE", theirs, rounds=option("2")) == {}
+    answer = save(carol, "U0CAROL", mine, rounds=option("5"))
+    assert answer["response_action"] == "update"
+    view = answer["view"]
+    assert CHANGED_MEANWHILE in json.dumps(view["blocks"])
+    rounds = next(b for b in view["blocks"] if b.get("block_id") == "rounds")
+    assert rounds["element"]["initial_option"]["value"] == "2"  # Dave's, shown to Carol
+    doc = saved(s3, bucket)
+    assert doc is not None and doc["settings"]["rounds"] == 2  # nothing of Dave's lost
+    assert save(carol, "U0CAROL", view, rounds=option("5")) == {}  # on the new version: saved
+
+
+def test_settings_edited_in_s3_are_refused_and_the_home_tab_says_so(
+    carol: World, s3: Any, bucket: str
+) -> None:
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    assert save(carol, "U0CAROL", form, approvers=users("U0CAROL")) == {}
+    key = settings_key(PREFIX, TENANT)
+    doc = json.loads(s3.get_object(Bucket=bucket, Key=key)["Body"].read())
+    doc["settings"]["approvers"] = ["U0BOB"]
+    s3.put_object(Bucket=bucket, Key=key, Body=json.dumps(doc).encode())
+    basket = start_basket(carol)
+    carol.click(basket, "approve_basket", user="U0BOB")  # the defaults: anyone may
+    carol.run_lazies()
+    assert carol.slack.thread(CHANNEL, basket["ts"])[-1]["text"] == "Ordered 10 items."
+    assert TAMPERED.split(":warning: ")[1][:40] in home_text(carol, "U0ALICE")
+    again = open_settings(carol, "U0CAROL")  # an admin can save over it
+    assert again is not None and save(carol, "U0CAROL", again, rounds=option("2")) == {}
+    assert TAMPERED[:40] not in home_text(carol, "U0ALICE")
+
+
+def test_settings_of_a_newer_version_are_not_overwritten(
+    carol: World, s3: Any, bucket: str
+) -> None:
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None and save(carol, "U0CAROL", form, rounds=option("2")) == {}
+    from bot.handler import cold_start
+    from bot.records import workspace_settings as ws
+
+    rt, _ = cold_start()
+    body = WorkspaceSettings(rounds=4).to_json()
+    mac = ws._mac(rt.settings_store.key, TENANT, 99, body)
+    raw = json.dumps({"v": 99, "settings": body, "mac": mac}).encode()
+    s3.put_object(Bucket=bucket, Key=settings_key(PREFIX, TENANT), Body=raw)
+    again = open_settings(carol, "U0CAROL")
+    assert again is not None
+    answer = save(carol, "U0CAROL", again, rounds=option("3"))
+    assert answer["response_action"] == "errors"
+    assert NEWER.removeprefix(":warning: ") == answer["errors"]["approvers"]
+    assert (
+        json.loads(s3.get_object(Bucket=bucket, Key=settings_key(PREFIX, TENANT))["Body"].read())[
+            "v"
+        ]
+        == 99
+    )
