@@ -231,7 +231,7 @@ class Runtime:
     @functools.cached_property
     def rules(self) -> Rules:
         s = self.settings
-        return Rules(s.approver_ids, s.no_self_approval, s.max_rounds)
+        return Rules(s.approver_ids, s.no_self_approval, s.max_rounds, s.approvals_needed)
 
     @functools.cached_property
     def lost_runs(self) -> LostRuns:
