@@ -45,6 +45,7 @@ PLANS: dict[str, list[tuple[str, str]]] = {
 # A case the code could write only from a given folder on, and the environment its plan runs in.
 SINCE = {"approved-by-one-of-two": "format2-graph2"}
 ENV = {"approved-by-one-of-two": {"APPROVALS_NEEDED": "2"}}
+SAID = {"approved-by-one-of-two": "Approved by <@U0CAROL> and <@U0BOB> · "}  # on the basket
 
 
 def cases_of(folder: str) -> set[str]:
@@ -138,6 +139,9 @@ def test_a_basket_saved_by_older_code_is_answered_to_the_end(
             assert not replies, replies
             basket = world.baskets()[-1]
             assert header(basket).startswith(f"Basket {case['round'] + 1} of 3")
+    if path.stem in SAID:
+        answered = world.slack.message(CHANNEL, basket["ts"])
+        assert answered is not None and SAID[path.stem] in context_text(answered)
     assert lock_keys(s3, bucket) == []
     (newest, *_) = sorted(k for k in objects(s3, bucket) if k.startswith(case["key"][:-6]))
     record = SHOP_RECORDS.from_bytes(
