@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from bench.common import RequestCounter
 from bot.records.history import S3History, history_prefix
 from bot.runtime import Runtime
 from bot.sandbox.anthropic_api import DEFAULT_BASKET, Reply
@@ -110,6 +111,30 @@ def test_a_quorum_of_two_orders_on_the_second_different_approver(
     record = json.loads(s3.get_object(Bucket=bucket, Key=key)["Body"].read())["ended"]
     assert record["kind"] == "ordered" and record["answered_by"] == "U0CAROL"
     assert record["approved_by"] == ["U0BOB", "U0CAROL"]
+
+
+def test_what_each_approval_of_a_quorum_costs_in_s3_requests(world: World, s3: Any) -> None:
+    """The approval that completes a quorum costs what one approval always did (lock PUT, LIST
+    and GET of the latest checkpoint, one checkpoint PUT, the outcome PUT, lock DELETE); one
+    that leaves the basket short writes two checkpoints (counted, then asked again: a message to
+    a request port is raised in the superstep after it is sent) and the receipt; an approval
+    already counted writes nothing (the receipt GET: is the channel up to date?)."""
+    world.boot(APPROVALS_NEEDED="2")
+    basket = start_basket(world)
+    counter = RequestCounter(s3)
+    world.click(basket, "approve_basket", user="U0BOB")
+    world.run_lazies()
+    short = counter.take()
+    assert sum(short.values()) == 7 and short["PutObject"] == 4, short
+    world.click(shown(world), "approve_basket", user="U0BOB")
+    world.run_lazies()
+    again = counter.take()
+    assert sum(again.values()) == 5 and again["PutObject"] == 1, again  # the lock's own
+    world.click(shown(world), "approve_basket", user="U0CAROL")
+    world.run_lazies()
+    last = counter.take()
+    assert sum(last.values()) == 6 and last["PutObject"] == 3, last
+    assert orders(world) == ["Ordered 10 items."]
 
 
 def test_with_one_approval_needed_an_order_names_one_approver_and_its_record_is_as_before(
