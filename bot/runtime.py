@@ -191,6 +191,7 @@ class Runtime:
         return WorkspaceSettings(
             approvers=tuple(sorted(s.approver_ids)),
             no_self_approval=s.no_self_approval,
+            approvals_needed=s.approvals_needed,
             rounds=s.max_rounds,
             remind_after=s.remind_after,
             max_reminders=s.max_reminders,
@@ -342,7 +343,7 @@ class Runtime:
     @functools.cached_property
     def rules(self) -> Rules:
         c = self.current
-        return Rules(frozenset(c.approvers), c.no_self_approval, c.rounds)
+        return Rules(frozenset(c.approvers), c.no_self_approval, c.rounds, c.approvals_needed)
 
     @functools.cached_property
     def lost_runs(self) -> LostRuns:

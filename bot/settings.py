@@ -36,6 +36,7 @@ ENV_NAMES = {
     "lock_ttl_seconds": "LOCK_TTL_SECONDS",
     "approver_ids": "APPROVER_IDS",
     "no_self_approval": "NO_SELF_APPROVAL",
+    "approvals_needed": "APPROVALS_NEEDED",
     "slack_api_url": "SLACK_API_URL",
     "shop_channel": "SHOP_CHANNEL",
     "shop_request": "SHOP_REQUEST",
@@ -150,6 +151,7 @@ CONVERT: dict[str, Callable[[str], Any]] = {
     "lock_ttl_seconds": _number(float, 0, 900, low_open=True),
     "approver_ids": _ids,
     "no_self_approval": _flag,
+    "approvals_needed": _number(int, 1, 50),  # BasketDecision.approvals names at most 50
     "slack_api_url": _url,
     "shop_channel": _text(),
     "shop_request": _text(),
@@ -184,6 +186,8 @@ class Settings:
     lock_ttl_seconds: float = 60.0
     approver_ids: frozenset[str] = frozenset()
     no_self_approval: bool = False
+    # A quorum: how many different people must approve a basket before it is ordered.
+    approvals_needed: int = 1
     slack_api_url: str = DEFAULT_SLACK_API_URL
     shop_channel: str = ""
     shop_request: str = ""
@@ -208,6 +212,11 @@ class Settings:
             raise SettingsError("SLACK_BOT_TOKEN is not set")
         if self.multi_workspace and self.shop_channel and not self.shop_team:
             raise SettingsError("SHOP_TEAM is not set: with many workspaces, SHOP_CHANNEL needs it")
+        if self.approver_ids and self.approvals_needed > len(self.approver_ids):
+            raise SettingsError(
+                f"APPROVALS_NEEDED is invalid: must be at most the {len(self.approver_ids)} "
+                "people in APPROVER_IDS"
+            )
 
     @property
     def multi_workspace(self) -> bool:

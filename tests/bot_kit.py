@@ -54,12 +54,14 @@ class TestWorld(World):
         return {**os.environ, **self.env}
 
     def in_fresh_process(
-        self, event: dict[str, Any], crash_at: str = "", deploy: str = ""
+        self, event: dict[str, Any], crash_at: str = "", deploy: str = "", hold_lock: float = 0
     ) -> dict[str, Any]:
         """One invocation in a new interpreter; with ``crash_at``, one that dies there; with
-        ``deploy``, one running that deploy of ``tests.shop_next_deploy``."""
+        ``deploy``, one running that deploy of ``tests.shop_next_deploy``; with ``hold_lock``,
+        one that keeps a session lock that many seconds once it took it."""
         extra = ["--crash-at", crash_at] if crash_at else []
         extra += ["--deploy", deploy] if deploy else []
+        extra += ["--hold-lock", str(hold_lock)] if hold_lock else []
         done = subprocess.run(
             [sys.executable, "-m", "tests.lambda_invoke", *extra],
             input=json.dumps(event),

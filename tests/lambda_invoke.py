@@ -11,6 +11,8 @@ one point of a resume, to prove that the next invocation recovers:
     lost-claimed        a lost run's marker claimed, before the person is told (``bot.steps.lost``)
 
 ``--deploy NAME`` runs it as the next deploy would (``tests.shop_next_deploy``): a changed graph.
+``--hold-lock SECONDS`` keeps a session lock that long once taken (a slow invocation), so that
+another process started at the same moment meets it held.
 """
 
 from __future__ import annotations
@@ -82,6 +84,19 @@ def _die_at_report(owner: Any, name: str) -> None:
     setattr(owner, name, wrapper)
 
 
+def _hold_after(owner: Any, name: str, seconds: float) -> None:
+    import time
+
+    original: Callable[..., Any] = getattr(owner, name)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
+        time.sleep(seconds)
+        return result
+
+    setattr(owner, name, wrapper)
+
+
 def arm(point: str) -> None:
     from bot.records.lost_markers import LostMarkers
     from bot.slack.outbox import Outbox
@@ -111,6 +126,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--crash-at")
     parser.add_argument("--deploy")
+    parser.add_argument("--hold-lock", type=float, default=0.0)
     args = parser.parse_args()
     event = json.load(sys.stdin)
     if args.deploy:
@@ -119,6 +135,10 @@ def main() -> None:
         install(args.deploy)
     if args.crash_at:
         arm(args.crash_at)
+    if args.hold_lock:
+        from workflow.persistence.s3_lock import S3SessionLock
+
+        _hold_after(S3SessionLock, "acquire", args.hold_lock)
     print(json.dumps(invoke_once(event)))
 
 

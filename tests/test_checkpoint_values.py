@@ -2,15 +2,16 @@
 longer pydantic models: each writes the very JSON the model it replaced wrote, and reads back
 exactly what that model read in strict mode (JSON's own types, no coercion), which is never more
 than it read. The same holds for a record's header line (``workflow.persistence.record_format``).
-``Basket@2`` came after the models went: its reference model below says its schema in pydantic's
-terms, and the plain class must agree with it, read for read and byte for byte."""
+``Basket@2`` and ``BasketDecision@3`` came after the models went: their reference models below say
+their schemas in pydantic's terms, and the plain classes must agree with them, read for read and
+byte for byte."""
 
 from __future__ import annotations
 
 import json
 import zlib
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pytest
 from hypothesis import given
@@ -44,12 +45,14 @@ class OldShopRequest(BaseModel):
     requested_by: str = Field(default="", max_length=64)
 
 
-class OldBasketDecision(BaseModel):
+class OldBasketDecision(BaseModel):  # BasketDecision@3: the model's @2, plus a quorum's fields
     model_config = ConfigDict(frozen=True, extra="forbid")
     approved: bool
     change: str | None = None
     round: int = Field(ge=1)
     expired_at: int | None = Field(default=None, ge=0)
+    approvals: list[Annotated[str, Field(max_length=64)]] = Field(default=[], max_length=50)
+    needed: int = Field(default=1, ge=1)
 
 
 PAIRS: list[tuple[Any, type[BaseModel]]] = [
@@ -78,7 +81,10 @@ values = st.one_of(
     st.integers(MAX_ITEMS - 1, MAX_ITEMS + 1).map(lambda n: ["x"] * n),
     st.dictionaries(st.text(max_size=4), scalars, max_size=2),
 )
-FIELDS = ["items", "round", "text", "requested_by", "approved", "change", "expired_at", "extra"]
+FIELDS = [
+    *("items", "round", "text", "requested_by", "approved", "change", "expired_at"),
+    *("approvals", "needed", "extra"),
+]
 ITEM_FIELDS = ["name", "quantity", "unit", "note", "aisle", "extra"]
 Fields = st.SearchStrategy[dict[str, Any]]
 good_items: Fields = st.fixed_dictionaries(
@@ -123,7 +129,25 @@ good_decisions: Fields = st.fixed_dictionaries(
         "change": st.none() | st.text(),
         "round": st.integers(min_value=1),
         "expired_at": st.none() | st.integers(min_value=0),
-    }
+    },
+    optional={
+        "approvals": st.lists(st.text(max_size=64), max_size=4)
+        | st.just(["U" * 64])
+        | st.just(["U0BOB"] * 50),
+        "needed": st.integers(min_value=1, max_value=4),
+    },
+)
+read_decisions: Fields = st.fixed_dictionaries(  # a quorum's fields at and past their bounds
+    {"approved": st.booleans(), "round": st.integers(min_value=1)},
+    optional={
+        "approvals": st.one_of(
+            st.integers(0, 3).map(lambda n: ["U" * (64 - 1 + n)]),
+            st.integers(49, 52).map(lambda n: ["U0BOB"] * n),
+            st.lists(st.one_of(st.text(max_size=8), scalars), max_size=3),
+            values,
+        ),
+        "needed": st.one_of(st.integers(-1, 3), values),
+    },
 )
 
 
@@ -140,7 +164,7 @@ def _read_back(good: Fields) -> st.SearchStrategy[Any]:
 READ_BACK = {
     "Basket": st.one_of(good_baskets, read_baskets),
     "ShopRequest": good_requests,
-    "BasketDecision": good_decisions,
+    "BasketDecision": st.one_of(good_decisions, read_decisions),
 }
 
 

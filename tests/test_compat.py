@@ -20,7 +20,7 @@ import pytest
 
 from bot.slack.blocks import Ref, basket_blocks
 from bot.steps.rules import LAST_BASKET
-from tests.bot_kit import CHANNEL, World, header, objects
+from tests.bot_kit import CHANNEL, World, context_text, header, objects
 from tests.compat.write_corpus import KEY, REQUESTER
 from tests.fault_kit import ephemeral_texts, lock_keys
 from workflow.persistence.checkpoint import written_with
@@ -39,13 +39,25 @@ PLANS: dict[str, list[tuple[str, str]]] = {
         ("change_basket", ""),
         ("reject_basket", "No order placed: rejected"),
     ],
+    # Approved by U0CAROL, one of a quorum of two: U0BOB's approval orders it.
+    "approved-by-one-of-two": [("approve_basket", "Ordered 5 items.")],
 }
+# A case the code could write only from a given folder on, and the environment its plan runs in.
+SINCE = {"approved-by-one-of-two": "format2-graph2"}
+ENV = {"approved-by-one-of-two": {"APPROVALS_NEEDED": "2"}}
+SAID = {"approved-by-one-of-two": "Approved by <@U0CAROL> and <@U0BOB> · "}  # on the basket
+
+
+def cases_of(folder: str) -> set[str]:
+    """The cases ``folder`` must hold: every case, but those written only since a later one."""
+    order = list(FOLDERS)
+    return {c for c in PLANS if order.index(SINCE.get(c, order[0])) <= order.index(folder)}
 
 
 def test_the_corpus_holds_every_case() -> None:
     for folder in FOLDERS:
         names = {path.stem for path in CORPUS if path.parent.name == folder}
-        assert names >= set(PLANS), f"a case of {folder}/ was removed without a stated reason"
+        assert names >= cases_of(folder), f"a case of {folder}/ was removed without a reason"
 
 
 # Each folder, and what its records are: the document format, the record version, the graph,
@@ -54,8 +66,9 @@ FOLDERS = {
     "format1": "before versions · format 1 · record v1 · Basket",
     "format2-graph1": "weekly-shop v1 · format 2 · record v2 · Basket@1",
     "format2-basket2": "weekly-shop v1 · format 2 · record v2 · Basket@2",
+    "format2-graph2": "weekly-shop v2 · format 2 · record v2 · Basket@2",
 }
-NEWEST = "format2-basket2"  # what the current code writes
+NEWEST = "format2-graph2"  # what the current code writes
 
 
 def described(record: Any) -> str:
@@ -102,7 +115,7 @@ def test_a_basket_saved_by_older_code_is_answered_to_the_end(
     world: World, s3: Any, bucket: str, path: Path
 ) -> None:
     case = json.loads(path.read_text())
-    world.boot(CHECKPOINT_SIGNING_KEY=KEY.decode())
+    world.boot(CHECKPOINT_SIGNING_KEY=KEY.decode(), **ENV.get(path.stem, {}))
     basket = put_back(world, s3, bucket, case)
     for action, outcome in PLANS[path.stem]:
         if action == "change_basket":
@@ -126,6 +139,9 @@ def test_a_basket_saved_by_older_code_is_answered_to_the_end(
             assert not replies, replies
             basket = world.baskets()[-1]
             assert header(basket).startswith(f"Basket {case['round'] + 1} of 3")
+    if path.stem in SAID:
+        answered = world.slack.message(CHANNEL, basket["ts"])
+        assert answered is not None and SAID[path.stem] in context_text(answered)
     assert lock_keys(s3, bucket) == []
     (newest, *_) = sorted(k for k in objects(s3, bucket) if k.startswith(case["key"][:-6]))
     record = SHOP_RECORDS.from_bytes(
@@ -135,3 +151,29 @@ def test_a_basket_saved_by_older_code_is_answered_to_the_end(
         case["session"],
     )
     assert described(record) == FOLDERS[NEWEST]
+
+
+ROUND_ONE = [p for p in CORPUS if p.stem == "pending-round-1"]
+
+
+@pytest.mark.parametrize("path", ROUND_ONE, ids=[p.parent.name for p in ROUND_ONE])
+def test_a_basket_saved_before_quorums_needs_the_quorum_set_since(
+    world: World, s3: Any, bucket: str, path: Path
+) -> None:
+    """Graph version 1 is carried to version 2 (``workflow.shop.graph.carry_v1_to_v2``): a
+    basket posted before quorums existed, answered once the household asks for two approvals,
+    needs two, as a basket posted today would."""
+    case = json.loads(path.read_text())
+    world.boot(CHECKPOINT_SIGNING_KEY=KEY.decode(), APPROVALS_NEEDED="2")
+    basket = put_back(world, s3, bucket, case)
+    world.click(basket, "approve_basket", user="U0BOB")
+    world.run_lazies()
+    now = world.slack.message(CHANNEL, basket["ts"])
+    assert now is not None
+    assert "Approved by <@U0BOB> · 1 of 2 needed" in context_text(now)
+    assert world.slack.thread(CHANNEL, basket["ts"]) == []
+    world.click(now, "approve_basket", user="U0CAROL")
+    world.run_lazies()
+    replies = [m["text"] for m in world.slack.thread(CHANNEL, basket["ts"])]
+    assert replies == ["Ordered 5 items."] and world.slack.violations == []
+    assert lock_keys(s3, bucket) == []

@@ -5,9 +5,12 @@ session, so a double click does not say the outcome twice."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime
 from typing import Any
+
+import pytest
 
 from bench.common import RequestCounter
 from bot.records.history import Ended, S3History, decode, encode, history_prefix, newest, sign
@@ -115,6 +118,25 @@ def test_an_outcome_record_that_does_not_verify_is_not_read(s3: Any, bucket: str
     forged["ended"]["items"] = ["500 g chicken"]
     forged["mac"] = sign(key, "T0TEAM", forged["ended"])
     assert decode(key, "T0TEAM", json.dumps(forged).encode()) is None  # signed, but not a basket
+
+
+def test_an_order_a_quorum_approved_names_everyone_and_one_approvers_record_is_as_before() -> None:
+    """``approved_by`` is written only for an order more than one person approved: a record of
+    one approver has exactly the fields it had before quorums (code from before reads it), and
+    such a record, without the field, reads back as approved by nobody else."""
+    key = b"k" * 32
+    one = _ended("s1")
+    assert "approved_by" not in one.to_json() and Ended.from_json(one.to_json()) == one
+    quorum = dataclasses.replace(one, approved_by=("U0CAROL", "U0BOB"))
+    assert quorum.to_json()["approved_by"] == ["U0CAROL", "U0BOB"]
+    assert decode(key, "T0TEAM", encode(key, "T0TEAM", quorum)) == quorum
+    for bad in (["U0BOB", "<!channel>"], "U0BOB", [7], ["U0BOB"] * 51):
+        body = {**one.to_json(), "approved_by": bad}
+        raw = json.dumps({"ended": body, "mac": sign(key, "T0TEAM", body)}).encode()
+        assert decode(key, "T0TEAM", raw) is None  # signed, but not what an order names
+    rejected = {**one.to_json(), "kind": "rejected", "approved_by": ["U0BOB", "U0CAROL"]}
+    with pytest.raises(ValueError, match="approvers of an order only"):
+        Ended.from_json(rejected)
 
 
 def _ended(session: str) -> Ended:

@@ -193,6 +193,46 @@ def test_reminders_mention_the_approvers_when_there_are_some(timed: World) -> No
     assert reminder.startswith("<@U0BOB> <@U0CAROL> Basket 1 of 3 is still waiting")
 
 
+def test_a_reminder_of_a_quorum_names_the_approvers_who_have_not_approved_yet(
+    timed: World,
+) -> None:
+    """A quorum of 2 of three approvers: once Bob approved, the basket is asked again (its
+    timers re-armed for the request now pending), and its reminder mentions only Carol and
+    Dave, and says how many more approvals it needs."""
+    timed.boot(APPROVER_IDS="U0CAROL,U0BOB,U0DAVE", APPROVALS_NEEDED="2")
+    basket = start_basket(timed)
+    first, _ = the_timer()
+    timed.click(basket, "approve_basket", user="U0BOB")
+    timed.run_lazies()
+    payload, timer = the_timer()
+    assert timer["request"] != json.loads(first["weekly_shop_timer"])["request"]
+    assert timer["request"] == json.loads(timed.buttons(timed.baskets()[0])["approve_basket"])["r"]
+
+    assert fire(timed, payload) == {"fired": True, "kind": "remind"}
+    (reminder,) = thread_texts(timed, basket)
+    assert reminder.startswith(
+        "<@U0CAROL> <@U0DAVE> Basket 1 of 3 is still waiting for 1 more approval "
+        "(approved by <@U0BOB> so far). It expires "
+    )
+
+
+def test_a_reminder_of_a_quorum_with_no_approvers_says_how_many_more_it_needs(
+    timed: World,
+) -> None:
+    timed.boot(APPROVALS_NEEDED="3")  # anyone in the channel: three different people
+    basket = start_basket(timed)
+    fire(timed, the_timer()[0])
+    timed.click(timed.baskets()[0], "approve_basket", user="U0BOB")
+    timed.run_lazies()
+    fire(timed, the_timer()[0])
+    first, second = thread_texts(timed, basket)
+    assert first.startswith("<@U0ALICE> Basket 1 of 3 is still waiting for 3 more approvals.")
+    assert second.startswith(
+        "<@U0ALICE> Basket 1 of 3 is still waiting for 2 more approvals "
+        "(approved by <@U0BOB> so far)."
+    )
+
+
 @pytest.mark.parametrize(
     "forge",
     [

@@ -129,7 +129,16 @@ def test_a_forged_save_from_a_member_is_refused_and_saves_nothing(
     [
         ({"approvers": users("U0STRANGER")}, "approvers", NOT_HERE),  # users.info: not found
         ({"approvers": users("U0CAROL"), "approvals": number(2)}, "approvals", "1 to 1"),
-        ({"approvals": number(2)}, "approvals", "anyone in the channel"),
+        ({"approvals": number(51)}, "approvals", "from 1 to 50"),
+        (
+            {
+                "approvers": users("U0CAROL", "U0DAVE"),
+                "approvals": number(2),
+                "no_self": {"selected_options": [{"value": "on"}]},
+            },
+            "approvals",
+            "at most 1",
+        ),
         ({"rounds": option("9")}, "rounds", "Choose one of the options"),
         ({"expire_days": number(30)}, "expire_days", "from 1 to 21"),
         ({"people": number("lots")}, "people", "whole number"),

@@ -159,7 +159,7 @@ def test_an_older_schema_is_upgraded_as_it_is_read(monkeypatch: pytest.MonkeyPat
     ("changes", "says"),
     [
         ({"approvers": ("U0ALICE",), "approvals_needed": 2}, "at most the number of approvers"),
-        ({"approvals_needed": 2}, "must be 1 when anyone"),
+        ({"approvals_needed": 51}, "at most 50"),
         ({"approvers": ("U0ALICE", "U0ALICE")}, "names someone twice"),
         ({"approvers": ("<!channel>",)}, "not a Slack user ID"),
         ({"expire_after": 22 * 86400}, "at most 21 days"),

@@ -23,6 +23,7 @@ boundary like a checkpoint.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -36,13 +37,14 @@ from botocore.exceptions import BotoCoreError, ClientError
 from workflow.persistence.s3_client import get_object, store_error
 from workflow.persistence.s3_keys import sibling_prefix
 from workflow.persistence.store import validate_id
-from workflow.persistence.values import AllFields, check_bool, check_int, check_str
+from workflow.persistence.values import AllFields, check_bool, check_int, check_str, fields_of
 
 from .receipts import check_slack_ids
 
 Kind = Literal["ordered", "rejected", "expired", "failed"]
 KINDS: tuple[Kind, ...] = ("ordered", "rejected", "expired", "failed")
 MAX_MS = 9_999_999_999_999
+MAX_APPROVERS = 50  # named in one order's record (``BasketDecision.approvals``' bound)
 
 
 def history_prefix(checkpoint_prefix: str) -> str:
@@ -101,6 +103,10 @@ class Ended(AllFields):
     channel: str
     ts: str  # the basket message, for a link
     shown: bool = True  # Slack shows the end (else the next click shows it, and writes it again)
+    # An order a quorum approved: everyone who approved it, in order, ``answered_by`` last.
+    # Written only then (a record of one approver is what it was before quorums, and reads in
+    # code from before them).
+    approved_by: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         validate_id(self.session, "session ID")
@@ -119,9 +125,34 @@ class Ended(AllFields):
         bot = self.kind in ("expired", "failed")  # answered by the bot, or by nobody
         check_slack_ids("Ended", channel=self.channel, ts=self.ts, user=self.requested_by)
         check_slack_ids("Ended", user="" if bot else self.answered_by)
+        approved_by = self.approved_by
+        if not isinstance(approved_by, tuple | list) or len(approved_by) > MAX_APPROVERS:
+            raise ValueError(f"Ended.approved_by must be a list of at most {MAX_APPROVERS}")
+        if approved_by and self.kind != "ordered":
+            raise ValueError("Ended.approved_by names the approvers of an order only")
+        for user in approved_by:
+            check_str(user, "Ended.approved_by[]", min_length=1, max_length=64)
+            check_slack_ids("Ended", user=user)
+        object.__setattr__(self, "approved_by", tuple(approved_by))
         from workflow.shop.basket import Basket
 
         Basket.from_json({"items": self.items, "round": self.round})  # the items are a basket's
+
+    def to_json(self) -> dict[str, Any]:
+        body = AllFields.to_json(self)  # (no super(): a slots dataclass is a new class)
+        if self.approved_by:
+            body["approved_by"] = list(self.approved_by)
+        else:
+            del body["approved_by"]
+        return body
+
+    @classmethod
+    def from_json(cls, data: Any) -> Ended:
+        names = [f.name for f in dataclasses.fields(cls)]
+        data = fields_of(data, "Ended", names, [n for n in names if n != "approved_by"])
+        if not isinstance(data.get("approved_by", []), list):
+            raise ValueError("Ended.approved_by must be a list")
+        return cls(**data)
 
     def basket(self) -> Any:
         """The basket it ended with (``workflow.shop.basket.Basket``)."""

@@ -62,6 +62,7 @@ from .weekly import WeeklyRun
 
 SCHEMA_VERSION = 1
 MAX_APPROVERS = 20
+MAX_QUORUM = 50  # with anyone in the channel approving (BasketDecision names at most 50)
 MAX_ADMINS = 20
 MAX_ROUNDS = 5  # what the modal offers (the deploy's MAX_ROUNDS may say up to 10)
 MAX_CHANGES_KEPT = 20
@@ -119,8 +120,9 @@ def _users(value: Any, where: str, most: int) -> tuple[str, ...]:
 class WorkspaceSettings:
     """The settings a workspace works with: saved, or the deploy's defaults.
 
-    ``approvers`` empty means anyone in the channel; ``approvals_needed`` is then 1, else 1 to
-    the number of approvers. Durations are seconds; 0 turns reminders or expiry off.
+    ``approvers`` empty means anyone in the channel; ``approvals_needed`` different people must
+    approve (1 to the number of approvers, or to ``MAX_QUORUM`` with anyone). Durations are
+    seconds; 0 turns reminders or expiry off.
     ``weekly`` is the workspace's weekly run (``bot.records.weekly``), None when off.
     """
 
@@ -141,11 +143,11 @@ class WorkspaceSettings:
         object.__setattr__(self, "approvers", approvers)
         object.__setattr__(self, "admins", _users(list(self.admins), "admins", MAX_ADMINS))
         check_int(self.approvals_needed, "approvals_needed", ge=1)
-        if self.approvals_needed > max(1, len(self.approvers)):
+        if self.approvals_needed > (len(self.approvers) or MAX_QUORUM):
             raise ValueError(
                 "approvals_needed must be at most the number of approvers"
                 if self.approvers
-                else "approvals_needed must be 1 when anyone in the channel can approve"
+                else f"approvals_needed must be at most {MAX_QUORUM}"
             )
         check_bool(self.no_self_approval, "no_self_approval")
         if check_int(self.rounds, "rounds", ge=1) > 10:  # (MAX_ROUNDS allows 1 to 10)

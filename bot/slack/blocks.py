@@ -30,7 +30,7 @@ MAX_SHOWN_REQUEST = 300  # of the request's text on a basket; the whole of it is
 
 SECTION_LIMIT = 3000
 # Blocks for the items, headings and overflow line included: a message holds at most 50, and a
-# basket's header, context and actions take 3.
+# basket's header, context, approvals so far and actions take 4.
 MAX_ITEM_BLOCKS = 46
 # Item text shown in one message, all sections together: well under the ~11,000 characters at
 # which Slack has been seen to answer msg_blocks_too_long (bolt-js issues #2509 and #2867).
@@ -171,6 +171,20 @@ def asked_for(requested_by: str, request: str, progress: str = "") -> Block:
     return block
 
 
+def people(users: Sequence[str]) -> str:
+    """``<@A>``, ``<@A> and <@B>``, ``<@A>, <@B> and <@C>``: user IDs as mentions (IDs Slack
+    gave us, never model or user text)."""
+    mentions = [f"<@{u}>" for u in users]
+    if len(mentions) <= 1:
+        return "".join(mentions)
+    return f"{', '.join(mentions[:-1])} and {mentions[-1]}"
+
+
+def approved_so_far(approvals: Sequence[str], needed: int) -> Block:
+    """ "Approved by @alice · 1 of 2 needed": a basket a quorum still waits on."""
+    return context(f"Approved by {people(approvals)} · {len(approvals)} of {needed} needed")
+
+
 def basket_blocks(
     *,
     round: int,
@@ -180,17 +194,22 @@ def basket_blocks(
     request: str = "",
     progress: str,
     ref: Ref,
+    approvals: Sequence[str] = (),
+    needed: int = 1,
 ) -> list[Block]:
-    """A basket waiting for an answer: header, items, what was asked and by whom, Approve /
-    Reject / Change…; the last basket says so and offers no change."""
+    """A basket waiting for an answer: header, items, what was asked and by whom, who has
+    approved it so far (when it needs more than one), Approve / Reject / Change…; the last
+    basket says so and offers no change."""
     value = ref.to_value()
     last = round >= max_rounds
     title = f"Basket {round} of {max_rounds}" + (" — last one: approve or reject" if last else "")
     change = [] if last else [_button("Change…", CHANGE, value)]
+    so_far = [approved_so_far(approvals, needed)] if approvals else []
     return [
         {"type": "header", "text": plain(title, 150)},
         *item_sections(items),
         asked_for(requested_by, request, progress),
+        *so_far,
         {
             "type": "actions",
             "block_id": "basket_actions",
@@ -230,12 +249,14 @@ def answered_blocks(
     at: int,
     note: str = "",
     asked: Block | None = None,
+    approvals: Sequence[str] = (),
 ) -> list[Block]:
-    """The same basket once answered: the buttons replaced by who answered, when, and why;
-    ``asked`` (:func:`asked_for`) keeps what was asked above it."""
+    """The same basket once answered: the buttons replaced by who answered (everyone who
+    approved it, for a quorum's order), when, and why; ``asked`` (:func:`asked_for`) keeps what
+    was asked above it."""
     when = slack_date(at)
     if not note:
-        said = context(f"{verdict} by <@{user}> · {when}")
+        said = context(f"{verdict} by {people(approvals or [user])} · {when}")
     else:  # the person's words in plain_text: shown as typed, formatting and mentions inert
         said = context(f"{verdict} by <@{user}>:")
         said["elements"] += [

@@ -30,6 +30,7 @@ from .blocks import (
     escape,
     expired_blocks,
     ordered_blocks,
+    people,
     retired_blocks,
     settled_blocks,
     start_again_blocks,
@@ -251,6 +252,8 @@ class Outbox:
             request=report.request,
             progress=report.progress,
             ref=Ref(where.session_id, event.request_id),
+            approvals=report.approvals,
+            needed=report.needed,
         )
         if ts is not None:
             if not self._update(where.channel, ts, text, blocks):
@@ -287,10 +290,11 @@ class Outbox:
                     asked=asked,
                 ),
             )
+        by = people(mark.approvals or [mark.by])
         return self._update(
             channel,
             mark.ts,
-            f"Basket {basket.round} of {self.max_rounds}: {mark.verdict} by <@{mark.by}>" + said,
+            f"Basket {basket.round} of {self.max_rounds}: {mark.verdict} by {by}" + said,
             answered_blocks(
                 round=basket.round,
                 max_rounds=self.max_rounds,
@@ -300,6 +304,7 @@ class Outbox:
                 at=at,
                 note=mark.note,
                 asked=asked,
+                approvals=mark.approvals,
             ),
         )
 

@@ -66,6 +66,7 @@ class Mark:
     note: str = ""
     at: int | None = None  # when (default: now); an expiry's is when it was due
     request_id: str = ""  # the request it answered: its basket's timers are deleted
+    approvals: tuple[str, ...] = ()  # an order a quorum approved: everyone who did, in order
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,10 @@ class Report:
     settle: Settle | None = None
     request: str = ""  # what was asked (shown on each new basket beside who asked)
     ended: bool = False  # the run is over: its outcome is kept (``bot.records.history``)
+    # Who has approved the basket asked about so far, of how many needed (a quorum): shown on
+    # it ("Approved by @alice · 1 of 2 needed") while it waits for the others.
+    approvals: tuple[str, ...] = ()
+    needed: int = 1
 
     @property
     def baskets(self) -> list[RequestInfoEvent]:
@@ -126,17 +131,21 @@ class Report:
     @property
     def reasked(self) -> RequestInfoEvent | None:
         """The answered basket asked about again, unchanged (a change that changed nothing is
-        the same round, ``workflow.shop.graph.UNCHANGED``): its message keeps its buttons,
-        bound to the new request, and no new basket is posted."""
+        the same round, ``workflow.shop.graph.UNCHANGED``; so is an approval a quorum still
+        waits on): its message keeps its buttons, bound to the new request, and no new basket
+        is posted."""
         mark = self.mark
         same = [e for e in self.baskets if mark is not None and e.data.round == mark.basket.round]
         return same[0] if same else None
 
     @property
     def ordered(self) -> Basket | None:
-        """The basket this run ordered: the one it approved (its outcome lists the items)."""
+        """The basket this run ordered: the one it approved (its outcome lists the items), not
+        one a quorum still waits on."""
         mark = self.mark
-        return mark.basket if mark is not None and mark.verdict == APPROVED else None
+        if mark is None or mark.verdict != APPROVED or self.reasked is not None:
+            return None
+        return mark.basket
 
     @property
     def progress(self) -> str:

@@ -17,6 +17,7 @@ from bot.records.workspace_settings import (
     HOUR,
     MAX_ADMINS,
     MAX_APPROVERS,
+    MAX_QUORUM,
     MAX_ROUNDS,
     Loaded,
     WorkspaceSettings,
@@ -136,7 +137,7 @@ def settings_blocks(s: WorkspaceSettings, timezone: str) -> list[Block]:
         _input(
             "approvals",
             "Approvals needed",
-            _number(s.approvals_needed, 1, MAX_APPROVERS),
+            _number(s.approvals_needed, 1, MAX_QUORUM),
             "How many different approvers must press Approve (1 to the number of approvers).",
         ),
         _input("no_self", "Own baskets", checkboxes, optional=True),

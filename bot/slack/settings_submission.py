@@ -17,6 +17,7 @@ from bot.records.workspace_settings import (
     HOUR,
     MAX_ADMINS,
     MAX_APPROVERS,
+    MAX_QUORUM,
     MAX_ROUNDS,
     WorkspaceSettings,
 )
@@ -108,9 +109,14 @@ def read_settings(values: Any, current: WorkspaceSettings) -> WorkspaceSettings 
     show, by block. Only the form's own checks: ``bot.steps.settings`` asks Slack the rest."""
     form = _Form(values)
     approvers = form.users("approvers", MAX_APPROVERS)
-    needed = form.number("approvals", 1, max(1, len(approvers)))
-    if "approvals" in form.errors and not approvers:
-        form.errors["approvals"] = "With no approvers chosen (anyone in the channel): 1."
+    needed = form.number("approvals", 1, len(approvers) or MAX_QUORUM)
+    own = form.checked("no_self")
+    if own and approvers and needed >= len(approvers) > 1 and "approvals" not in form.errors:
+        # An approver's own basket could then never gather enough approvals from the others.
+        form.errors["approvals"] = (
+            f"With nobody approving their own basket, at most {len(approvers) - 1}: an "
+            "approver's own basket needs the others' approvals."
+        )
     rounds = int(form.option("rounds", [str(n) for n in range(1, MAX_ROUNDS + 1)]))
     remind = form.number("remind_every", 0, MAX_REMIND_HOURS, " hours")
     reminders = form.number("max_reminders", 0, 10)
@@ -127,7 +133,7 @@ def read_settings(values: Any, current: WorkspaceSettings) -> WorkspaceSettings 
     return WorkspaceSettings(
         approvers=approvers,
         approvals_needed=needed,
-        no_self_approval=form.checked("no_self"),
+        no_self_approval=own,
         rounds=rounds,
         remind_after=remind * HOUR,
         max_reminders=reminders,

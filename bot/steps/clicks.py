@@ -6,10 +6,17 @@ click is a :class:`bot.steps.turn.Step`: ``bot.steps.turn`` takes the session lo
 latest checkpoint, :class:`Answer` checks the click against the pending request and the requester,
 and answers it with :func:`workflow.engine.respond.answer_pending`. Every refusal changes nothing
 and leaves no lock; the person sees a short reason.
+
+A quorum (``Rules.approvals_needed`` above 1): an approval carries everyone's so far, read from
+the checkpoint under the lock, and the rule at this click. One that leaves the basket short is
+counted and the basket asked again (a new request, the same message, its buttons rebound, "Approved
+by @alice · 1 of 2 needed"); the same person again is told their approval is counted, and nothing
+is written; a click on the buttons before that re-ask answers the basket's request now pending.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from bot.slack.blocks import slack_date
@@ -44,10 +51,10 @@ from workflow.errors import (
     UnknownRequest,
     WorkflowVersionRemoved,
 )
-from workflow.persistence.checkpoint import PendingRequest
+from workflow.persistence.checkpoint import AnsweredRequest, PendingRequest
 from workflow.persistence.session import SessionCheckpoints
-from workflow.shop.basket import Basket, BasketDecision
-from workflow.shop.graph import UNCHANGED, shop_request
+from workflow.shop.basket import Basket, BasketDecision, count
+from workflow.shop.graph import UNCHANGED, approvals_of, shop_request
 
 from .rules import Rules
 from .turn import Redelivered, Sessions, take_turn
@@ -65,6 +72,22 @@ BROKEN = (
 WENT_WRONG = "Something went wrong answering that; nothing was ordered twice. Try again."
 UNPOSTED = "I couldn't post everything to Slack just now. Press a button above to try again."
 STORE_DOWN = "I couldn't reach the basket store, so nothing changed. Try again in a minute."
+
+
+def counted_text(so_far: int, needed: int) -> str:
+    """What an approver who presses Approve again is told: it counts once."""
+    more = count(max(needed - so_far, 0), "more approval")
+    return f"Your approval of this basket is already counted ({so_far} of {needed}): {more} needed."
+
+
+@dataclass(frozen=True)
+class Counted(Redelivered):
+    """An approval from someone already counted for this basket: ``answered`` is their own
+    approval. Nothing is written; like any redelivery (Lambda's retry of their click), the turn
+    first shows the latest checkpoint if the channel is behind it."""
+
+    so_far: int = 0
+    needed: int = 1
 
 
 def verdict_of(decision: object) -> tuple[str, str]:
@@ -103,14 +126,21 @@ class Answer:
         try:
             request = run.pending_request(click.ref.request_id)
         except RequestAlreadyAnswered:
-            return Redelivered(run.answered[click.ref.request_id])
+            followed = self._asked_again(run, run.answered[click.ref.request_id])
+            if isinstance(followed, Redelivered):
+                return followed
+            request = followed
+        approvals = approvals_of(run, request.data.round)
+        needed = self.rules.quorum
+        if click.kind == "approve" and click.user in approvals and len(approvals) < needed:
+            return self._counted(run, request, len(approvals), needed)
         asked = shop_request(run)
         requester = asked.requested_by if asked is not None else ""
         refusal = self.rules.may_give(click.kind, click.user, requester, request.data.round)
         if refusal:
             return Tell(click.user, refusal)
         answered = await answer_pending(
-            run, click.ref.request_id, self._decide, answered_by=click.user
+            run, request.request_id, self._decide(approvals), answered_by=click.user
         )
         if answered.run.status is RunStatus.FAILED:
             return self.failed(answered.run.error)
@@ -120,15 +150,57 @@ class Answer:
             VERDICTS[click.kind],
             click.user,
             click.change,
-            request_id=click.ref.request_id,
+            request_id=request.request_id,
+            approvals=_ordered_by(answered.run.answered[request.request_id].response),
         )
         return self._report(answered.events, outputs_of(answered.events), run, mark)
 
-    def _decide(self, request: PendingRequest) -> BasketDecision:
-        change = self.click.change if self.click.kind == "change" else None
-        return BasketDecision(
-            approved=self.click.kind == "approve", change=change, round=request.data.round
-        )
+    def _asked_again(self, run: Run, done: AnsweredRequest) -> PendingRequest | Redelivered:
+        """The clicked request was answered before. If that answer was an approval a quorum
+        still waited on, the same basket was asked again: the click (from a screen not yet
+        updated, or sent while that approval was being counted) answers the request now pending
+        for it. Otherwise it is a redelivery of a click whose work is done, or a late one."""
+        decision = done.response
+        if isinstance(decision, BasketDecision) and not decision.quorum_reached:
+            for pending in run.pending_requests.values():
+                if isinstance(pending.data, Basket) and pending.data.round == decision.round:
+                    return pending
+            return Redelivered(list(run.answered.values())[-1])  # what became of it since
+        return Redelivered(done)
+
+    def _counted(
+        self, run: Run, request: PendingRequest, so_far: int, needed: int
+    ) -> Outcome | Redelivered:
+        """This person's approval of the basket is already counted: their own answer, so that
+        a retry of their click whose first attempt died before Slack was told catches up."""
+        round = request.data.round
+        for answered in reversed(run.answered.values()):
+            decision = answered.response
+            if (
+                answered.by == self.click.user
+                and isinstance(decision, BasketDecision)
+                and decision.approved
+                and decision.round == round
+            ):
+                return Counted(answered, so_far=so_far, needed=needed)
+        return Tell(self.click.user, counted_text(so_far, needed))
+
+    def _decide(self, approvals: list[str]) -> Callable[[PendingRequest], BasketDecision]:
+        """The click's answer: an approval names everyone's so far and this person's, and the
+        approvals the basket needs now (``Rules.quorum``)."""
+        click = self.click
+
+        def decide(request: PendingRequest) -> BasketDecision:
+            approved = click.kind == "approve"
+            return BasketDecision(
+                approved=approved,
+                change=click.change if click.kind == "change" else None,
+                round=request.data.round,
+                approvals=(*approvals, click.user) if approved else (),
+                needed=self.rules.quorum,
+            )
+
+        return decide
 
     def _report(
         self, events: list[WorkflowEvent], outputs: list[str], run: Run, mark: Mark | None
@@ -146,12 +218,17 @@ class Answer:
             mark=mark,
             request=text,
             ended=not run.pending_requests,
+            approvals=tuple(approvals_of(run)),
+            needed=self.rules.quorum,
         )
-        if report.reasked is not None:  # said in the thread; the basket keeps its buttons
+        changed = mark is not None and mark.verdict == VERDICTS["change"]
+        if changed and report.reasked is not None:  # said in the thread; it keeps its buttons
             report = replace(report, outputs=[UNCHANGED, *outputs])
         return report
 
     def up_to_date(self, done: Redelivered) -> Outcome:
+        if isinstance(done, Counted):
+            return Tell(self.click.user, counted_text(done.so_far, done.needed))
         decision = done.answered.response if done.answered else None
         if isinstance(decision, BasketDecision) and decision.expired_at is not None:
             return Tell(self.click.user, expired_text(decision.expired_at))
@@ -175,6 +252,7 @@ class Answer:
                 note,
                 at=expired.expired_at if expired is not None else None,
                 request_id=answered.request_id,
+                approvals=_ordered_by(answered.response),
             )
         return self._report(events, outputs, run, mark)
 
@@ -222,10 +300,20 @@ def _mark(
     *,
     at: int | None = None,
     request_id: str = "",
+    approvals: tuple[str, ...] = (),
 ) -> Mark | None:
     if not isinstance(basket, Basket):
         return None
-    return Mark(ts, basket, verdict, by, note, at=at, request_id=request_id)
+    return Mark(ts, basket, verdict, by, note, at=at, request_id=request_id, approvals=approvals)
+
+
+def _ordered_by(decision: object) -> tuple[str, ...]:
+    """Everyone whose approval ordered the basket, when a quorum of more than one did (none
+    for one approver: "Approved by @bob", as before quorums)."""
+    if isinstance(decision, BasketDecision) and decision.approved and decision.quorum_reached:
+        approvals = tuple(dict.fromkeys(decision.approvals))
+        return approvals if len(approvals) > 1 else ()
+    return ()
 
 
 async def answer_click(sessions: Sessions, rules: Rules, click: Click) -> None:

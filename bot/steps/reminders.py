@@ -6,7 +6,8 @@ the latest checkpoint, and
 :class:`Fire` acts only if the timer's request is still the pending one:
 
 - a **reminder** arms the next timer, then replies in the basket's thread, mentioning who can
-  answer (``APPROVER_IDS``, else the requester), once per reminder however often it is
+  answer (``APPROVER_IDS``, else the requester; with a quorum, the approvers who have not
+  approved yet, and how many more approvals it needs), once per reminder however often it is
   delivered (a marker object beside the session's checkpoints);
 - the **expiry** answers the pending request as expired (the audit trail records it, answered by
   ``weekly-shop``): the basket loses its buttons and says "Expired — nothing ordered", and the
@@ -24,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.records.timers import Timer, TimerError, Timers
-from bot.slack.blocks import slack_date
+from bot.slack.blocks import people, slack_date
 from bot.slack.delivery import Where
 from bot.slack.outcome import EXPIRED, Mark, Outcome, Post, Report, outputs_of
 from workflow.engine.events import WorkflowEvent
@@ -33,8 +34,8 @@ from workflow.engine.runner import Run, RunStatus
 from workflow.engine.versions import WorkflowVersions
 from workflow.errors import CheckpointConflict, SessionBusy, StoreError
 from workflow.persistence.session import SessionCheckpoints
-from workflow.shop.basket import Basket, BasketDecision
-from workflow.shop.graph import shop_request
+from workflow.shop.basket import Basket, BasketDecision, count
+from workflow.shop.graph import approvals_of, shop_request
 
 from .rules import Rules
 from .turn import Redelivered, Sessions, take_turn
@@ -96,8 +97,11 @@ class Fire:
 
     def _reminder_text(self, run: Run, basket: object) -> str:
         request = shop_request(run)
-        who = sorted(self.rules.approvers) or (
-            [request.requested_by] if request and request.requested_by else []
+        approved = approvals_of(run, basket.round if isinstance(basket, Basket) else None)
+        who = sorted(self.rules.approvers - set(approved)) or (
+            [request.requested_by]
+            if request and request.requested_by and not self.rules.approvers
+            else []
         )
         mentions = "".join(f"<@{u}> " for u in who)
         which = (
@@ -107,7 +111,12 @@ class Fire:
         )
         expires = self.timers.plan.expires_at(self.timer.posted_at)
         ends = f" It expires {slack_date(expires)} if nobody answers." if expires else ""
-        return f"{mentions}{which} is still waiting for an answer.{ends}"
+        needed = self.rules.quorum
+        if needed <= 1:
+            return f"{mentions}{which} is still waiting for an answer.{ends}"
+        more = count(max(needed - len(approved), 1), "more approval")
+        so_far = f" (approved by {people(approved)} so far)" if approved else ""
+        return f"{mentions}{which} is still waiting for {more}{so_far}.{ends}"
 
     async def _expire(self, run: Run) -> Outcome:
         timer = self.timer

@@ -1,5 +1,6 @@
 """Who may answer a basket (``APPROVER_IDS``, empty: anyone; ``NO_SELF_APPROVAL``), and how:
-the last basket (``MAX_ROUNDS``) takes no change.
+the last basket (``MAX_ROUNDS``) takes no change, and an order takes ``approvals_needed``
+different approvers (a quorum, ``workflow.shop.graph`` version 2).
 
 Checked twice: who may answer at all in the ack path (a Change… from someone else never opens a
 modal), and who may give this answer on this basket once its requester is known, in the lazy run.
@@ -18,6 +19,16 @@ class Rules:
     approvers: frozenset[str] = frozenset()
     no_self_approval: bool = False
     max_rounds: int = 3
+    # How many different people must approve a basket before it is ordered: 1 to the number of
+    # approvers (with no approvers, "anyone in the channel", still a count of different people).
+    approvals_needed: int = 1
+
+    @property
+    def quorum(self) -> int:
+        """The approvals a basket needs now: ``approvals_needed``, at least 1, and never more
+        than there are approvers to give them (a list shortened since would strand a basket)."""
+        needed = max(1, self.approvals_needed)
+        return min(needed, len(self.approvers)) if self.approvers else needed
 
     def may_answer(self, user: str) -> str | None:
         """A refusal for ``user``, or None."""

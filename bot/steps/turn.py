@@ -277,4 +277,5 @@ def ended_of(report: Report, where: Where, checkpoint_id: str, *, shown: bool) -
         channel=where.channel,
         ts=mark.ts,
         shown=shown,
+        approved_by=mark.approvals if mark.verdict == APPROVED else (),
     )

@@ -53,7 +53,12 @@ class Shopper:
         return ShopperReply(items=basket_items("\n".join(lines)), output_tokens=42)
 
 
-async def session(name: str, changes: int, fail_revision: bool = False) -> dict[str, Any]:
+async def session(
+    name: str, changes: int, fail_revision: bool = False, approved_by: str = ""
+) -> dict[str, Any]:
+    """One session's latest checkpoint: basket 1 changed ``changes`` times (then a revision
+    that fails, with ``fail_revision``), and approved by ``approved_by`` as one of a quorum of
+    two (graph version 2 on: the basket waits for the second approval)."""
     store, shopper = InMemoryCheckpointStore(), Shopper()
     workflow = shop_versions(shopper, 3)  # as the bot resumes: every version this code keeps
     signer = CheckpointSigner(KEY)
@@ -71,6 +76,15 @@ async def session(name: str, changes: int, fail_revision: bool = False) -> dict[
             approved=False, change=f"change {n + 1}", round=request.data.round
         )
         run.respond(request_id, decision, answered_by="U0BOB")
+        [e async for e in run.watch()]
+    if approved_by:
+        run = await Run.resume(workflow, SessionCheckpoints(store, signer, TENANT, sid))
+        assert run is not None
+        ((request_id, request),) = run.pending_requests.items()
+        approval = BasketDecision(
+            approved=True, round=request.data.round, approvals=(approved_by,), needed=2
+        )
+        run.respond(request_id, approval, answered_by=approved_by)
         [e async for e in run.watch()]
     latest = store.latest(TENANT, sid)
     assert latest is not None
@@ -108,6 +122,8 @@ def main(folder: str) -> None:
         "pending-round-3": session("round3", 2),
         "revision-failed-at-the-model": session("failed", 0, fail_revision=True),
         "answered-in-the-audit-trail": session("answered", 1),
+        # From graph version 2 (a quorum): one approval of two counted, the basket asked again.
+        "approved-by-one-of-two": session("quorum", 0, approved_by="U0CAROL"),
     }
     for name, made in cases.items():
         record = asyncio.run(made)

@@ -205,25 +205,53 @@ APPROVE_WORDS = ("y", "yes", "approve", "ok")
 REJECT_WORDS = ("n", "no", "reject")
 
 
+MAX_APPROVALS = 50  # people named in one decision's approvals
+MAX_USER_ID_LENGTH = 64  # a Slack user ID, as ShopRequest.requested_by
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BasketDecision:
     """The answer about basket ``round``: approve, reject, or a change (text), from a person;
     or, from the bot once nobody answered in time, expired at ``expired_at`` (epoch seconds).
 
-    Schema version 2 added ``expired_at`` (``DECISION_VERSION``; version 1 values read as not
-    expired).
+    An approval says who has approved the basket so far, this answer's person last
+    (``approvals``, each a Slack user ID, "" in the terminal), and how many different people
+    the basket needed when it was given (``needed``, the household's rule at that click): a
+    basket is ordered once ``needed`` different people approved it (:attr:`quorum_reached`),
+    and asked again until then (``workflow.shop.graph``, version 2). Any other answer names
+    nobody and ends or revises the basket whatever the count.
+
+    Schema version 2 added ``expired_at``, version 3 ``approvals`` and ``needed``
+    (``DECISION_VERSION``; older values read as not expired, approved by one person of one).
     """
 
     approved: bool
     change: str | None = None
     round: int  # >= 1
     expired_at: int | None = None  # >= 0
+    approvals: tuple[str, ...] = ()  # at most MAX_APPROVALS user IDs
+    needed: int = 1  # >= 1
 
     def __post_init__(self) -> None:
         check_bool(self.approved, "BasketDecision.approved")
         check_optional_str(self.change, "BasketDecision.change")
         check_int(self.round, "BasketDecision.round", ge=1)
         check_optional_int(self.expired_at, "BasketDecision.expired_at", ge=0)
+        approvals = self.approvals
+        if not isinstance(approvals, tuple | list) or len(approvals) > MAX_APPROVALS:
+            raise ValueError(f"BasketDecision.approvals must be a list of at most {MAX_APPROVALS}")
+        for i, user in enumerate(approvals):
+            check_str(user, f"BasketDecision.approvals[{i}]", max_length=MAX_USER_ID_LENGTH)
+        object.__setattr__(self, "approvals", tuple(approvals))
+        check_int(self.needed, "BasketDecision.needed", ge=1)
+
+    @property
+    def quorum_reached(self) -> bool:
+        """Whether this answer ends the asking: anything but an approval does; an approval
+        does once ``needed`` different people approved (one is always enough for one)."""
+        if not self.approved or self.needed <= 1:
+            return True
+        return len(set(self.approvals)) >= self.needed
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -231,12 +259,20 @@ class BasketDecision:
             "change": self.change,
             "round": self.round,
             "expired_at": self.expired_at,
+            "approvals": list(self.approvals),
+            "needed": self.needed,
         }
 
     @classmethod
     def from_json(cls, data: Any) -> BasketDecision:
-        fields = ("approved", "change", "round", "expired_at")
-        return cls(**fields_of(data, "BasketDecision", fields, ("approved", "round")))
+        fields = ("approved", "change", "round", "expired_at", "approvals", "needed")
+        data = fields_of(data, "BasketDecision", fields, ("approved", "round"))
+        approvals = data.get("approvals", [])
+        if not isinstance(approvals, list):  # JSON's own type: a list, never a string
+            raise ValueError(
+                f"BasketDecision.approvals must be a list, not {type(approvals).__name__}"
+            )
+        return cls(**data)
 
     @classmethod
     def expired(cls, round: int, at: float) -> BasketDecision:

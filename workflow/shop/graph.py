@@ -1,15 +1,35 @@
 """The weekly-shop workflow: write a basket, ask for approval, revise or order.
 
+Version 2, the current one (a quorum: a basket is ordered once enough different people
+approved it):
+
+    input ─> write-basket ─> approve-basket ─┬─ change, round < max ──────> write-basket
+                  ▲                          ├─ approved, too few so far ─> count-approval ─┐
+                  │                          └─ otherwise ────────────────> place-order ─> output
+                  │                  (the same basket, asked again) ◀───────────────────────┘
+
+Version 1, kept so that its runs can be carried (it has no count-approval: one approval
+orders):
+
     input ─> write-basket ─> approve-basket ─┬─ change, round < max ─> write-basket
                                              └─ otherwise ───────────> place-order ─> output
 
-A change that gives back the basket it changes is no new round: write-basket passes the same
-basket (same round) on to be asked about again, and says so (:data:`UNCHANGED`). The graph's
-shape is the same, so version 1's checkpoints resume as they did.
+An approval carries everyone who has approved the basket so far and how many it needs
+(``BasketDecision.approvals``, ``needed``: the household's rule at that click), so the port's
+edges decide from the answer alone, and the approval that completes the quorum goes straight to
+place-order in one superstep, as in version 1. One that does not is counted: count-approval keeps
+it in shared state (scope ``shop``, :data:`APPROVALS_KEY`; the checkpoint holds it between two
+clicks, however far apart) and sends the same basket back to the port: a new pending request of
+the same round, one superstep (and checkpoint) later. A change clears it (write-basket), so a
+revised basket, or the same one after a change that changed nothing, is approved afresh.
+Version 1's waiting runs are carried to version 2 as they are (:func:`carry_v1_to_v2`).
 
-The two conditions are complements, so they never overlap and together cover every answer. The
-basket reaches ``place-order`` and the revising ``write-basket`` through shared state (scope
-``shop``), since the port passes on only the person's answer.
+A change that gives back the basket it changes is no new round: write-basket passes the same
+basket (same round) on to be asked about again, and says so (:data:`UNCHANGED`).
+
+The port's conditions never overlap and together cover every answer. The basket reaches
+``place-order``, ``count-approval`` and the revising ``write-basket`` through shared state
+(scope ``shop``), since the port passes on only the person's answer.
 """
 
 from __future__ import annotations
@@ -40,6 +60,9 @@ DEFAULT_MAX_ROUNDS = 3
 SCOPE = "shop"
 BASKET_KEY = "basket"
 REQUEST_KEY = "request"
+# The last approval counted of the basket now asked about (a BasketDecision: its approvals are
+# everyone's so far); none before the first, and none again after a change.
+APPROVALS_KEY = "approvals"
 
 
 def change_key(round: int) -> str:
@@ -55,6 +78,7 @@ UNCHANGED = "That didn't change the basket."
 
 WRITE_BASKET = "write-basket"
 APPROVE_BASKET = "approve-basket"
+COUNT_APPROVAL = "count-approval"
 PLACE_ORDER = "place-order"
 
 
@@ -66,6 +90,15 @@ def shop_request(run: Run | RunSnapshot) -> ShopRequest | None:
     else:
         request = run.read_state(REQUEST_KEY, SCOPE)
     return request if isinstance(request, ShopRequest) else None
+
+
+def approvals_of(run: Run, round: int | None = None) -> list[str]:
+    """Who has approved the basket a run is asking about (basket ``round``, if given), each
+    once, in order: none in a version 1 run, after a change, or before the first approval."""
+    counted = run.read_state(APPROVALS_KEY, SCOPE)
+    if not isinstance(counted, BasketDecision) or round not in (None, counted.round):
+        return []
+    return list(dict.fromkeys(counted.approvals))
 
 
 class WriteBasket(Executor):
@@ -87,6 +120,7 @@ class WriteBasket(Executor):
 
     @handler
     async def revise(self, decision: BasketDecision, ctx: WorkflowContext) -> Basket:
+        ctx.queue_state_update(APPROVALS_KEY, None, scope=SCOPE)  # a change: approved afresh
         current = ctx.read_state(BASKET_KEY, scope=SCOPE)
         if not isinstance(current, Basket):
             raise LookupError("no basket in state")
@@ -123,6 +157,21 @@ class WriteBasket(Executor):
         return basket
 
 
+class CountApproval(Executor):
+    """Keeps an approval that did not complete the quorum, and asks about the basket again."""
+
+    def __init__(self) -> None:
+        super().__init__(COUNT_APPROVAL)
+
+    @handler
+    async def count(self, decision: BasketDecision, ctx: WorkflowContext) -> Basket:
+        basket = ctx.read_state(BASKET_KEY, scope=SCOPE)
+        if not isinstance(basket, Basket):
+            raise LookupError("no basket in state")
+        ctx.queue_state_update(APPROVALS_KEY, decision, scope=SCOPE)
+        return basket  # asked again: a new pending request of the same round
+
+
 class PlaceOrder(Executor):
     """Orders the approved basket, or says why nothing was ordered."""
 
@@ -148,14 +197,19 @@ class PlaceOrder(Executor):
         ctx.yield_output(f"No order placed: {reason}")
 
 
-DECISION_VERSION = 2  # BasketDecision: 2 added expired_at
+DECISION_VERSION = 3  # BasketDecision: 2 added expired_at, 3 approvals and needed
 
 
 def shop_registry() -> TypeRegistry:
     registry = TypeRegistry(ShopRequest)
     registry.register(Basket, version=BASKET_VERSION, upgrades={1: basket_from_v1})
     registry.register(
-        BasketDecision, version=DECISION_VERSION, upgrades={1: lambda v: {**v, "expired_at": None}}
+        BasketDecision,
+        version=DECISION_VERSION,
+        upgrades={
+            1: lambda v: {**v, "expired_at": None},
+            2: lambda v: {**v, "approvals": [], "needed": 1},  # one approval was enough
+        },
     )
     return registry
 
@@ -168,7 +222,19 @@ def shop_versions(shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS) -> Wor
     """
     versions = WorkflowVersions(NAME)
     versions.add(1, lambda: build_shop_workflow(shopper, max_rounds))
+    versions.add(2, lambda: build_quorum_workflow(shopper, max_rounds), carry=carry_v1_to_v2)
     return versions
+
+
+def carry_v1_to_v2(snapshot: RunSnapshot) -> RunSnapshot:
+    """A version 1 run as version 2's: unchanged. Its pending request waits at approve-basket,
+    which version 2 has with the same ID and types; its queued messages go to write-basket or
+    place-order, which version 2 has too; it has no approvals, so the next approval is counted
+    from none under the household's rule at that click (a quorum set since applies to it).
+
+    Carried rather than kept: a basket posted before this deploy would otherwise order on one
+    approval however many the household asks for."""
+    return snapshot
 
 
 def answer_conditions(
@@ -184,6 +250,47 @@ def answer_conditions(
         return not wants_another_basket(decision)
 
     return wants_another_basket, is_final
+
+
+def quorum_conditions(
+    max_rounds: int,
+) -> tuple[
+    Callable[[BasketDecision], bool],
+    Callable[[BasketDecision], bool],
+    Callable[[BasketDecision], bool],
+]:
+    """Version 2's three edge conditions on the approve-basket port: another basket, one more
+    approval to count, or the end. Each answer takes exactly one of them."""
+    wants_another_basket, _ = answer_conditions(max_rounds)
+
+    def needs_more_approvals(decision: BasketDecision) -> bool:
+        return not decision.quorum_reached
+
+    def is_final(decision: BasketDecision) -> bool:
+        return not wants_another_basket(decision) and decision.quorum_reached
+
+    return wants_another_basket, needs_more_approvals, is_final
+
+
+def build_quorum_workflow(shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS) -> Workflow:
+    """Version 2 of the graph: version 1 plus count-approval (the module docstring)."""
+    wants_another_basket, needs_more_approvals, is_final = quorum_conditions(max_rounds)
+    write_basket = WriteBasket(shopper)
+    approve_basket: RequestPort[Basket, BasketDecision] = RequestPort(
+        APPROVE_BASKET, Basket, BasketDecision
+    )
+    count_approval = CountApproval()
+    place_order = PlaceOrder()
+    return (
+        WorkflowBuilder(start=write_basket, registry=shop_registry(), name=NAME, version=2)
+        .add_edge(write_basket, approve_basket)
+        .add_edge(approve_basket, write_basket, condition=wants_another_basket)
+        .add_edge(approve_basket, count_approval, condition=needs_more_approvals)
+        .add_edge(count_approval, approve_basket)
+        .add_edge(approve_basket, place_order, condition=is_final)
+        .with_output_from(place_order)
+        .build()
+    )
 
 
 def build_shop_workflow(shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS) -> Workflow:
