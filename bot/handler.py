@@ -188,7 +188,8 @@ def scheduled_start(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
     rule = ",".join(str(r) for r in event.get("resources") or [])
     session_id = session_id_for("schedule", tenant, rule, str(event.get("time")))
     where = Where(tenant, session_id, settings.shop_channel)
-    asyncio.run(start_session(rt.sessions, where, ShopRequest(text=settings.shop_request)))
+    request = ShopRequest(text=settings.shop_request, household=rt.current.household)
+    asyncio.run(start_session(rt.sessions, where, request))
     return {"started": True, "session": session_id}
 
 
@@ -263,7 +264,8 @@ def fire_weekly(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
             log.warning("weekly run dropped: the workspace has no installation")
             return {"started": False}
         where = Where(firing.team, session_id, firing.run.channel)
-        asyncio.run(start_session(here.sessions, where, ShopRequest(text=firing.run.request)))
+        request = ShopRequest(text=firing.run.request, household=here.current.household)
+        asyncio.run(start_session(here.sessions, where, request))
     return {"started": True, "session": session_id}
 
 

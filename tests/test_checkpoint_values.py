@@ -39,10 +39,18 @@ class OldBasket(BaseModel):  # Basket@2
     round: int = Field(ge=1)
 
 
-class OldShopRequest(BaseModel):
+class OldHousehold(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    people: int = Field(default=0, ge=0, le=20)
+    avoid: str = Field(default="", max_length=200)
+    staples: str = Field(default="", max_length=300)
+
+
+class OldShopRequest(BaseModel):  # ShopRequest@2: the model's @1, plus the household
     model_config = ConfigDict(frozen=True, extra="forbid")
     text: str = Field(min_length=1, max_length=3000)
     requested_by: str = Field(default="", max_length=64)
+    household: OldHousehold = Field(default_factory=OldHousehold)
 
 
 class OldBasketDecision(BaseModel):  # BasketDecision@3: the model's @2, plus a quorum's fields

@@ -295,3 +295,22 @@ def test_the_label_says_it_is_offline() -> None:
     label = OfflineShopper().label
     assert label.startswith("offline shopper") and "not from Claude" in label
     assert "ANTHROPIC_API_KEY" in label
+
+
+def test_the_offline_shopper_shops_for_the_household_and_adds_its_staples() -> None:
+    """The workspace's household: its size when the week does not say one, and each staple
+    once (not when the basket has it already)."""
+    from workflow.shop.household import Household
+    from workflow.shop.offline import basket_for
+    from workflow.shop.shopper import Brief
+
+    home = Household(people=4, staples="oat milk, coffee; Oat milk")
+    two = {i.name: i.quantity for i in basket_for(Brief("tacos on Friday"))}
+    four = {i.name: i.quantity for i in basket_for(Brief("tacos on Friday", household=home))}
+    assert {n for n in four if n not in two} == {"oat milk", "coffee"}
+    assert all(four[n] >= q for n, q in two.items() if q is not None)
+    assert four != {**two, "oat milk": 1, "coffee": 1}  # scaled to four, not two
+    six = basket_for(Brief("tacos on Friday for 6", household=home))
+    assert six == basket_for(Brief("tacos on Friday for 6")) + [
+        i for i in basket_for(Brief("tacos on Friday", household=home)) if i.note == "always"
+    ]

@@ -21,7 +21,7 @@ from bot.records.workspace_settings import (
 )
 from bot.slack.settings_form import NEWER, TAMPERED
 from bot.steps.settings import CHANGED_MEANWHILE, INVITE, NO_SCHEDULER, NOT_ALLOWED, NOT_HERE
-from tests.bot_kit import CHANNEL, World, header, objects, start_basket
+from tests.bot_kit import CHANNEL, SECRET, World, header, objects, start_basket
 from tests.fault_kit import ephemeral_texts
 from tests.settings_kit import number, open_settings, option, save, text, users
 from workflow.shop.records import SHOP_PREFIX
@@ -291,3 +291,46 @@ def test_settings_of_a_newer_version_are_not_overwritten(
         ]
         == 99
     )
+
+
+def test_the_shopper_is_told_the_household_and_the_basket_shows_it(carol: World) -> None:
+    """The household saved once reaches every week's prompt and the basket's context line;
+    people's words there are plain text (``<!channel>`` pings nobody)."""
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    answer = save(
+        carol,
+        "U0CAROL",
+        form,
+        people=number(4),
+        avoid=text("pork <!channel>"),
+        staples=text("oat milk"),
+    )
+    assert answer == {}
+    carol.shop("tacos on Friday")
+    carol.run_lazies()
+    prompt = json.dumps(carol.claude.requests[-1]["messages"])
+    assert "We are 4. We don't eat: pork <!channel>. Always include: oat milk." in prompt
+    (basket,) = carol.baskets()
+    (line,) = [
+        e
+        for b in basket["blocks"]
+        if b["type"] == "context"
+        for e in b["elements"]
+        if e["type"] == "plain_text" and e["text"].startswith("· For 4")
+    ]
+    assert line["text"] == "· For 4 · no pork <!channel> · always oat milk"
+    assert "<!channel>" not in carol.slack.mentions()  # (the requester's mention is ours)
+
+
+def test_removing_the_app_deletes_the_workspaces_settings(
+    carol: World, s3: Any, bucket: str
+) -> None:
+    from bot.sandbox.slack_events import event_callback
+
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None and save(carol, "U0CAROL", form, rounds=option("2")) == {}
+    assert saved(s3, bucket) is not None
+    carol.send(event_callback(SECRET, {"type": "app_uninstalled"}, team_id=TENANT))
+    carol.run_lazies()
+    assert saved(s3, bucket) is None

@@ -40,6 +40,6 @@ def listen(app: App, rt: Runtime) -> None:
         except StoreError:  # as a start that cannot reach S3: said, nothing started
             rt.for_workspace(shop.where.tenant).outbox.post(shop.where.channel, TRY_AGAIN)
             return
-        start_command(here.sessions, shop)
+        start_command(here.sessions, shop, here.current.household)
 
     app.command("/shop")(ack=ack_shop, lazy=[run_shop])

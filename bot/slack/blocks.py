@@ -155,17 +155,20 @@ def context(*lines: str) -> Block:
     return {"type": "context", "elements": [{"type": "mrkdwn", "text": ln} for ln in lines]}
 
 
-def asked_for(requested_by: str, request: str, progress: str = "") -> Block:
+def asked_for(requested_by: str, request: str, progress: str = "", household: str = "") -> Block:
     """ "For @alice: tacos on Friday, … · basket written": what was asked, by whom, so that
     people who could not see the slash command's text know what they approve (and, once it is
     answered, what was answered). The request is the person's words: plain_text, so it shows as
-    typed and cannot ping or format. ``progress`` is ours, for the household: no model detail."""
+    typed and cannot ping or format. ``progress`` is ours, for the household: no model detail.
+    ``household`` is what the workspace said of it ("For 4 · no pork"): people's words, plain."""
     who = f"For <@{requested_by}>:" if requested_by else "For the weekly shop:"
     block = context(who)
     if request:
         shown = request if len(request) <= MAX_SHOWN_REQUEST else request[: MAX_SHOWN_REQUEST - 1]
         shown = shown + ("…" if shown != request else "")
         block["elements"].append({"type": "plain_text", "text": shown, "emoji": False})
+    if household:
+        block["elements"].append({"type": "plain_text", "text": f"· {household}", "emoji": False})
     if progress:
         block["elements"].append({"type": "mrkdwn", "text": f"· {escape(progress)}"})
     return block
@@ -196,6 +199,7 @@ def basket_blocks(
     ref: Ref,
     approvals: Sequence[str] = (),
     needed: int = 1,
+    household: str = "",
 ) -> list[Block]:
     """A basket waiting for an answer: header, items, what was asked and by whom, who has
     approved it so far (when it needs more than one), Approve / Reject / Change…; the last
@@ -208,7 +212,7 @@ def basket_blocks(
     return [
         {"type": "header", "text": plain(title, 150)},
         *item_sections(items),
-        asked_for(requested_by, request, progress),
+        asked_for(requested_by, request, progress, household),
         *so_far,
         {
             "type": "actions",

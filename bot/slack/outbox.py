@@ -254,6 +254,7 @@ class Outbox:
             ref=Ref(where.session_id, event.request_id),
             approvals=report.approvals,
             needed=report.needed,
+            household=report.household,
         )
         if ts is not None:
             if not self._update(where.channel, ts, text, blocks):
@@ -275,7 +276,11 @@ class Outbox:
         said = f": {escape(mark.note)}" if mark.note else ""
         basket = mark.basket
         known = report.requested_by or report.request
-        asked = asked_for(report.requested_by, report.request) if known else None
+        asked = (
+            asked_for(report.requested_by, report.request, household=report.household)
+            if known
+            else None
+        )
         at = int(self.clock()) if mark.at is None else mark.at
         if mark.verdict == EXPIRED:
             return self._update(

@@ -113,6 +113,7 @@ class Report:
     mark: Mark | None = None
     settle: Settle | None = None
     request: str = ""  # what was asked (shown on each new basket beside who asked)
+    household: str = ""  # the household it was asked for ("For 4 · no pork"), shown beside it
     ended: bool = False  # the run is over: its outcome is kept (``bot.records.history``)
     # Who has approved the basket asked about so far, of how many needed (a quorum): shown on
     # it ("Approved by @alice · 1 of 2 needed") while it waits for the others.

@@ -217,6 +217,7 @@ class Answer:
             thread_ts=thread,
             mark=mark,
             request=text,
+            household=asked.household.line() if asked is not None else "",
             ended=not run.pending_requests,
             approvals=tuple(approvals_of(run)),
             needed=self.rules.quorum,

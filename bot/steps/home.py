@@ -229,6 +229,8 @@ def repeat_order(rt: Runtime, tenant: str, user: str, name: str) -> str:
         rt.sessions,
         workflow=lambda: shop_versions(RepeatShopper(items), rt.current.rounds),
     )
-    request = ShopRequest(text=ended.request or "The same again", requested_by=user)
+    request = ShopRequest(
+        text=ended.request or "The same again", requested_by=user, household=rt.current.household
+    )
     asyncio.run(start_session(sessions, Where(tenant, session_id, ended.channel), request))
     return f"Posted the same order again in <#{ended.channel}>."

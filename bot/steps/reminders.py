@@ -151,6 +151,7 @@ class Fire:
             thread_ts=timer.thread_ts,
             mark=mark,
             request=asked.text if asked is not None else "",
+            household=asked.household.line() if asked is not None else "",
             ended=not run.pending_requests,
         )
 

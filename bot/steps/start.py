@@ -33,6 +33,7 @@ from workflow.persistence.checkpoint import decode_snapshot
 from workflow.persistence.session import SessionCheckpoints
 from workflow.shop.basket import ShopRequest
 from workflow.shop.graph import shop_request
+from workflow.shop.household import Household
 
 from .rules import Rules
 from .turn import Redelivered, Sessions, take_turn
@@ -79,7 +80,13 @@ class Start:
     def _report(self, events: list[WorkflowEvent]) -> Report:
         unposted = Post(f"{self._who()}Your basket is written but I couldn't post it. {AGAIN}")
         asked = self.request
-        return Report(events, unposted, requested_by=asked.requested_by, request=asked.text)
+        return Report(
+            events,
+            unposted,
+            requested_by=asked.requested_by,
+            request=asked.text,
+            household=asked.household.line(),
+        )
 
     def up_to_date(self, done: Redelivered) -> Outcome:
         log.info("session already started; redelivery ignored")
@@ -109,9 +116,10 @@ def cannot_post_here(channel: str) -> str:
     return "I can't post in this channel: add me with `/invite @weekly-shop`, then try again."
 
 
-def start_command(sessions: Sessions, shop: Shop) -> None:
-    """A lazy listener's work: basket 1 of a ``/shop`` command."""
-    request = ShopRequest(text=shop.text, requested_by=shop.user)
+def start_command(sessions: Sessions, shop: Shop, household: Household | None = None) -> None:
+    """A lazy listener's work: basket 1 of a ``/shop`` command, for the workspace's household."""
+    home = household or Household()
+    request = ShopRequest(text=shop.text, requested_by=shop.user, household=home)
     asyncio.run(start_session(sessions, shop.where, request))
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
@@ -18,6 +18,8 @@ from workflow.persistence.values import (
     check_str_list,
     fields_of,
 )
+
+from .household import Household
 
 MAX_ITEMS = 500
 MAX_ITEM_LENGTH = 500  # an item's name
@@ -183,21 +185,49 @@ def basket_from_v1(value: Any) -> Any:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ShopRequest:
-    """A week's request and who made it (a Slack user ID, or "" in the terminal)."""
+    """A week's request, who made it (a Slack user ID, or "" in the terminal), and the household
+    it is for (``workflow.shop.household``; nothing said: empty).
+
+    Schema version 2 added ``household`` (``REQUEST_VERSION``; a version 1 request reads as one
+    that said nothing of the household).
+    """
 
     text: str  # 1 to 3000 characters
     requested_by: str = ""  # at most 64 characters
+    household: Household = field(default_factory=Household)
 
     def __post_init__(self) -> None:
         check_str(self.text, "ShopRequest.text", min_length=1, max_length=3000)
         check_str(self.requested_by, "ShopRequest.requested_by", max_length=64)
+        if not isinstance(self.household, Household):
+            raise ValueError("ShopRequest.household must be a Household")
 
     def to_json(self) -> dict[str, Any]:
-        return {"text": self.text, "requested_by": self.requested_by}
+        return {
+            "text": self.text,
+            "requested_by": self.requested_by,
+            "household": self.household.to_json(),
+        }
 
     @classmethod
     def from_json(cls, data: Any) -> ShopRequest:
-        return cls(**fields_of(data, "ShopRequest", ("text", "requested_by"), ("text",)))
+        values = dict(
+            fields_of(data, "ShopRequest", ("text", "requested_by", "household"), ("text",))
+        )
+        if "household" in values:
+            values["household"] = Household.from_json(values["household"])
+        return cls(**values)
+
+
+REQUEST_VERSION = 2  # ShopRequest: 2 added household
+
+
+def request_from_v1(value: dict[str, Any]) -> dict[str, Any]:
+    """A version 1 request: it said nothing of the household. (Anything but an object is left
+    as it is, for the model's own check to refuse.)"""
+    if not isinstance(value, dict):
+        return value
+    return {**value, "household": Household().to_json()}
 
 
 # The typed answers that are decisions, compared in lower case; any other text is a change.

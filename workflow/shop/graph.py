@@ -46,13 +46,16 @@ from workflow.persistence.registry import TypeRegistry
 
 from .basket import (
     BASKET_VERSION,
+    REQUEST_VERSION,
     Basket,
     BasketDecision,
     ShopProgress,
     ShopRequest,
     basket_from_v1,
     count,
+    request_from_v1,
 )
+from .household import Household
 from .shopper import Brief, Shopper, ShopperReply
 
 NAME = "weekly-shop"  # the workflow's name in every checkpoint
@@ -116,7 +119,7 @@ class WriteBasket(Executor):
     async def write_for(self, request: ShopRequest, ctx: WorkflowContext) -> Basket:
         """Basket 1 for a request that names who asked (kept in state for approval rules)."""
         ctx.queue_state_update(REQUEST_KEY, request, scope=SCOPE)
-        return await self._run_shopper(Brief(request.text), 1, ctx)
+        return await self._run_shopper(Brief(request.text, household=request.household), 1, ctx)
 
     @handler
     async def revise(self, decision: BasketDecision, ctx: WorkflowContext) -> Basket:
@@ -131,6 +134,7 @@ class WriteBasket(Executor):
             last_basket=current.lines,
             change=decision.change or "",
             earlier=[c for c in earlier if isinstance(c, str)],  # none before these keys
+            household=request.household if isinstance(request, ShopRequest) else Household(),
         )
         reply = await self.shopper.write(brief)  # a ShopperError when there is no basket
         if reply.items == current.items:
@@ -201,7 +205,8 @@ DECISION_VERSION = 3  # BasketDecision: 2 added expired_at, 3 approvals and need
 
 
 def shop_registry() -> TypeRegistry:
-    registry = TypeRegistry(ShopRequest)
+    registry = TypeRegistry()
+    registry.register(ShopRequest, version=REQUEST_VERSION, upgrades={1: request_from_v1})
     registry.register(Basket, version=BASKET_VERSION, upgrades={1: basket_from_v1})
     registry.register(
         BasketDecision,

@@ -64,5 +64,4 @@ class Household:
 
     @classmethod
     def from_json(cls, data: Any) -> Household:
-        names = ("people", "avoid", "staples")
-        return cls(**fields_of(data, "Household", names, names))
+        return cls(**fields_of(data, "Household", ("people", "avoid", "staples"), ()))

@@ -35,6 +35,7 @@ from . import reading
 from .basket import MAX_ITEM_LENGTH, MAX_ITEMS, MAX_QUANTITY, Item
 from .dishes import KNOWN, SERVINGS, UNITS, Line, name_key, number, read_line, words
 from .errors import ShopperError
+from .household import Household
 from .shopper import Brief, ClaudeShopper, Shopper, ShopperReply
 
 LABEL = (
@@ -200,7 +201,11 @@ def basket_for(brief: Brief) -> list[Item]:
     """The offline basket for ``brief``: basket 1 from the request, or the last one changed.
 
     Raises :class:`NoDinnersFound` for a basket 1 in which nothing is known."""
-    size, request = reading.household(reading.normal(brief.request))
+    asked = reading.normal(brief.request)
+    size, request = reading.household(asked)
+    # The request's "for six" wins; else the household the workspace said; else two.
+    if request == asked and brief.household.people:
+        size = min(brief.household.people, reading.MAX_HOUSEHOLD)
     clauses = reading.clauses(request, "dish")
     earlier = [reading.clauses(reading.normal(change), "maybe") for change in brief.earlier]
     exclude = [reading.asked(t) for a, t in clauses if a in ("have", "remove")]
@@ -209,7 +214,8 @@ def basket_for(brief: Brief) -> list[Item]:
     if brief.change is None:
         if not any(line.key in KNOWN for line in first.entries):
             raise NoDinnersFound()
-        return [line.item() for line in first.entries[:MAX_ITEMS]]
+        items = [line.item() for line in first.entries[:MAX_ITEMS]]
+        return (items + staples(brief.household, items))[:MAX_ITEMS]
     for said in earlier:  # the week as it stands, to know which dishes it has
         for action, target in said:
             first.apply(action, target)
@@ -218,6 +224,17 @@ def basket_for(brief: Brief) -> list[Item]:
     for action, target in reading.clauses(reading.normal(brief.change), "maybe"):
         draft.apply(action, target)
     return [line.item() for line in draft.entries[:MAX_ITEMS]]
+
+
+def staples(household: Household, items: list[Item]) -> list[Item]:
+    """What the household always buys ("oat milk, coffee"), one of each, unless it is there."""
+    have = {item.name.lower() for item in items}
+    names = [n.strip() for n in household.staples.replace(";", ",").split(",")]
+    wanted: dict[str, str] = {}
+    for name in names:
+        if name and name.lower() not in have:
+            wanted.setdefault(name.lower(), name)
+    return [Item(name=n[:100], quantity=1, note="always", aisle="other") for n in wanted.values()]
 
 
 class OfflineShopper:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .basket import AISLES, MAX_ITEMS, Item
@@ -28,6 +28,7 @@ from .errors import (
     ShopperUnavailable,
     ShopperUnreachable,
 )
+from .household import Household
 
 DEFAULT_MODEL = "claude-haiku-5-5"
 MAX_OUTPUT_TOKENS = 4096
@@ -104,6 +105,9 @@ REVISION_OPENING = "Your last basket:"
 EARLIER_OPENING = "Changes the household asked for before, oldest first (they still hold):"
 
 
+HOUSEHOLD_OPENING = "About the household (from its settings):"
+
+
 @dataclass(frozen=True)
 class Brief:
     """What the shopper is asked for: basket 1 of ``request``, or (with ``change``) the whole of
@@ -114,9 +118,16 @@ class Brief:
     last_basket: Sequence[str] = ()
     change: str | None = None
     earlier: Sequence[str] = ()
+    household: Household = field(default_factory=Household)  # what the workspace said of it
 
     def prompt(self) -> str:
-        """The user turn Claude is sent (the last basket one item a line, quantity first)."""
+        """The user turn Claude is sent (the last basket one item a line, quantity first), with
+        the household first when the workspace said something of it."""
+        said = self.household.brief()
+        told = f"{HOUSEHOLD_OPENING}\n{said}\n\n" if said else ""
+        return told + self._asked()
+
+    def _asked(self) -> str:
         if self.change is None:
             return self.request
         items = "\n".join(self.last_basket)
