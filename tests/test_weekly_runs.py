@@ -425,3 +425,41 @@ def test_the_basket_timers_listed_are_not_the_weekly_runs_beside_them(weekly: Wo
     assert rt.timers is not None
     (timer,) = rt.timers.pending()
     assert timer.kind == "remind" and len(schedules()) == 2
+
+
+def test_a_weekly_run_saved_in_the_settings_modal_is_scheduled_and_turned_off(
+    weekly: World,
+) -> None:
+    """The Home tab's Settings: saving a weekly run creates the workspace's schedule (its day,
+    time and time zone), its firing shops for the saved household; "No weekly basket" deletes
+    it. The save's lazy run arranges it, after the ack."""
+    from tests.settings_kit import number, open_settings, option, save, text
+
+    weekly.slack.set_person("U0CAROL", is_admin=True)
+    form = open_settings(weekly, "U0CAROL")
+    assert form is not None
+    answer = save(
+        weekly,
+        "U0CAROL",
+        form,
+        weekly_day=option("sat"),
+        weekly_time={"selected_time": "09:30"},
+        weekly_timezone=text("Europe/Paris"),
+        weekly_channel={"selected_conversation": WEEKLY},
+        weekly_request=text("dinners for the week"),
+        people=number(3),
+    )
+    assert answer == {}
+    (schedule,) = schedules()
+    assert schedule["ScheduleExpression"] == "cron(30 9 ? * SAT *)"
+    assert schedule["ScheduleExpressionTimezone"] == "Europe/Paris"
+    weekly.send(delivered(schedule))
+    (basket,) = baskets_in(weekly)
+    (basket_timer,) = [s for s in schedules() if s["Name"].startswith("basket-")]
+    assert "We are 3." in json.dumps(weekly.claude.requests[-1]["messages"])
+
+    again = open_settings(weekly, "U0CAROL")
+    assert again is not None
+    assert save(weekly, "U0CAROL", again, weekly_day=option("off")) == {}
+    assert [s["Name"] for s in schedules() if s["Name"].startswith("weekly-")] == []
+    assert [s["Name"] for s in schedules()] == [basket_timer["Name"]]  # the basket's own timer
