@@ -29,12 +29,15 @@ from workflow.persistence.session import SessionCheckpoints
 from workflow.persistence.signing import CheckpointSigner
 from workflow.shop.basket import BasketDecision, ShopRequest
 from workflow.shop.graph import shop_versions
+from workflow.shop.household import Household
 from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
 from workflow.shop.shopper import ShopperReply
 
 KEY = b"compat-corpus-signing-key-000000"  # CHECKPOINT_SIGNING_KEY for the corpus tests
 TENANT = "T0TEAM"
 REQUESTER = "U0ALICE"
+# From ShopRequest@2 (the workspace's household in each week's request; format2-request2 on).
+HOUSEHOLD = Household(people=4, avoid="pork", staples="oat milk")
 BASKET = "500 g chicken breast\n2 bell peppers\n1 head broccoli\n2 pizza bases\n250 g mozzarella"
 
 
@@ -63,9 +66,8 @@ async def session(
     workflow = shop_versions(shopper, 3)  # as the bot resumes: every version this code keeps
     signer = CheckpointSigner(KEY)
     sid = f"compat-{name}"
-    run = Run.start(
-        workflow, ShopRequest(text="tacos on Friday", requested_by=REQUESTER), _cp(store, sid)
-    )
+    request = ShopRequest(text="tacos on Friday", requested_by=REQUESTER, household=HOUSEHOLD)
+    run = Run.start(workflow, request, _cp(store, sid))
     [e async for e in run.watch()]
     for n in range(changes + (1 if fail_revision else 0)):
         run = await Run.resume(workflow, SessionCheckpoints(store, signer, TENANT, sid))
@@ -109,6 +111,46 @@ def _cp(store: InMemoryCheckpointStore, sid: str) -> SessionCheckpoints:
     return SessionCheckpoints(store, CheckpointSigner(KEY), TENANT, sid)
 
 
+def settings_document(target: Path, commit: str) -> None:
+    """A workspace's settings document as this code saves it (``settings-v<n>/``), signed with
+    the settings key a deploy with :data:`KEY` derives, with what a test needs to read it."""
+    from bot.records.weekly import WeeklyRun
+    from bot.records.workspace_settings import SCHEMA_VERSION, WorkspaceSettings, encode
+    from bot.runtime import Runtime
+    from bot.settings import Settings
+
+    settings = Settings.from_env(
+        {
+            "SLACK_SIGNING_SECRET": "compat-corpus-signing-secret",
+            "SLACK_BOT_TOKEN": "xoxb-compat",
+            "CHECKPOINT_BUCKET": "compat-bucket",
+            "CHECKPOINT_SIGNING_KEY": KEY.decode(),
+        }
+    )
+    key = Runtime.from_settings(settings, web=object())._lasting_key(b"weekly-shop settings v1")
+    saved = WorkspaceSettings(
+        approvers=("U0CAROL", "U0DAVE"),
+        approvals_needed=2,
+        no_self_approval=True,
+        rounds=4,
+        remind_after=4 * 3600,
+        max_reminders=3,
+        expire_after=5 * 86400,
+        weekly=WeeklyRun("C0WEEKLY", "sat", "09:30", "Europe/London", "dinners for four"),
+        household=HOUSEHOLD,
+        admins=("U0ERIN",),
+    ).saved_by("U0CAROL", 1_796_000_000, "approvers, approvals needed")
+    record = {
+        "tenant": TENANT,
+        "schema": SCHEMA_VERSION,
+        "settings": saved.to_json(),
+        "bytes": base64.b64encode(encode(key, TENANT, saved)).decode(),
+        "written_by": f"weekly-shop at {commit}",
+    }
+    (target / "settings.json").write_text(json.dumps(record, indent=2) + "\n")
+    print(f"{target.name}/settings.json: schema {SCHEMA_VERSION}")
+
+
 def main(folder: str) -> None:
     target = Path(__file__).parent / folder
     if target.exists():
@@ -117,6 +159,9 @@ def main(folder: str) -> None:
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
     target.mkdir()
+    if folder.startswith("settings-"):
+        settings_document(target, commit)
+        return
     cases = {
         "pending-round-1": session("round1", 0),
         "pending-round-3": session("round3", 2),
