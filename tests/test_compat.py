@@ -27,7 +27,8 @@ from workflow.persistence.checkpoint import written_with
 from workflow.shop.basket import Item
 from workflow.shop.records import SHOP_RECORDS
 
-CORPUS = sorted((Path(__file__).parent / "compat").glob("*/*.json"))
+CORPUS = sorted((Path(__file__).parent / "compat").glob("format*/*.json"))
+SETTINGS_CORPUS = sorted((Path(__file__).parent / "compat").glob("settings-*/settings.json"))
 
 # What to answer each case with, and what the thread must end with.
 PLANS: dict[str, list[tuple[str, str]]] = {
@@ -44,6 +45,8 @@ PLANS: dict[str, list[tuple[str, str]]] = {
 }
 # A case the code could write only from a given folder on, and the environment its plan runs in.
 SINCE = {"approved-by-one-of-two": "format2-graph2"}
+# What the basket shows of the household, from ShopRequest@2 on (the workspace's settings).
+HOUSEHOLD = "· For 4 · no pork · always oat milk"
 ENV = {"approved-by-one-of-two": {"APPROVALS_NEEDED": "2"}}
 SAID = {"approved-by-one-of-two": "Approved by <@U0CAROL> and <@U0BOB> · "}  # on the basket
 
@@ -64,18 +67,21 @@ def test_the_corpus_holds_every_case() -> None:
 # and the basket's schema.
 FOLDERS = {
     "format1": "before versions · format 1 · record v1 · Basket",
-    "format2-graph1": "weekly-shop v1 · format 2 · record v2 · Basket@1",
-    "format2-basket2": "weekly-shop v1 · format 2 · record v2 · Basket@2",
-    "format2-graph2": "weekly-shop v2 · format 2 · record v2 · Basket@2",
+    "format2-graph1": "weekly-shop v1 · format 2 · record v2 · Basket@1 · ShopRequest@1",
+    "format2-basket2": "weekly-shop v1 · format 2 · record v2 · Basket@2 · ShopRequest@1",
+    "format2-graph2": "weekly-shop v2 · format 2 · record v2 · Basket@2 · ShopRequest@1",
+    "format2-request2": "weekly-shop v2 · format 2 · record v2 · Basket@2 · ShopRequest@2",
 }
-NEWEST = "format2-graph2"  # what the current code writes
+NEWEST = "format2-request2"  # what the current code writes
 
 
 def described(record: Any) -> str:
     """What a record is, in the words of :data:`FOLDERS`."""
     state = record.state if isinstance(record.state, str) else record.state.decode()
     (basket,) = set(re.findall(r'"t": ?"(Basket(?:@\d+)?)"', state))
-    return f"{written_with(record.state)} · record v{record.mac} · {basket}"
+    requests = set(re.findall(r'"t": ?"(ShopRequest@\d+)"', state))  # format 1: none in state
+    said = "".join(f" · {r}" for r in sorted(requests))
+    return f"{written_with(record.state)} · record v{record.mac} · {basket}{said}"
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=[f"{p.parent.name}/{p.stem}" for p in CORPUS])
@@ -139,6 +145,8 @@ def test_a_basket_saved_by_older_code_is_answered_to_the_end(
             assert not replies, replies
             basket = world.baskets()[-1]
             assert header(basket).startswith(f"Basket {case['round'] + 1} of 3")
+            shows_household = HOUSEHOLD in json.dumps(basket["blocks"], ensure_ascii=False)
+            assert shows_household == (path.parent.name >= "format2-request2")
     if path.stem in SAID:
         answered = world.slack.message(CHANNEL, basket["ts"])
         assert answered is not None and SAID[path.stem] in context_text(answered)
@@ -177,3 +185,31 @@ def test_a_basket_saved_before_quorums_needs_the_quorum_set_since(
     replies = [m["text"] for m in world.slack.thread(CHANNEL, basket["ts"])]
     assert replies == ["Ordered 5 items."] and world.slack.violations == []
     assert lock_keys(s3, bucket) == []
+
+
+@pytest.mark.parametrize("path", SETTINGS_CORPUS, ids=[p.parent.name for p in SETTINGS_CORPUS])
+def test_a_settings_document_saved_by_older_code_is_read(
+    world: World, s3: Any, bucket: str, path: Path
+) -> None:
+    """A workspace's settings as a shipped version saved them: read (upgraded when older),
+    signature checked, and in force on the next click."""
+    from bot.handler import cold_start
+    from bot.records.workspace_settings import SCHEMA_VERSION, settings_key
+
+    case = json.loads(path.read_text())
+    world.boot(CHECKPOINT_SIGNING_KEY=KEY.decode())
+    rt, _ = cold_start()
+    key = settings_key(rt.settings_store.prefix, case["tenant"])
+    s3.put_object(Bucket=bucket, Key=key, Body=base64.b64decode(case["bytes"]))
+    loaded = rt.settings_store.read(case["tenant"])
+    assert loaded.problem is None and loaded.saved is not None
+    if case["schema"] == SCHEMA_VERSION:
+        assert loaded.saved.to_json() == case["settings"]
+    basket = world.shop()
+    world.run_lazies()
+    (basket,) = world.baskets()
+    assert header(basket) == f"Basket 1 of {loaded.saved.rounds}"
+    world.click(basket, "approve_basket", user="U0BOB")
+    world.run_lazies()
+    approvers = ", ".join(f"<@{u}>" for u in loaded.saved.approvers)
+    assert ephemeral_texts(world, "U0BOB") == [f"Only {approvers} can answer baskets here."]

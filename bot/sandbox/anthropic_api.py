@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from workflow.shop.shopper import EARLIER_OPENING, REVISION_OPENING
+from workflow.shop.shopper import EARLIER_OPENING, HOUSEHOLD_OPENING, REVISION_OPENING
 
 from .anthropic_tools import forced_tool, tool_input, tools_problem
 from .loopback import LoopbackServer, QuietHandler, refused
@@ -74,16 +74,19 @@ def default_reply(request: dict[str, Any]) -> Reply:
 
 def shorter_revisions(request: dict[str, Any]) -> Reply:
     """A scenario callers opt into: the default basket, and the first 8 of its lines when the
-    weekly shop's shopper asks for a revision (its prompt opens with ``REVISION_OPENING``).
+    weekly shop's shopper asks for a revision (its prompt opens with ``REVISION_OPENING``, after
+    what the workspace said of its household, if anything).
 
     A revision after earlier changes notes on its first item how many changes it follows, so
     that each revision changes the basket (the workflow asks about an unchanged one again,
     as the same round: ``workflow.shop.graph.UNCHANGED``)."""
     prompt = str(request["messages"][-1].get("content", ""))
-    if not prompt.startswith(REVISION_OPENING):
+    household = prompt.startswith(HOUSEHOLD_OPENING)
+    asked = prompt.partition("\n\n")[2] if household else prompt
+    if not asked.startswith(REVISION_OPENING):
         return Reply()
     text = "\n".join(DEFAULT_BASKET.splitlines()[:8])
-    earlier = prompt.partition(EARLIER_OPENING)[2].partition("\n\n")[0]
+    earlier = asked.partition(EARLIER_OPENING)[2].partition("\n\n")[0]
     count = sum(1 for line in earlier.splitlines() if line.startswith("- "))
     if not count:
         return Reply(text=text)
