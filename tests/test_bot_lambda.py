@@ -75,15 +75,30 @@ LAZY_ONLY = [
 ]
 
 
-@pytest.mark.parametrize("action", ["/shop", "approve_basket", "change_basket", "home"])
+@pytest.mark.parametrize(
+    "action", ["/shop", "approve_basket", "change_basket", "home", "settings", "save_settings"]
+)
 def test_the_ack_path_imports_only_what_it_needs(served: World, action: str) -> None:
     """An ack in a fresh process loads neither the model SDK nor the workflow engine nor
     pydantic: at a small Lambda's CPU share their import alone would cost seconds of Slack's 3
-    (bench/coldstart.py). Only the lazy runs import them."""
+    (bench/coldstart.py). Only the lazy runs import them. (Saving the settings is the one ack
+    that reads and writes S3, to answer in the modal: its store, not the engine.)"""
     if action == "/shop":
         event = f"slash_command({SECRET!r}, text='dinners')"
     elif action == "home":
         event = f"app_home_opened({SECRET!r}, 'U0ALICE')"
+    elif action == "settings":
+        trigger = served.slack.issue_trigger("U0ALICE")
+        event = (
+            f"home_action({SECRET!r}, action_id='open_settings', value='open', "
+            f"user_id='U0ALICE', trigger_id={trigger!r})"
+        )
+    elif action == "save_settings":
+        values = {"rounds": {"value": {"type": "static_select", "selected_option": {"value": "2"}}}}
+        event = (
+            f"view_submission({SECRET!r}, callback_id='workspace_settings_modal', "
+            f"private_metadata='', values={values!r}, user_id='U0ALICE')"
+        )
     else:
         served.shop()
         served.run_lazies()
@@ -96,8 +111,8 @@ def test_the_ack_path_imports_only_what_it_needs(served: World, action: str) -> 
         )
     code = (
         "import json, sys\n"
-        "from bot.sandbox.slack_requests import block_action, slash_command\n"
-        "from bot.sandbox.slack_events import app_home_opened\n"
+        "from bot.sandbox.slack_requests import block_action, slash_command, view_submission\n"
+        "from bot.sandbox.slack_events import app_home_opened, home_action\n"
         "from bot.sandbox.aws_events import lambda_context\n"
         "from bot.handler import handler\n"
         f"r = handler({event}, lambda_context())\n"
