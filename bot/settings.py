@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -128,8 +129,19 @@ def _flag(value: str) -> bool:
     raise ValueError("must be true or false")
 
 
+SLACK_USER_ID = re.compile(r"^[UW][A-Z0-9]{2,20}$")
+MAX_APPROVER_IDS = 50
+
+
 def _ids(value: str) -> frozenset[str]:
-    return frozenset(part.strip() for part in value.split(",") if part.strip())
+    """Slack user IDs, comma-separated (``U…`` or ``W…``, as ``users.info`` names people)."""
+    ids = frozenset(part.strip() for part in value.split(",") if part.strip())
+    wrong = sorted(i for i in ids if not SLACK_USER_ID.fullmatch(i))
+    if wrong:
+        raise ValueError(f"{wrong[0][:30]!r} is not a Slack user ID (U… or W…)")
+    if len(ids) > MAX_APPROVER_IDS:
+        raise ValueError(f"at most {MAX_APPROVER_IDS} people")
+    return ids
 
 
 def _url(value: str) -> str:

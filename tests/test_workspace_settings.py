@@ -186,3 +186,46 @@ def test_the_household_is_said_to_the_shopper_and_shown_in_a_line() -> None:
     assert home.line() == "For 4 · no pork · always oat milk"
     assert home.brief() == "We are 4. We don't eat: pork. Always include: oat milk."
     assert not Household().said and Household().line() == ""
+
+
+@pytest.mark.parametrize(
+    ("env", "says"),
+    [
+        (
+            {"APPROVER_IDS": "alice,U0BOB"},
+            "APPROVER_IDS is invalid: 'alice' is not a Slack user ID",
+        ),
+        ({"APPROVER_IDS": ",".join(f"U0P{n:03d}" for n in range(51))}, "at most 50 people"),
+    ],
+)
+def test_the_deploys_approvers_are_checked_at_cold_start(env: dict[str, str], says: str) -> None:
+    """The environment is every workspace's default settings: what no workspace could save
+    fails at start-up, naming the variable, never at a click."""
+    from bot.settings import Settings, SettingsError
+
+    base = {"SLACK_SIGNING_SECRET": "s", "CHECKPOINT_BUCKET": "bucket", "SLACK_BOT_TOKEN": "xoxb-1"}
+    with pytest.raises(SettingsError, match=says):
+        Settings.from_env({**base, **env})
+
+
+def test_any_valid_environment_makes_valid_default_settings() -> None:
+    """The widest the environment allows is a workspace's default settings too."""
+    from bot.runtime import Runtime
+    from bot.settings import Settings
+
+    env = {
+        "SLACK_SIGNING_SECRET": "s",
+        "CHECKPOINT_BUCKET": "bucket",
+        "SLACK_BOT_TOKEN": "xoxb-1",
+        "APPROVER_IDS": ",".join(f"U0P{n:03d}" for n in range(50)),
+        "APPROVALS_NEEDED": "50",
+        "MAX_ROUNDS": "10",
+        "REMIND_AFTER": "7d",
+        "MAX_REMINDERS": "10",
+        "EXPIRE_AFTER": "21d",
+        "NO_SELF_APPROVAL": "true",
+    }
+    defaults = Runtime.from_settings(Settings.from_env(env), web=object()).defaults
+    assert defaults.approvals_needed == 50 and defaults.rounds == 10
+    anyone = Settings.from_env({**env, "APPROVER_IDS": ""})
+    assert Runtime.from_settings(anyone, web=object()).defaults.approvals_needed == 50

@@ -61,7 +61,7 @@ from .receipts import check_slack_ids
 from .weekly import WeeklyRun
 
 SCHEMA_VERSION = 1
-MAX_APPROVERS = 20
+MAX_APPROVERS = 50  # as many as APPROVER_IDS may name (and a quorum may count)
 MAX_QUORUM = 50  # with anyone in the channel approving (BasketDecision names at most 50)
 MAX_ADMINS = 20
 MAX_ROUNDS = 5  # what the modal offers (the deploy's MAX_ROUNDS may say up to 10)
