@@ -382,7 +382,7 @@ def requests_per_approve(lb: Loopback) -> list[Row]:
         checkpoints = SessionCheckpoints(lb.store(), runtime.signer, TENANT, seeded)
         for _ in range(n if isinstance(n, int) else 1):
             asyncio.run(checkpoints.save(record.state))
-        channel = f"C0COUNT{n}"
+        channel = f"C0COUNT{str(n).upper()}"  # a channel ID: upper case
         message = _post(lb, channel)  # a message to click on, in a channel of its own
         value = json.dumps({"s": seeded, "r": request_id}, separators=(",", ":"))
         lb.counter.take()
@@ -419,7 +419,7 @@ def requests_per_approve(lb: Loopback) -> list[Row]:
         Row(
             "S3 requests per approve click, saved settings",
             f"{saved}",
-            f"none saved: {one}",
+            f"none saved: {one}; saved: {describe_ops(counts['saved'])}",
             ratio(saved, one),
             "equal",
             ok=saved == one,
