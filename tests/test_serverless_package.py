@@ -60,6 +60,7 @@ CONFIG_VARIABLES = (
     "ANTHROPIC_MODEL",
     "APPROVER_IDS",
     "NO_SELF_APPROVAL",
+    "APPROVALS_NEEDED",
     "SECRETS_REVISION",
     "WORKSPACES",
     "SHOP_TEAM",
@@ -202,6 +203,7 @@ def scheduled(
             "ANTHROPIC_MODEL": "claude-sonnet-test",
             "APPROVER_IDS": "U01,U02",
             "NO_SELF_APPROVAL": "true",
+            "APPROVALS_NEEDED": "2",
             "WORKSPACES": "many",
             "SHOP_TEAM": "T0123456",
         },
@@ -261,6 +263,7 @@ def test_environment_defaults(packaged: Packaged) -> None:
     assert int(variables["LOCK_TTL_SECONDS"]) > packaged.function["Timeout"]  # lease > invocation
     assert variables["APPROVER_IDS"] == ""
     assert variables["NO_SELF_APPROVAL"] == "false"
+    assert variables["APPROVALS_NEEDED"] == "1"
     assert variables["SHOP_CHANNEL"] == ""
     assert variables["SHOP_REQUEST"] == ""
     assert (variables["REMIND_AFTER"], variables["MAX_REMINDERS"]) == ("6h", "2")
@@ -275,6 +278,7 @@ def test_environment_overrides(scheduled: Packaged) -> None:
     assert variables["ANTHROPIC_MODEL"] == "claude-sonnet-test"
     assert variables["APPROVER_IDS"] == "U01,U02"
     assert variables["NO_SELF_APPROVAL"] == "true"
+    assert variables["APPROVALS_NEEDED"] == "2"
     assert variables["SHOP_CHANNEL"] == "C0123456789"
     assert variables["SHOP_REQUEST"] == "tacos on Friday, we have rice"
 

@@ -48,7 +48,15 @@ STATES = "states/"
 INSTALL_PATH = "/slack/install"
 REDIRECT_PATH = "/slack/oauth_redirect"
 # What the bot needs (the manifest's scopes, and nothing more).
-SCOPES = ["commands", "chat:write", "channels:read", "groups:read", "im:read", "mpim:read"]
+SCOPES = [
+    "commands",
+    "chat:write",
+    "channels:read",
+    "groups:read",
+    "im:read",
+    "mpim:read",
+    "users:read",  # users.info: the Settings modal (bot.steps.settings)
+]
 INSTALLED = "Weekly shop is installed"  # the result page's heading
 NEXT_STEPS = (
     "In a channel, type <code>/invite @weekly-shop</code>, then <code>/shop</code> and the "
