@@ -263,10 +263,27 @@ def fire_weekly(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
         except NotInstalled:  # removed since (its schedule goes with it): nothing to start
             log.warning("weekly run dropped: the workspace has no installation")
             return {"started": False}
+        saved = here.loaded.saved if here.loaded is not None else None
+        if saved is None or saved.weekly != firing.run:
+            # Settings changed since it was scheduled (and the schedule was not, yet): the
+            # saved settings decide; the schedule is made to follow them.
+            log.warning("weekly run dropped: the workspace's settings no longer ask for it")
+            _follow_settings(weekly, firing.team, saved)
+            return {"started": False}
         where = Where(firing.team, session_id, firing.run.channel)
         request = ShopRequest(text=firing.run.request, household=here.current.household)
         asyncio.run(start_session(here.sessions, where, request))
     return {"started": True, "session": session_id}
+
+
+def _follow_settings(weekly: Any, team: str, saved: Any) -> None:
+    """Make the workspace's weekly schedule what its saved settings say (none, if none)."""
+    from bot.records.weekly import WeeklyScheduleError
+
+    try:
+        weekly.arrange(team, saved.weekly if saved is not None else None)
+    except WeeklyScheduleError as exc:
+        log.error("the weekly schedule could not follow the settings: %s", exc)
 
 
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:

@@ -167,7 +167,7 @@ class Runtime:
 
         return Desk(
             web=self.ack_web if ack else self.web,
-            store=self.settings_store,
+            store=self.ack_settings_store if ack else self.settings_store,
             defaults=self.defaults,
             installer=self.installer_of,
             can_schedule=self.weekly_schedules is not None,
@@ -181,6 +181,18 @@ class Runtime:
         store = self.oauth[0].settings.installation_store
         found = store.find_installation(enterprise_id=None, team_id=team_id)
         return str(found.user_id) if found is not None and found.user_id else None
+
+    @functools.cached_property
+    def ack_settings_store(self) -> S3WorkspaceSettings:
+        """The settings as the save's ack reads and writes them: its own S3 client, one attempt
+        and short timeouts (``ACK_S3_CONFIG``), so a slow S3 is said within Slack's 3 s."""
+        from bot.records.workspace_settings import S3WorkspaceSettings
+        from workflow.persistence.s3_client import ACK_S3_CONFIG, make_s3_client
+
+        store = self.settings_store
+        return S3WorkspaceSettings(
+            store.bucket, store.prefix, make_s3_client(ACK_S3_CONFIG), store.key
+        )
 
     @functools.cached_property
     def defaults(self) -> WorkspaceSettings:

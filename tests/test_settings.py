@@ -20,7 +20,14 @@ from bot.records.workspace_settings import (
     settings_prefix,
 )
 from bot.slack.settings_form import NEWER, TAMPERED
-from bot.steps.settings import CHANGED_MEANWHILE, INVITE, NO_SCHEDULER, NOT_ALLOWED, NOT_HERE
+from bot.steps.settings import (
+    CHANGED_MEANWHILE,
+    INVITE,
+    NO_SCHEDULER,
+    NOT_ALLOWED,
+    NOT_HERE,
+    SLACK_DOWN,
+)
 from tests.bot_kit import CHANNEL, SECRET, World, header, objects, start_basket
 from tests.fault_kit import ephemeral_texts
 from tests.settings_kit import number, open_settings, option, save, text, users
@@ -140,7 +147,7 @@ def test_a_forged_save_from_a_member_is_refused_and_saves_nothing(
             "at most 1",
         ),
         ({"rounds": option("9")}, "rounds", "Choose one of the options"),
-        ({"expire_days": number(30)}, "expire_days", "from 1 to 21"),
+        ({"expire_days": number(30)}, "expire_days", "from 0 to 21"),
         ({"people": number("lots")}, "people", "whole number"),
         ({"avoid": text("x" * 201)}, "avoid", "At most 200"),
         (
@@ -334,3 +341,119 @@ def test_removing_the_app_deletes_the_workspaces_settings(
     carol.send(event_callback(SECRET, {"type": "app_uninstalled"}, team_id=TENANT))
     carol.run_lazies()
     assert saved(s3, bucket) is None
+
+
+# -- what a review found: Slack failing, values the form cannot show, private channels ---------
+
+
+def test_without_users_read_the_save_says_so_and_the_modal_opens_read_only(
+    carol: World, s3: Any, bucket: str
+) -> None:
+    """``users.info`` without the ``users:read`` scope is ``missing_scope`` (an app installed
+    before the scope was added): the modal shows the values read-only and says why; a save is
+    answered in the modal, not with a 500, and saves nothing."""
+    carol.slack.fail_next("users.info", error="missing_scope")
+    seen = open_settings(carol, "U0CAROL")
+    assert seen is not None and "submit" not in seen
+    assert "couldn't check with Slack who you are" in json.dumps(seen["blocks"])
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    carol.slack.fail_next("users.info", error="missing_scope")
+    answer = save(carol, "U0CAROL", form, rounds=option("2"))
+    assert answer["errors"] == {"approvers": SLACK_DOWN}
+    assert saved(s3, bucket) is None
+
+
+def test_values_the_form_cannot_show_are_kept_unless_changed(
+    carol: World, s3: Any, bucket: str
+) -> None:
+    """The deploy's 30-minute reminders, 8 baskets and no expiry show as 0 hours, 5 baskets
+    and 0 days; saving another field keeps them as they were."""
+    carol.boot(REMIND_AFTER="30m", MAX_ROUNDS="8", EXPIRE_AFTER="0")
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    assert save(carol, "U0CAROL", form, people=number(3)) == {}
+    doc = saved(s3, bucket)
+    assert doc is not None
+    kept = {k: doc["settings"][k] for k in ("remind_after", "rounds", "expire_after")}
+    assert kept == {"remind_after": 1800, "rounds": 8, "expire_after": 0}
+    assert "every 30 min" in home_text(carol, "U0ALICE")
+    again = open_settings(carol, "U0CAROL")
+    assert again is not None
+    assert save(carol, "U0CAROL", again, remind_every=number(2), expire_days=number(5)) == {}
+    doc = saved(s3, bucket)
+    assert doc is not None
+    assert (doc["settings"]["remind_after"], doc["settings"]["expire_after"]) == (7200, 432000)
+
+
+def test_long_escaped_words_fit_the_home_tab(carol: World) -> None:
+    """Each summary line is its own section, under Slack's 3,000 characters once ``&`` is
+    escaped as ``&amp;``; the Home tab is published as before."""
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    answer = save(carol, "U0CAROL", form, avoid=text("&" * 200), staples=text("&" * 300))
+    assert answer == {}
+    view = carol.open_home("U0ALICE")
+    assert view is not None and carol.slack.violations == []
+    assert all(len(b["text"]["text"]) <= 3000 for b in view["blocks"] if b["type"] == "section")
+
+
+def test_the_weekly_request_is_shown_only_to_people_in_its_channel(carol: World) -> None:
+    """As a waiting basket is: the Home tab of someone outside the weekly run's (private)
+    channel names the day, not what it shops for."""
+    carol.slack.add_channel("G0FAMILY", "family", members=["U0CAROL"], private=True)
+    carol.set_env("TIMER_GROUP", "weekly-shop-timers")
+    carol.set_env("TIMER_TARGET_ARN", "arn:aws:lambda:us-east-1:123456789012:function:bot")
+    carol.set_env("TIMER_ROLE_ARN", "arn:aws:iam::123456789012:role/weekly-shop-scheduler")
+    import boto3
+
+    boto3.client("scheduler", region_name="us-east-1").create_schedule_group(
+        Name="weekly-shop-timers"
+    )
+    carol.boot()
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    answer = save(
+        carol,
+        "U0CAROL",
+        form,
+        weekly_day=option("sun"),
+        weekly_channel={"selected_conversation": "G0FAMILY"},
+        weekly_request=text("the surprise birthday dinner"),
+    )
+    assert answer == {}
+    assert "surprise birthday" in home_text(carol, "U0CAROL")
+    bobs = home_text(carol, "U0BOB")
+    assert "Sundays at 09:00" in bobs and "surprise birthday" not in bobs
+    seen = open_settings(carol, "U0BOB")
+    assert seen is not None and "surprise birthday" not in json.dumps(seen["blocks"])
+
+
+def test_an_enterprise_grid_admin_of_another_org_workspace_may_save(carol: World) -> None:
+    """On Enterprise Grid ``users.info`` may name another of the org's workspaces as the
+    person's ``team_id``; ``enterprise_user.teams`` lists every one they belong to."""
+    carol.slack.set_person("U0CAROL", team_id="T0HQ", enterprise_user={"teams": ["T0HQ", TENANT]})
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None and "submit" in form
+    assert save(carol, "U0CAROL", form, rounds=option("2")) == {}
+
+
+def test_a_forged_user_id_is_answered_in_the_modal(carol: World, s3: Any, bucket: str) -> None:
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    answer = save(carol, "U0CAROL", form, admins=users("<!channel>"))
+    assert answer["response_action"] == "errors" and "not a Slack user ID" in json.dumps(answer)
+    assert saved(s3, bucket) is None
+
+
+def test_one_approver_who_may_not_approve_their_own_basket_is_refused(carol: World) -> None:
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    answer = save(
+        carol,
+        "U0CAROL",
+        form,
+        approvers=users("U0CAROL"),
+        no_self={"selected_options": [{"value": "on"}]},
+    )
+    assert "could never be approved" in answer["errors"]["approvals"]

@@ -70,6 +70,18 @@ def schedules_of() -> WeeklySchedules:
     return rt.weekly_schedules
 
 
+def saved_and_arranged(team: str, run: WeeklyRun) -> None:
+    """What saving a weekly run in the Settings modal leaves: the workspace's settings saying
+    it (a firing the settings no longer ask for starts nothing), and its schedule."""
+    from bot.handler import cold_start
+    from bot.records.workspace_settings import WorkspaceSettings
+
+    rt, _ = cold_start()
+    store = rt.settings_store
+    store.save(team, WorkspaceSettings(weekly=run), store.read(team).etag)
+    schedules_of().arrange(team, run)
+
+
 def schedules(client: Any = None) -> list[dict[str, Any]]:
     """Every schedule in the group, as Scheduler holds it."""
     client = client or boto3.client("scheduler", region_name="us-east-1")
@@ -192,7 +204,7 @@ def test_a_firing_starts_one_basket_in_its_channel_however_often_delivered(
     """Basket 1 of the standing request, in the run's channel, nobody's request; Scheduler's
     second delivery of the same firing (same scheduled time, another execution ID) starts
     nothing, and next week's firing starts next week's basket."""
-    schedules_of().arrange("T0TEAM", RUN)
+    saved_and_arranged("T0TEAM", RUN)
     (schedule,) = schedules()
     at = this_minute()
 
@@ -248,7 +260,7 @@ def test_a_forged_altered_or_stale_firing_starts_nothing(
     weekly: World, bucket: str, forge: Any
 ) -> None:
     """Dropped (logged), not raised: Lambda does not retry it; nothing is written or said."""
-    schedules_of().arrange("T0TEAM", RUN)
+    saved_and_arranged("T0TEAM", RUN)
     (schedule,) = schedules()
     before = objects(weekly.s3, bucket)
 
@@ -264,7 +276,7 @@ def test_a_request_naming_a_context_attribute_is_not_rewritten_by_scheduler(
     """Scheduler replaces its keywords wherever they are in the Input; the signed run never
     holds a ``<``, so the request is started as it was saved."""
     odd = WeeklyRun(WEEKLY, "sat", "09:30", "UTC", "tacos <aws.scheduler.scheduled-time> <b>")
-    schedules_of().arrange("T0TEAM", odd)
+    saved_and_arranged("T0TEAM", odd)
     (schedule,) = schedules()
     assert "<" not in json.loads(schedule["Target"]["Input"])["weekly_shop_run"]
 
@@ -293,7 +305,7 @@ def test_a_firing_runs_in_a_fresh_process_as_scheduler_invokes_the_function(
     client = boto3.client("scheduler", endpoint_url=endpoint, region_name="us-east-1")
     client.create_schedule_group(Name=GROUP)
     served.boot(TIMER_GROUP=GROUP, TIMER_TARGET_ARN=TARGET, TIMER_ROLE_ARN=ROLE)
-    schedules_of().arrange("T0TEAM", RUN)
+    saved_and_arranged("T0TEAM", RUN)
     (schedule,) = schedules(client)
     at = this_minute()
 
@@ -305,7 +317,7 @@ def test_a_firing_runs_in_a_fresh_process_as_scheduler_invokes_the_function(
 
 
 def test_a_weekly_run_lambda_gave_up_on_is_said_in_its_channel(weekly: World) -> None:
-    schedules_of().arrange("T0TEAM", RUN)
+    saved_and_arranged("T0TEAM", RUN)
     (schedule,) = schedules()
     lost = sqs_event(lost_run_record(delivered(schedule), condition="RetriesExhausted"))
 
@@ -327,8 +339,8 @@ def test_removing_the_app_deletes_its_weekly_run_and_a_late_firing_starts_nothin
     world = many_weekly
     install(world, "T0TEAM")
     install(world, "T0OTHER")
-    schedules_of().arrange("T0TEAM", RUN)
-    schedules_of().arrange("T0OTHER", RUN)
+    saved_and_arranged("T0TEAM", RUN)
+    saved_and_arranged("T0OTHER", RUN)
     (theirs,) = [s for s in schedules() if s["Name"] == "weekly-T0OTHER"]
 
     world.send(event_callback(SECRET, {"type": "app_uninstalled"}, team_id="T0OTHER"))
@@ -340,7 +352,7 @@ def test_removing_the_app_deletes_its_weekly_run_and_a_late_firing_starts_nothin
 
 
 def test_a_firing_for_a_workspace_without_the_app_starts_nothing(many_weekly: World) -> None:
-    schedules_of().arrange("T0NEVER", RUN)
+    saved_and_arranged("T0NEVER", RUN)
     (schedule,) = schedules()
     assert many_weekly.send(delivered(schedule)) == {"started": False}
     assert many_weekly.slack.calls_to("chat.postMessage") == []
@@ -351,7 +363,7 @@ def test_a_late_removal_keeps_a_weekly_run_saved_after_the_reinstall(many_weekly
     and saved a weekly run in between: the retry (an older event_time) keeps it."""
     world = many_weekly
     install(world, "T0TEAM")
-    schedules_of().arrange("T0TEAM", RUN)
+    saved_and_arranged("T0TEAM", RUN)
     said = int(time.time()) - 120
     world.send(
         event_callback(SECRET, {"type": "app_uninstalled"}, team_id="T0TEAM", event_time=said)
@@ -419,7 +431,7 @@ def test_the_basket_timers_listed_are_not_the_weekly_runs_beside_them(weekly: Wo
     from bot.handler import cold_start
     from tests.bot_kit import start_basket
 
-    schedules_of().arrange("T0TEAM", RUN)
+    saved_and_arranged("T0TEAM", RUN)
     start_basket(weekly)
     rt, _ = cold_start()
     assert rt.timers is not None
@@ -463,3 +475,33 @@ def test_a_weekly_run_saved_in_the_settings_modal_is_scheduled_and_turned_off(
     assert save(weekly, "U0CAROL", again, weekly_day=option("off")) == {}
     assert [s["Name"] for s in schedules() if s["Name"].startswith("weekly-")] == []
     assert [s["Name"] for s in schedules()] == [basket_timer["Name"]]  # the basket's own timer
+
+
+def test_a_firing_the_saved_settings_no_longer_ask_for_starts_nothing(weekly: World) -> None:
+    """Off was saved, but deleting the schedule failed (every retry of the save's lazy run):
+    its next firing finds the settings say no weekly basket, starts nothing, and deletes it."""
+    from botocore.exceptions import ClientError
+
+    saved_and_arranged("T0TEAM", RUN)
+    (schedule,) = schedules()
+    weekly.slack.set_person("U0CAROL", is_admin=True)
+    from tests.settings_kit import open_settings, option, save
+
+    form = open_settings(weekly, "U0CAROL")
+    assert form is not None
+
+    def fail(**_: Any) -> None:
+        raise ClientError(
+            {"Error": {"Code": "InternalServerException"}, "ResponseMetadata": {}},
+            "DeleteSchedule",
+        )
+
+    client = schedules_of().client
+    client.meta.events.register("before-call.scheduler.DeleteSchedule", fail)
+    try:
+        assert save(weekly, "U0CAROL", form, weekly_day=option("off")) == {}
+    finally:
+        client.meta.events.unregister("before-call.scheduler.DeleteSchedule", fail)
+    assert [s["Name"] for s in schedules()] == [schedule["Name"]]  # left behind
+    assert weekly.send(delivered(schedule)) == {"started": False}
+    assert baskets_in(weekly) == [] and schedules() == []

@@ -229,3 +229,31 @@ def test_any_valid_environment_makes_valid_default_settings() -> None:
     assert defaults.approvals_needed == 50 and defaults.rounds == 10
     anyone = Settings.from_env({**env, "APPROVER_IDS": ""})
     assert Runtime.from_settings(anyone, web=object()).defaults.approvals_needed == 50
+
+
+def test_a_409_on_the_save_is_tried_once_more_then_counts_as_changed(
+    s3: Any, bucket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """S3 answers 409 ConditionalRequestConflict while another conditional write on the key
+    is in flight (botocore does not retry it): once more, then the other write won."""
+    from tests.fault_kit import S3Faults, moto_skips_refused, op
+
+    moto_skips_refused(monkeypatch)
+    faults = S3Faults().install(s3)
+    store = S3WorkspaceSettings(bucket, PREFIX, s3, KEY)
+    faults.add(op("PutObject", "settings"), 409, "ConditionalRequestConflict", 1)
+    store.save(TENANT, saved(), None)  # the second attempt wins
+    assert S3WorkspaceSettings(bucket, PREFIX, s3, KEY).read(TENANT).saved == saved()
+    faults.add(op("PutObject", "settings"), 409, "ConditionalRequestConflict", 2)
+    with pytest.raises(SettingsChanged):
+        store.save(TENANT, WorkspaceSettings(rounds=2), store.read(TENANT).etag)
+    faults.uninstall(s3)
+
+
+def test_a_workspace_that_saved_nothing_keeps_one_cached_read(s3: Any, bucket: str) -> None:
+    """Nothing saved, still nothing saved: the same object, so a warm container keeps the
+    runtime it built for it (and its clients) instead of building one a click."""
+    store = S3WorkspaceSettings(bucket, PREFIX, s3, KEY)
+    first = store.read(TENANT)
+    calls = counting(s3)
+    assert store.read(TENANT) is first and calls == ["GetObject"]

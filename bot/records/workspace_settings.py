@@ -44,7 +44,12 @@ from typing import Any, Literal
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from workflow.persistence.s3_client import http_status, is_missing, is_precondition_failed
+from workflow.persistence.s3_client import (
+    http_status,
+    is_conditional_conflict,
+    is_missing,
+    is_precondition_failed,
+)
 from workflow.persistence.s3_client import store_error as _store_error
 from workflow.persistence.s3_keys import sibling_prefix
 from workflow.persistence.store import validate_id
@@ -317,6 +322,8 @@ class S3WorkspaceSettings:
                 loaded = Loaded(etag=etag, problem=found)
             else:
                 loaded = Loaded(saved=found, etag=etag)
+        if loaded == cached:  # (nothing saved, still): the same object, so callers keep theirs
+            return cached
         with self._mutex:
             self._cache[tenant] = loaded
         return loaded
@@ -325,21 +332,27 @@ class S3WorkspaceSettings:
         """Write ``settings`` if the document is still the one ``etag`` names (None: if there
         is none). Raises :class:`SettingsChanged` if another save got there first."""
         condition = {"IfMatch": etag} if etag else {"IfNoneMatch": "*"}
-        try:
-            answer = self.s3.put_object(
-                Bucket=self.bucket,
-                Key=settings_key(self.prefix, tenant),
-                Body=encode(self.key, tenant, settings),
-                ContentType="application/json",
-                ServerSideEncryption="AES256",
-                **condition,
-            )
-        except ClientError as exc:
-            if is_precondition_failed(exc) or (etag and is_missing(exc)):
-                raise SettingsChanged(tenant) from exc
-            raise _store_error("put workspace settings", exc) from exc
-        except BotoCoreError as exc:
-            raise _store_error("put workspace settings", exc) from exc
+        for attempt in (1, 2):
+            try:
+                answer = self.s3.put_object(
+                    Bucket=self.bucket,
+                    Key=settings_key(self.prefix, tenant),
+                    Body=encode(self.key, tenant, settings),
+                    ContentType="application/json",
+                    ServerSideEncryption="AES256",
+                    **condition,
+                )
+                break
+            except ClientError as exc:
+                if is_precondition_failed(exc) or (etag and is_missing(exc)):
+                    raise SettingsChanged(tenant) from exc
+                if is_conditional_conflict(exc):  # S3's 409: another conditional write on
+                    if attempt == 1:  # the key is in flight; once more, then it won
+                        continue
+                    raise SettingsChanged(tenant) from exc
+                raise _store_error("put workspace settings", exc) from exc
+            except BotoCoreError as exc:
+                raise _store_error("put workspace settings", exc) from exc
         loaded = Loaded(saved=settings, etag=str(answer["ETag"]))
         with self._mutex:
             self._cache[tenant] = loaded

@@ -9,6 +9,7 @@ no submit. A submission is read back by ``bot.slack.settings_submission``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from bot.records.weekly import DAYS
@@ -39,6 +40,7 @@ DAY_NAMES = dict(
     )
 )
 OFF = "off"
+MAX_LINE = 2900  # a line of the summary, escaped, in a section of at most 3,000 characters
 WHO_MAY = (
     "Workspace owners and admins, the person who added the app, and the household admins "
     "named below can change these."
@@ -144,21 +146,22 @@ def settings_blocks(s: WorkspaceSettings, timezone: str) -> list[Block]:
         _input(
             "rounds",
             "Baskets per week",
-            _select(rounds, str(min(s.rounds, MAX_ROUNDS))),
+            _select(rounds, str(shown_rounds(s))),
             "A change asks for another basket, up to this many.",
         ),
         {"type": "header", "text": plain("Reminders", 150)},
         _input(
             "remind_every",
             "Remind every (hours)",
-            _number(s.remind_after // HOUR, 0, MAX_REMIND_HOURS),
+            _number(shown_hours(s), 0, MAX_REMIND_HOURS),
             "0: no reminders.",
         ),
         _input("max_reminders", "At most (reminders)", _number(s.max_reminders, 0, 10)),
         _input(
             "expire_days",
             "A basket expires after (days)",
-            _number(max(1, -(-s.expire_after // DAY)), 1, MAX_EXPIRE_DAYS),
+            _number(shown_days(s), 0, MAX_EXPIRE_DAYS),
+            "0: never (an unanswered basket is still deleted after the bucket's 30 days).",
         ),
         {"type": "header", "text": plain("The weekly basket", 150)},
         _input("weekly_day", "Day", _select(days, run.day if run else OFF)),
@@ -240,42 +243,71 @@ def loading_modal(external_id: str) -> Block:
     }
 
 
-def summary(s: WorkspaceSettings) -> list[str]:
-    """The settings as mrkdwn lines (people's words escaped: they ping nobody)."""
+def shown_hours(s: WorkspaceSettings) -> int:
+    """What the form shows for the reminders' interval: whole hours (30 min shows as 0)."""
+    return s.remind_after // HOUR
+
+
+def shown_days(s: WorkspaceSettings) -> int:
+    """What the form shows for the expiry: days, rounded up (0: never)."""
+    return -(-s.expire_after // DAY)
+
+
+def shown_rounds(s: WorkspaceSettings) -> int:
+    """What the form shows for the baskets a week: at most what it offers."""
+    return min(s.rounds, MAX_ROUNDS)
+
+
+def _every(seconds: int) -> str:
+    return f"{seconds // HOUR} h" if seconds % HOUR == 0 else f"{seconds // 60} min"
+
+
+def summary(s: WorkspaceSettings, visible: Callable[[str], bool] = lambda _: False) -> list[str]:
+    """The settings as mrkdwn lines, each under a section's 3,000 characters (people's words
+    escaped, so they ping nobody). The weekly run's request is shown only to people
+    ``visible`` says are in its channel, as a waiting basket is."""
     approvers = ", ".join(f"<@{u}>" for u in s.approvers) or "anyone in the channel"
     needed = f" · {s.approvals_needed} approvals needed" if s.approvals_needed > 1 else ""
     own = " · not their own baskets" if s.no_self_approval else ""
     reminders = (
-        f"every {s.remind_after // HOUR} h, at most {s.max_reminders}"
+        f"every {_every(s.remind_after)}, at most {s.max_reminders}"
         if s.remind_after and s.max_reminders
         else "none"
     )
     expiry = f"after {-(-s.expire_after // DAY)} days" if s.expire_after else "never"
     run = s.weekly
-    weekly = (
-        f"{DAY_NAMES[run.day]}s at {run.time} ({escape(run.timezone)}) in <#{run.channel}>: "
-        f"{escape(run.request[:200])}"
-        if run is not None
-        else "off"
-    )
+    weekly = "off"
+    if run is not None:
+        weekly = f"{DAY_NAMES[run.day]}s at {run.time} ({escape(run.timezone)}) in <#{run.channel}>"
+        if visible(run.channel):
+            weekly += f": {escape(run.request[:200])}"
     home = escape(s.household.line()) if s.household.said else "not said"
     admins = ", ".join(f"<@{u}>" for u in s.admins) or "none"
-    return [
+    lines = [
         f"*Approvers:* {approvers}{needed}{own} · up to {s.rounds} baskets a week",
         f"*Reminders:* {reminders} · *expires* {expiry}",
         f"*Weekly basket:* {weekly}",
         f"*Household:* {home}",
         f"*Household admins:* {admins}",
     ]
+    return [line if len(line) <= MAX_LINE else line[: MAX_LINE - 1] + "…" for line in lines]
 
 
-def settings_rows(s: WorkspaceSettings, notice: str, changes: int = 3) -> list[Block]:
+def settings_rows(
+    s: WorkspaceSettings,
+    notice: str,
+    visible: Callable[[str], bool] = lambda _: False,
+    changes: int = 3,
+) -> list[Block]:
     """The Home tab's settings: a notice (ours), the values, the Settings button, and who
     changed what last (the newest ``changes``)."""
     rows: list[Block] = [{"type": "section", "text": {"type": "mrkdwn", "text": "*Settings*"}}]
     if notice:
         rows.append({"type": "section", "text": {"type": "mrkdwn", "text": notice}})
-    rows.append({"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(summary(s))}})
+    rows += [
+        {"type": "section", "text": {"type": "mrkdwn", "text": line}}
+        for line in summary(s, visible)
+    ]
     button = {"type": "button", "text": plain("Settings", 75), "action_id": OPEN_SETTINGS}
     rows.append(
         {"type": "actions", "block_id": "settings", "elements": [{**button, "value": "open"}]}

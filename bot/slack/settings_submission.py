@@ -23,7 +23,15 @@ from bot.records.workspace_settings import (
 )
 from workflow.shop.household import MAX_AVOID, MAX_PEOPLE, MAX_STAPLES, Household
 
-from .settings_form import MAX_EXPIRE_DAYS, MAX_REMIND_HOURS, MAX_REQUEST, OFF
+from .settings_form import (
+    MAX_EXPIRE_DAYS,
+    MAX_REMIND_HOURS,
+    MAX_REQUEST,
+    OFF,
+    shown_days,
+    shown_hours,
+    shown_rounds,
+)
 
 
 def etag_of(metadata: object) -> str | None:
@@ -111,16 +119,24 @@ def read_settings(values: Any, current: WorkspaceSettings) -> WorkspaceSettings 
     approvers = form.users("approvers", MAX_APPROVERS)
     needed = form.number("approvals", 1, len(approvers) or MAX_QUORUM)
     own = form.checked("no_self")
-    if own and approvers and needed >= len(approvers) > 1 and "approvals" not in form.errors:
+    if own and approvers and needed >= len(approvers) and "approvals" not in form.errors:
         # An approver's own basket could then never gather enough approvals from the others.
         form.errors["approvals"] = (
             f"With nobody approving their own basket, at most {len(approvers) - 1}: an "
             "approver's own basket needs the others' approvals."
+            if len(approvers) > 1
+            else "With one approver who may not approve their own basket, their baskets could "
+            "never be approved: name another approver, or let people approve their own."
         )
+    # A value the form cannot show exactly (the deploy's 30 minutes, 8 baskets, never expiring)
+    # is kept as it is unless the person changed what the form showed for it.
     rounds = int(form.option("rounds", [str(n) for n in range(1, MAX_ROUNDS + 1)]))
+    rounds = current.rounds if rounds == shown_rounds(current) else rounds
     remind = form.number("remind_every", 0, MAX_REMIND_HOURS, " hours")
+    remind_after = current.remind_after if remind == shown_hours(current) else remind * HOUR
     reminders = form.number("max_reminders", 0, 10)
-    expire = form.number("expire_days", 1, MAX_EXPIRE_DAYS, " days")
+    expire = form.number("expire_days", 0, MAX_EXPIRE_DAYS, " days")
+    expire_after = current.expire_after if expire == shown_days(current) else expire * DAY
     household = Household(
         people=form.number("people", 0, MAX_PEOPLE),
         avoid=form.text("avoid", MAX_AVOID),
@@ -130,19 +146,22 @@ def read_settings(values: Any, current: WorkspaceSettings) -> WorkspaceSettings 
     weekly = _weekly(form)
     if form.errors:
         return form.errors
-    return WorkspaceSettings(
-        approvers=approvers,
-        approvals_needed=needed,
-        no_self_approval=own,
-        rounds=rounds,
-        remind_after=remind * HOUR,
-        max_reminders=reminders,
-        expire_after=expire * DAY,
-        weekly=weekly,
-        household=household,
-        admins=admins,
-        changes=current.changes,
-    )
+    try:
+        return WorkspaceSettings(
+            approvers=approvers,
+            approvals_needed=needed,
+            no_self_approval=own,
+            rounds=rounds,
+            remind_after=remind_after,
+            max_reminders=reminders,
+            expire_after=expire_after,
+            weekly=weekly,
+            household=household,
+            admins=admins,
+            changes=current.changes,
+        )
+    except ValueError as exc:  # (a forged submission: "not a Slack user ID", say)
+        return {"approvers": f"This could not be saved: {str(exc)[:100]}"}
 
 
 def _weekly(form: _Form) -> WeeklyRun | None:

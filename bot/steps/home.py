@@ -172,7 +172,8 @@ def publish_home(
     said on the tab; a publish Slack refused raises, so that Lambda retries the lazy run."""
     now = time.time()
     try:
-        waiting, unread, outcomes = read_home(rt, tenant, now, Visible(rt, user))
+        visible = Visible(rt, user)
+        waiting, unread, outcomes = read_home(rt, tenant, now, visible)
         view = home_view(
             waiting=waiting,
             unread=unread,
@@ -182,7 +183,7 @@ def publish_home(
             link=rt.permalink,
             expanded=expanded,
             notice=notice,
-            settings=settings_rows(rt.current, problem_notice(rt.loaded)),
+            settings=settings_rows(rt.current, problem_notice(rt.loaded), visible),
         )
     except StoreError as exc:
         log.error("the Home tab could not be read: %s", exc)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +62,9 @@ STORE_DOWN = "I couldn't reach the settings store, so nothing was saved. Try aga
 NOT_HERE = "Not a person in this workspace: choose people from the list."
 INVITE = "I'm not in that channel: type `/invite @weekly-shop` there, then save again."
 NO_SCHEDULER = "This deploy has no scheduler (TIMER_GROUP is unset), so no weekly basket."
+SLACK_DOWN = "I couldn't check that with Slack just now, so nothing was saved. Try again."
+NOT_READ = ":warning: I couldn't check with Slack who you are, so these are shown read-only."
+MAX_LOOKUPS_AT_ONCE = 8  # users.info calls in parallel while saving (each at most 2 s)
 DEFAULT_TIMEZONE = "UTC"
 
 
@@ -69,7 +73,7 @@ class Person:
     """What ``users.info`` says of someone, as far as settings care."""
 
     user: str
-    team: str
+    teams: tuple[str, ...]  # their workspace, and (Enterprise Grid) every one of the org's
     admin: bool  # a workspace owner, primary owner or admin
     timezone: str
     bot: bool
@@ -85,9 +89,12 @@ class Person:
                 return None
             raise
         tz = found.get("tz")
+        grid = found.get("enterprise_user")
+        listed = grid.get("teams") if isinstance(grid, dict) else None
+        teams: list[Any] = listed if isinstance(listed, list) else []
         return cls(
             user=user,
-            team=str(found.get("team_id") or ""),
+            teams=(str(found.get("team_id") or ""), *(str(t) for t in teams)),
             admin=any(bool(found.get(k)) for k in ("is_admin", "is_owner", "is_primary_owner")),
             timezone=tz if isinstance(tz, str) and tz else DEFAULT_TIMEZONE,
             bot=bool(found.get("is_bot")) or bool(found.get("deleted")),
@@ -108,7 +115,7 @@ class Desk:
     clock: Callable[[], float] = time.time
 
     def may_change(self, tenant: str, person: Person | None, current: WorkspaceSettings) -> bool:
-        if person is None or person.team != tenant:
+        if person is None or tenant not in person.teams:
             return False
         if person.admin or person.user in current.admins:
             return True
@@ -119,8 +126,12 @@ def show_settings(desk: Desk, tenant: str, user: str, external_id: str) -> None:
     """Replace the loading modal with the settings: the form, or the values only."""
     loaded = desk.store.read(tenant)
     current = loaded.saved or desk.defaults
-    person = Person.of(desk.web, user)
     notice = problem_notice(loaded)
+    try:
+        person = Person.of(desk.web, user)
+    except SlackApiError as exc:  # (say users:read is missing): the values, read-only, and why
+        log.error("users.info failed: %s", exc.response.get("error"))
+        person, notice = None, "\n".join(n for n in (notice, NOT_READ) if n)
     if desk.may_change(tenant, person, current):
         timezone = person.timezone if person is not None else DEFAULT_TIMEZONE
         view = settings_modal(current, timezone=timezone, etag=loaded.etag, notice=notice)
@@ -143,13 +154,17 @@ def save_settings(desk: Desk, tenant: str, user: str, view: Any) -> dict[str, An
     if loaded.problem == "newer":
         return errors({first_block: NEWER.removeprefix(":warning: ")})
     current = loaded.saved or desk.defaults
-    if not desk.may_change(tenant, Person.of(desk.web, user), current):
-        log.warning("a settings save from someone who may not change them: refused")
-        return errors({first_block: NOT_ALLOWED})
-    wanted = read_settings(state.get("values"), current)
-    if isinstance(wanted, dict):
-        return errors(wanted)
-    refused = slack_says(desk, tenant, current, wanted)
+    try:
+        if not desk.may_change(tenant, Person.of(desk.web, user), current):
+            log.warning("a settings save from someone who may not change them: refused")
+            return errors({first_block: NOT_ALLOWED})
+        wanted = read_settings(state.get("values"), current)
+        if isinstance(wanted, dict):
+            return errors(wanted)
+        refused = slack_says(desk, tenant, current, wanted)
+    except SlackApiError as exc:  # missing_scope, ratelimited, a timeout: said, nothing saved
+        log.error("a Slack check of the settings failed: %s", exc.response.get("error"))
+        return errors({first_block: SLACK_DOWN})
     if refused:
         return errors(refused)
     what = changed(current, wanted)
@@ -181,15 +196,20 @@ def slack_says(
     """What Slack refuses of ``wanted``, by block: people not of this workspace (only those
     newly named are asked about), a weekly channel the bot is not in."""
     found: dict[str, str] = {}
-    for block, named, before in (
-        ("approvers", wanted.approvers, current.approvers),
-        ("admins", wanted.admins, current.admins),
-    ):
-        for user in named:
-            if user in before:
-                continue
-            person = Person.of(desk.web, user)
-            if person is None or person.team != tenant or person.bot:
+    named = {
+        block: [u for u in users if u not in before]
+        for block, users, before in (
+            ("approvers", wanted.approvers, current.approvers),
+            ("admins", wanted.admins, current.admins),
+        )
+    }
+    asked = sorted({u for users in named.values() for u in users})
+    with ThreadPoolExecutor(max_workers=MAX_LOOKUPS_AT_ONCE) as pool:  # within Slack's 3 s
+        people = dict(zip(asked, pool.map(lambda u: Person.of(desk.web, u), asked), strict=True))
+    for block, users in named.items():
+        for user in users:
+            person = people[user]
+            if person is None or tenant not in person.teams or person.bot:
                 found[block] = f"{user}: {NOT_HERE}"  # (errors are plain text: no mention)
                 break
     run = wanted.weekly

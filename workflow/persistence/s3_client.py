@@ -21,11 +21,18 @@ S3_CONFIG = Config(
 )
 
 
-def make_s3_client(**kwargs: Any) -> Any:
+# For an answer owed within Slack's 3 seconds (the settings modal's save): one attempt, short
+# timeouts; a slow S3 is said in the modal rather than retried past the deadline.
+ACK_S3_CONFIG = Config(
+    retries={"mode": "standard", "max_attempts": 1}, connect_timeout=1, read_timeout=2
+)
+
+
+def make_s3_client(config: Config = S3_CONFIG, **kwargs: Any) -> Any:
     """A new S3 client; endpoint and credentials follow boto3's own variables."""
     import boto3
 
-    return boto3.client("s3", config=S3_CONFIG, **kwargs)
+    return boto3.client("s3", config=config, **kwargs)
 
 
 def error_code(exc: ClientError) -> str:
