@@ -266,8 +266,11 @@ UNAVAILABLE_CHANGE = (
 def _short_model_timeout(seconds: float) -> None:
     runtime = bot.handler._runtime
     assert runtime is not None
-    # ANTHROPIC_TIMEOUT_SECONDS, as if set at cold start
+    # ANTHROPIC_TIMEOUT_SECONDS, as if set at cold start: so the runtimes built from the cold
+    # start's for a workspace and its settings (``Runtime.configured``) are built again
     runtime.settings = runtime.settings.replace(anthropic_timeout_seconds=seconds)
+    runtime._configured.clear()
+    runtime._workspaces.clear()
 
 
 # A timed-out attempt never answers in time (3 s against a 1 s timeout), while an answer that
