@@ -66,6 +66,7 @@ async def ui_home_click(request: web.Request) -> web.Response:
             view_id=str(view["id"]),
             team_id=slack.team_id,
             user_id=user,
+            trigger_id=slack.issue_trigger(user),  # for a modal it opens (Settings)
         )
         status = int((await sandbox.invoke(event)).get("statusCode", 500))
         return web.json_response({"ok": status == 200, "status": status})

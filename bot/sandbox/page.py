@@ -232,6 +232,13 @@ async def ui_view(request: web.Request) -> web.Response:
     answer = json.loads(body) if body.startswith("{") else {}
     if status == 200 and answer.get("response_action") == "errors":
         return web.json_response({"ok": False, "errors": answer.get("errors", {})})
+    if status == 200 and answer.get("response_action") == "update":
+        # Slack replaces the modal with the view the ack gave (checked as views.update is).
+        try:
+            slack.method("views.update", {"view_id": view["id"], "view": answer.get("view")})
+        except Exception as exc:  # noqa: BLE001 - a view Slack would refuse: the modal stays
+            return web.json_response({"ok": False, "status": status, "error": str(exc)})
+        return web.json_response({"ok": True, "status": status, "updated": True})
     slack.close_view(user)
     return web.json_response({"ok": status == 200, "status": status})
 

@@ -62,6 +62,9 @@ class Sandbox:
         # A channel the bot was never added to: /shop there is refused as Slack refuses it,
         # until someone types /invite @weekly-shop.
         self.slack.add_channel(GARDEN, "garden", members=PEOPLE, bot=False)
+        # Carol is the workspace's admin (users.info: is_admin): she may change the Settings;
+        # Alice and Bob are members, who see them read-only.
+        self.slack.set_person("U0CAROL", is_admin=True, tz="Europe/Paris")
         self.client_id = CLIENT_ID if many else None
         self.client_secret = secrets.token_hex(16)
         if many:  # nobody holds a token until the app is added to a workspace
@@ -69,6 +72,7 @@ class Sandbox:
             self.slack.oauth.register_app(CLIENT_ID, self.client_secret)
             garden = self.slack.add_workspace(GARDEN_TEAM)
             garden.add_channel(ALLOTMENT, "allotment", members=PEOPLE)
+            garden.set_person("U0CAROL", is_admin=True, tz="Europe/Paris")
         self.lam = FakeLambda(on_invoke=self._lazy, access_key_id=self.access_key_id)
         # (team, user) -> the Add to Slack waiting on Slack's authorize page (``install_page``)
         self.authorizing: dict[tuple[str, str], dict[str, str]] = {}

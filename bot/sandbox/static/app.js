@@ -296,27 +296,97 @@ $("#fast-forward").addEventListener("click", async () => {
   if (fired) showChannel(answer.channel, fired); else refresh();
 });
 
+// A modal as Slack shows it: its header, section and context blocks, and each input block's
+// element (pre-filled with its initial value); each element says its type (data-type), so that
+// a submission sends state.values in exactly the shape Slack sends for that type.
+function renderInput(b) {
+  const el = b.element;
+  const id = `in-${esc(b.block_id)}`;
+  const data = `id="${id}" data-block="${esc(b.block_id)}" data-action="${esc(el.action_id)}"
+    data-type="${esc(el.type)}" class="modal-input"`;
+  const initial = el.initial_value || "";
+  switch (el.type) {
+    case "plain_text_input":
+      return el.multiline
+        ? `<textarea ${data} maxlength="${el.max_length || 3000}"
+            placeholder="${esc(el.placeholder ? el.placeholder.text : "")}">${esc(initial)}</textarea>`
+        : `<input type="text" ${data} maxlength="${el.max_length || 3000}" value="${esc(initial)}">`;
+    case "number_input":
+      return `<input type="number" ${data} step="1" min="${esc(el.min_value || "")}"
+        max="${esc(el.max_value || "")}" value="${esc(initial)}">`;
+    case "timepicker":
+      return `<input type="time" ${data} value="${esc(el.initial_time || "")}">`;
+    case "static_select": {
+      const chosen = el.initial_option ? el.initial_option.value : "";
+      return `<select ${data}>${el.options.map((o) => `<option value="${esc(o.value)}"
+        ${o.value === chosen ? "selected" : ""}>${esc(o.text.text)}</option>`).join("")}</select>`;
+    }
+    case "checkboxes": {
+      const on = (el.initial_options || []).map((o) => o.value);
+      return `<div ${data}>${el.options.map((o) => `<label class="check"><input type="checkbox"
+        value="${esc(o.value)}" ${on.includes(o.value) ? "checked" : ""}> ${esc(o.text.text)}</label>`)
+        .join("")}</div>`;
+    }
+    case "multi_users_select": {
+      const on = el.initial_users || [];
+      return `<select multiple ${data}>${Object.entries(state.people).map(([uid, name]) =>
+        `<option value="${esc(uid)}" ${on.includes(uid) ? "selected" : ""}>${esc(name)}</option>`)
+        .join("")}</select>`;
+    }
+    case "conversations_select": {
+      const chosen = el.initial_conversation || "";
+      return `<select ${data}><option value="">(none)</option>${(state.channels || []).map((c) =>
+        `<option value="${esc(c.id)}" ${c.id === chosen ? "selected" : ""}>#${esc(c.name)}</option>`)
+        .join("")}</select>`;
+    }
+    default: return `<div class="panel-hint">(${esc(el.type)})</div>`;
+  }
+}
+
 function renderModal() {
   const view = state.modal;
   const overlay = $("#overlay");
   if (!view) { if (overlay.dataset.kind === "modal") closeOverlay(); return; }
-  if (overlay.dataset.kind === "modal" && overlay.dataset.view === view.id) return;
-  const inputs = view.blocks.filter((b) => b.type === "input").map((b) => {
-    const el = b.element;
-    return `<label for="in-${esc(b.block_id)}">${esc(b.label.text)}</label>
-      <textarea id="in-${esc(b.block_id)}" data-block="${esc(b.block_id)}" data-action="${esc(el.action_id)}"
-        maxlength="${el.max_length || 3000}" placeholder="${esc(el.placeholder ? el.placeholder.text : "")}"></textarea>
-      <div class="modal-error" data-error="${esc(b.block_id)}"></div>`;
-  }).join("");
+  // The same view, unchanged: leave what the person typed. views.update (a loading modal
+  // filled in, the values another admin saved) gives the view a new hash: shown anew.
+  if (overlay.dataset.kind === "modal" && overlay.dataset.view === view.id &&
+      overlay.dataset.hash === (view.hash || "")) return;
+  const body = view.blocks.map((b) => b.type === "input"
+    ? `<label for="in-${esc(b.block_id)}">${esc(b.label.text)}</label>${renderInput(b)}
+       ${b.hint ? `<div class="panel-hint">${esc(b.hint.text)}</div>` : ""}
+       <div class="modal-error" data-error="${esc(b.block_id)}"></div>`
+    : renderBlock(b, 'data-modal="1"')).join("");
+  const submit = view.submit
+    ? `<button class="go" id="modal-submit">${esc(view.submit.text)}</button>` : "";
   showOverlay("modal", `<div class="modal" id="modal" role="dialog" aria-label="${esc(view.title.text)}">
     <div class="modal-title">${esc(view.title.text)}</div>
-    <div class="modal-body">${inputs}</div>
+    <div class="modal-body">${body}</div>
     <div class="modal-footer"><button id="modal-close">${esc(view.close ? view.close.text : "Cancel")}</button>
-      <button class="go" id="modal-submit">${esc(view.submit ? view.submit.text : "Submit")}</button></div></div>`, view.id);
+      ${submit}</div></div>`, view.id);
+  overlay.dataset.hash = view.hash || "";
   $("#modal-close").onclick = async () => { closeOverlay(); await post("/ui/close", {}); };
-  $("#modal-submit").onclick = submitModal;
-  const first = overlay.querySelector("textarea");
+  if (view.submit) $("#modal-submit").onclick = submitModal;
+  const first = overlay.querySelector("textarea, input");
   if (first) first.focus();
+}
+
+// What Slack sends for each element type in view.state.values[block][action].
+function stateOf(input) {
+  const type = input.dataset.type;
+  switch (type) {
+    case "multi_users_select":
+      return { type, selected_users: [...input.selectedOptions].map((o) => o.value) };
+    case "static_select": {
+      const o = input.selectedOptions[0];
+      return { type, selected_option: o ? { text: { type: "plain_text", text: o.text }, value: o.value } : null };
+    }
+    case "checkboxes":
+      return { type, selected_options: [...input.querySelectorAll("input:checked")].map((c) =>
+        ({ text: { type: "plain_text", text: c.parentElement.textContent.trim() }, value: c.value })) };
+    case "timepicker": return { type, selected_time: input.value || null };
+    case "conversations_select": return { type, selected_conversation: input.value || null };
+    default: return { type, value: input.value === "" ? null : input.value };
+  }
 }
 
 function showOverlay(kind, html, viewId) {
@@ -336,10 +406,11 @@ function closeOverlay() {
 
 async function submitModal() {
   const values = {};
-  document.querySelectorAll("#modal textarea").forEach((t) => {
-    values[t.dataset.block] = { [t.dataset.action]: t.value };
+  document.querySelectorAll("#modal .modal-input").forEach((input) => {
+    values[input.dataset.block] = { [input.dataset.action]: stateOf(input) };
   });
   $("#modal-submit").disabled = true;
+  document.querySelectorAll("#modal .modal-error").forEach((slot) => { slot.textContent = ""; });
   const answer = await post("/ui/view", { values });
   if (answer.errors) {
     $("#modal-submit").disabled = false;
@@ -349,6 +420,7 @@ async function submitModal() {
     });
     return;
   }
+  if (answer.updated) { refresh(); return; }  // response_action: update: the new view shows
   closeOverlay();
   refresh();
 }
