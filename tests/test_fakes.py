@@ -458,3 +458,45 @@ def test_the_messages_fake_answers_whatever_the_prompt_says_unless_told() -> Non
     with FakeAnthropic(responder=shorter_revisions) as fake:
         text = messages_request(fake, revision)[1]["content"][0]["text"]
         assert len(text.splitlines()) == 8
+
+
+def test_the_bots_settings_modal_keeps_slacks_limits_and_bad_elements_are_refused() -> None:
+    """The Settings modal, editable and read-only, at its fullest, passes the fake's Block Kit
+    checks; what Slack's reference refuses is refused: more than 10 checkboxes, more than 100
+    select options, a number_input without is_decimal_allowed, a timepicker time not HH:mm,
+    an input without its label."""
+    from bot.records.weekly import WeeklyRun
+    from bot.records.workspace_settings import WorkspaceSettings
+    from bot.sandbox.block_kit import view_errors
+    from bot.slack.settings_form import loading_modal, read_only_modal, settings_modal
+    from workflow.shop.household import Household
+
+    full = WorkspaceSettings(
+        approvers=tuple(f"U0P{n:03d}" for n in range(50)),
+        approvals_needed=50,
+        weekly=WeeklyRun("C0WEEKLY", "sat", "09:30", "Europe/London", "x" * 3000),
+        household=Household(people=20, avoid="&" * 200, staples="<" * 300),
+        admins=tuple(f"U0A{n:03d}" for n in range(20)),
+    )
+    for view in (
+        settings_modal(full, timezone="Europe/London", etag='"e"' * 30, notice="n"),
+        read_only_modal(full, "n"),
+        loading_modal("settings-" + "a" * 32),
+    ):
+        assert view_errors(view) == []
+    option = {"text": {"type": "plain_text", "text": "x"}, "value": "x"}
+
+    def modal(element: dict[str, Any], label: Any = None) -> dict[str, Any]:
+        block: dict[str, Any] = {"type": "input", "block_id": "b", "element": element}
+        if label is not False:
+            block["label"] = label or {"type": "plain_text", "text": "L"}
+        return {"type": "modal", "title": {"type": "plain_text", "text": "T"}, "blocks": [block]}
+
+    refused = [
+        modal({"type": "checkboxes", "action_id": "a", "options": [option] * 11}),
+        modal({"type": "static_select", "action_id": "a", "options": [option] * 101}),
+        modal({"type": "number_input", "action_id": "a"}),
+        modal({"type": "timepicker", "action_id": "a", "initial_time": "9:30"}),
+        modal({"type": "plain_text_input", "action_id": "a"}, label=False),
+    ]
+    assert all(view_errors(view) for view in refused)

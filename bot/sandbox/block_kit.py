@@ -9,6 +9,7 @@ unnoticed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -48,6 +49,17 @@ LIMITS: dict[str, int] = {
     "modal.close": 24,
     "view.private_metadata": 3000,
     "view.callback_id": 255,
+    # The Settings modal's elements (docs.slack.dev, block-elements: checkboxes "A maximum of 10
+    # options", select menus "Maximum number of options is 100", option text 75; input block
+    # label and hint 2000; view external_id 255; number_input requires is_decimal_allowed).
+    "checkboxes.options": 10,
+    "static_select.options": 100,
+    "option.text": 75,
+    "input.label": 2000,
+    "input.hint": 2000,
+    "view.external_id": 255,
+    "number_input.is_decimal_allowed": 0,
+    "timepicker.initial_time": 5,  # "HH:mm"
 }
 
 # How each key of a block, element, confirm or view is checked against LIMITS: "len" a string,
@@ -69,6 +81,14 @@ _CHECKS: dict[str, list[tuple[str, str, str]]] = {
         ("url", "len", "button.url"),
     ],
     "plain_text_input": [("max_length", "max", "plain_text_input.max_length")],
+    "checkboxes": [("options", "items", "checkboxes.options"), ("options", "opts", "option.text")],
+    "static_select": [
+        ("options", "items", "static_select.options"),
+        ("options", "opts", "option.text"),
+    ],
+    "number_input": [("is_decimal_allowed", "bool", "number_input.is_decimal_allowed")],
+    "timepicker": [("initial_time", "hhmm", "timepicker.initial_time")],
+    "input": [("label", "plain", "input.label"), ("hint", "plain", "input.hint")],
     "confirm": [
         ("title", "plain", "confirm.title"),
         ("text", "text", "confirm.text"),
@@ -83,11 +103,13 @@ _CHECKS: dict[str, list[tuple[str, str, str]]] = {
     "view": [
         ("private_metadata", "len", "view.private_metadata"),
         ("callback_id", "len", "view.callback_id"),
+        ("external_id", "len", "view.external_id"),
         ("blocks", "items", "modal.blocks"),
     ],
 }
 _REQUIRED = {"header.text", "button.text", "modal.title", "confirm.title", "confirm.text"}
-_REQUIRED |= {"confirm.confirm", "confirm.deny"}
+_REQUIRED |= {"confirm.confirm", "confirm.deny", "input.label"}
+_REQUIRED |= {"number_input.is_decimal_allowed"}
 
 
 def _check(value: Any, how: str, limit: str, ptr: str, errs: list[str]) -> None:
@@ -103,6 +125,16 @@ def _check(value: Any, how: str, limit: str, ptr: str, errs: list[str]) -> None:
             errs.append(f"must be {' or '.join(kinds)} [json-pointer:{ptr}/type]")
         else:
             _check(value["text"], "len", limit, f"{ptr}/text", errs)
+    elif how == "opts":  # each option's text object
+        for i, item in enumerate(value if isinstance(value, list) else []):
+            text = item.get("text") if isinstance(item, dict) else None
+            _check(text, "text", limit, f"{ptr}/{i}/text", errs)
+    elif how == "bool" and not isinstance(value, bool):
+        errs.append(f"must be a boolean [json-pointer:{ptr}]")
+    elif how == "hhmm" and not (
+        isinstance(value, str) and re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", value)
+    ):
+        errs.append(f"must be in the format HH:mm [json-pointer:{ptr}]")
     elif how == "items" and not isinstance(value, list):
         errs.append(f"must be an array [json-pointer:{ptr}]")
     elif how == "items" and len(value) > n:
