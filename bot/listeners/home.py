@@ -12,7 +12,7 @@ from slack_bolt import Ack, App
 
 from bot.runtime import Runtime
 from bot.slack.home_view import HIDE_ITEMS, OPEN, REPEAT, SHOW_ITEMS
-from bot.slack.settings_form import OPEN_SETTINGS, loading_modal
+from bot.slack.settings_ids import OPEN_SETTINGS, loading_modal
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from slack_bolt import Ack, App
 from bot.runtime import Runtime
 from bot.slack.modal import CHANGE_BLOCK, CHANGE_MODAL
 from bot.slack.payloads import Click, read_change
-from bot.slack.settings_form import SETTINGS_MODAL
+from bot.slack.settings_ids import SETTINGS_MODAL
 
 from .actions import run_click
 

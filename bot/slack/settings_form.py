@@ -26,9 +26,10 @@ from bot.records.workspace_settings import (
 from workflow.shop.household import MAX_AVOID, MAX_PEOPLE, MAX_STAPLES
 
 from .blocks import escape, plain
+from .settings_ids import OPEN_SETTINGS, SETTINGS_MODAL, loading_modal
 
-SETTINGS_MODAL = "workspace_settings_modal"
-OPEN_SETTINGS = "open_settings"
+__all__ = ["OPEN_SETTINGS", "SETTINGS_MODAL", "loading_modal"]
+
 MAX_REMIND_HOURS = 168
 MAX_EXPIRE_DAYS = 21
 MAX_REQUEST = 3000
@@ -228,18 +229,6 @@ def read_only_modal(s: WorkspaceSettings, notice: str = "") -> Block:
         "title": plain("Weekly shop settings", 24),
         "close": plain("Close", 24),
         "blocks": blocks,
-    }
-
-
-def loading_modal(external_id: str) -> Block:
-    """What opens in the ack (the trigger works once, for about three seconds); the lazy run,
-    which reads the settings, replaces it by its ``external_id``."""
-    return {
-        "type": "modal",
-        "external_id": external_id,
-        "title": plain("Weekly shop settings", 24),
-        "close": plain("Close", 24),
-        "blocks": [{"type": "section", "text": plain("Reading the settings…", 3000)}],
     }
 
 
