@@ -44,6 +44,16 @@ def carol(world: World) -> World:
     return world
 
 
+def with_scheduler(world: World) -> None:
+    """The bot told where its timers and weekly runs go (a schedule group in moto)."""
+    import boto3
+
+    from tests.test_reminders import GROUP, ROLE, TARGET
+
+    boto3.client("scheduler", region_name="us-east-1").create_schedule_group(Name=GROUP)
+    world.boot(TIMER_GROUP=GROUP, TIMER_TARGET_ARN=TARGET, TIMER_ROLE_ARN=ROLE)
+
+
 def saved(s3: Any, bucket: str) -> dict[str, Any] | None:
     key = settings_key(PREFIX, TENANT)
     if key not in objects(s3, bucket):
@@ -217,10 +227,7 @@ def test_a_weekly_run_needs_a_scheduler(carol: World, s3: Any, bucket: str) -> N
 
 def test_a_channel_the_bot_is_not_in_says_invite(carol: World, s3: Any, bucket: str) -> None:
     carol.slack.add_channel("C0QUIET", "quiet", members=["U0CAROL"], bot=False)
-    carol.set_env("TIMER_GROUP", "weekly-shop-timers")
-    carol.set_env("TIMER_TARGET_ARN", "arn:aws:lambda:us-east-1:123456789012:function:bot")
-    carol.set_env("TIMER_ROLE_ARN", "arn:aws:iam::123456789012:role/weekly-shop-scheduler")
-    carol.boot()
+    with_scheduler(carol)
     form = open_settings(carol, "U0CAROL")
     assert form is not None
     answer = save(
@@ -402,15 +409,7 @@ def test_the_weekly_request_is_shown_only_to_people_in_its_channel(carol: World)
     """As a waiting basket is: the Home tab of someone outside the weekly run's (private)
     channel names the day, not what it shops for."""
     carol.slack.add_channel("G0FAMILY", "family", members=["U0CAROL"], private=True)
-    carol.set_env("TIMER_GROUP", "weekly-shop-timers")
-    carol.set_env("TIMER_TARGET_ARN", "arn:aws:lambda:us-east-1:123456789012:function:bot")
-    carol.set_env("TIMER_ROLE_ARN", "arn:aws:iam::123456789012:role/weekly-shop-scheduler")
-    import boto3
-
-    boto3.client("scheduler", region_name="us-east-1").create_schedule_group(
-        Name="weekly-shop-timers"
-    )
-    carol.boot()
+    with_scheduler(carol)
     form = open_settings(carol, "U0CAROL")
     assert form is not None
     answer = save(
