@@ -456,3 +456,22 @@ def test_one_approver_who_may_not_approve_their_own_basket_is_refused(carol: Wor
         no_self={"selected_options": [{"value": "on"}]},
     )
     assert "could never be approved" in answer["errors"]["approvals"]
+
+
+def test_the_person_who_added_the_app_may_save_with_many_workspaces(world: World) -> None:
+    """Add to Slack: the installation names who added the app (``authed_user``), and they may
+    change the settings though Slack does not call them an admin; another member may not."""
+    from bot.sandbox.slack_oauth import add_to_slack
+    from tests.test_installs import CLIENT_ID, CLIENT_SECRET
+
+    many = world
+    many.slack.oauth.register_app(CLIENT_ID, CLIENT_SECRET)
+    many.boot(SLACK_CLIENT_ID=CLIENT_ID, SLACK_CLIENT_SECRET=CLIENT_SECRET, SLACK_BOT_TOKEN="")
+
+    done = add_to_slack(many.send, many.slack.oauth, CLIENT_ID, TENANT, user_id="U0DAVE")
+    assert done["statusCode"] == 200, done
+    form = open_settings(many, "U0DAVE")
+    assert form is not None and "submit" in form
+    assert save(many, "U0DAVE", form, rounds=option("2")) == {}
+    seen = open_settings(many, "U0BOB")
+    assert seen is not None and "submit" not in seen
