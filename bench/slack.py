@@ -371,7 +371,8 @@ def requests_per_approve(lb: Loopback) -> list[Row]:
     for n in (1, 100, "saved"):
         if n == "saved":  # the workspace saves its settings (in another container): a GET of
             # them is what every lazy run pays either way, a 304 once a container holds them
-            from bot.records.workspace_settings import S3WorkspaceSettings, WorkspaceSettings
+            from bot.records.workspace_settings import WorkspaceSettings
+            from bot.records.workspace_settings_store import S3WorkspaceSettings
 
             elsewhere = runtime.settings_store
             other = S3WorkspaceSettings(

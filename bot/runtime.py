@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from bot.records.receipts import Receipts
     from bot.records.timers import Timers
     from bot.records.weekly import WeeklySchedules
-    from bot.records.workspace_settings import Loaded, S3WorkspaceSettings, WorkspaceSettings
+    from bot.records.workspace_settings import WorkspaceSettings
+    from bot.records.workspace_settings_store import Loaded, S3WorkspaceSettings
     from bot.slack.installs import ByWorkspace
     from bot.steps.lost import LostRuns
     from bot.steps.settings import Desk
@@ -133,8 +134,9 @@ class Runtime:
 
     def configured(self, team_id: str) -> Runtime:
         """:meth:`for_workspace`, with the workspace's own settings: one S3 request (a GET
-        conditional on the ETag this container holds, ``bot.records.workspace_settings``), so a
-        change saved in any container holds on the next lazy run here. Never in an ack path."""
+        conditional on the ETag this container holds, ``bot.records.workspace_settings_store``),
+        so a change saved in any container holds on the next lazy run here. Never in an ack
+        path."""
         here = self.for_workspace(team_id)
         loaded = here.settings_store.read(team_id)
         if here.loaded is loaded:
@@ -149,7 +151,7 @@ class Runtime:
     def settings_store(self) -> S3WorkspaceSettings:
         """Every workspace's settings document, read through this container's cache."""
         if self._settings_store is None:
-            from bot.records.workspace_settings import S3WorkspaceSettings, settings_prefix
+            from bot.records.workspace_settings_store import S3WorkspaceSettings, settings_prefix
 
             s = self.settings
             self._settings_store = S3WorkspaceSettings(
@@ -186,7 +188,7 @@ class Runtime:
     def ack_settings_store(self) -> S3WorkspaceSettings:
         """The settings as the save's ack reads and writes them: its own S3 client, one attempt
         and short timeouts (``ACK_S3_CONFIG``), so a slow S3 is said within Slack's 3 s."""
-        from bot.records.workspace_settings import S3WorkspaceSettings
+        from bot.records.workspace_settings_store import S3WorkspaceSettings
         from workflow.persistence.s3_client import ACK_S3_CONFIG, make_s3_client
 
         store = self.settings_store

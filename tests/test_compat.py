@@ -194,7 +194,7 @@ def test_a_settings_document_saved_by_older_code_is_read(
     """A workspace's settings as a shipped version saved them: read (upgraded when older),
     signature checked, and in force on the next click."""
     from bot.handler import cold_start
-    from bot.records.workspace_settings import SCHEMA_VERSION, settings_key
+    from bot.records.workspace_settings_store import SCHEMA_VERSION, settings_key
 
     case = json.loads(path.read_text())
     world.boot(CHECKPOINT_SIGNING_KEY=KEY.decode())

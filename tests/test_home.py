@@ -13,7 +13,7 @@ import pytest
 
 from bench.common import RequestCounter
 from bot.records.history import history_prefix
-from bot.records.workspace_settings import settings_prefix
+from bot.records.workspace_settings_store import settings_prefix
 from bot.sandbox.anthropic_api import Reply
 from bot.sandbox.block_kit import parsed_texts, view_errors
 from bot.sandbox.slack_events import app_home_opened, url_verification

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from bot.records.history import history_prefix
-from bot.records.workspace_settings import settings_prefix
+from bot.records.workspace_settings_store import settings_prefix
 from bot.slack.installs import STATES, install_prefix
 from bot.slack.oauth_states import USED
 

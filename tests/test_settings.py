@@ -13,12 +13,8 @@ from typing import Any
 
 import pytest
 
-from bot.records.workspace_settings import (
-    S3WorkspaceSettings,
-    WorkspaceSettings,
-    settings_key,
-    settings_prefix,
-)
+from bot.records.workspace_settings import WorkspaceSettings
+from bot.records.workspace_settings_store import S3WorkspaceSettings, settings_key, settings_prefix
 from bot.slack.settings_form import NEWER, TAMPERED
 from bot.steps.settings import (
     CHANGED_MEANWHILE,
@@ -287,7 +283,7 @@ def test_settings_of_a_newer_version_are_not_overwritten(
     form = open_settings(carol, "U0CAROL")
     assert form is not None and save(carol, "U0CAROL", form, rounds=option("2")) == {}
     from bot.handler import cold_start
-    from bot.records import workspace_settings as ws
+    from bot.records import workspace_settings_store as ws
 
     rt, _ = cold_start()
     body = WorkspaceSettings(rounds=4).to_json()

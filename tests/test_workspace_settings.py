@@ -15,12 +15,11 @@ from typing import Any
 
 import pytest
 
-from bot.records.workspace_settings import (
+from bot.records.workspace_settings import Change, WorkspaceSettings
+from bot.records.workspace_settings_store import (
     SCHEMA_VERSION,
-    Change,
     S3WorkspaceSettings,
     SettingsChanged,
-    WorkspaceSettings,
     decode,
     encode,
     settings_key,
@@ -126,7 +125,7 @@ def test_a_document_of_another_workspace_or_key_is_tampered() -> None:
 
 
 def test_a_document_that_is_signed_but_out_of_bounds_is_tampered() -> None:
-    from bot.records import workspace_settings as ws
+    from bot.records import workspace_settings_store as ws
 
     body = {**saved().to_json(), "approvals_needed": 3}  # more than the two approvers
     mac = ws._mac(KEY, TENANT, SCHEMA_VERSION, body)
@@ -135,7 +134,7 @@ def test_a_document_that_is_signed_but_out_of_bounds_is_tampered() -> None:
 
 
 def test_a_newer_schema_is_not_used_and_not_overwritten_blindly() -> None:
-    from bot.records import workspace_settings as ws
+    from bot.records import workspace_settings_store as ws
 
     body = saved().to_json()
     newer = SCHEMA_VERSION + 1
@@ -145,7 +144,7 @@ def test_a_newer_schema_is_not_used_and_not_overwritten_blindly() -> None:
 
 def test_an_older_schema_is_upgraded_as_it_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
     """The upgrade path: a version-n body goes through UPGRADES[n], …, to the current one."""
-    from bot.records import workspace_settings as ws
+    from bot.records import workspace_settings_store as ws
 
     monkeypatch.setattr(ws, "SCHEMA_VERSION", 2)
     monkeypatch.setitem(ws.UPGRADES, 1, lambda body: {**body, "rounds": 5})

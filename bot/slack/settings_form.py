@@ -20,9 +20,9 @@ from bot.records.workspace_settings import (
     MAX_APPROVERS,
     MAX_QUORUM,
     MAX_ROUNDS,
-    Loaded,
     WorkspaceSettings,
 )
+from bot.records.workspace_settings_store import Loaded
 from workflow.shop.household import MAX_AVOID, MAX_PEOPLE, MAX_STAPLES
 
 from .blocks import escape, plain

@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     from bot.records.history import History
     from bot.records.receipts import Receipts, Waiting
     from bot.records.timers import Timers
-    from bot.records.workspace_settings import Loaded, WorkspaceSettings
+    from bot.records.workspace_settings import WorkspaceSettings
+    from bot.records.workspace_settings_store import Loaded
     from bot.settings import Settings
     from bot.slack.outbox import Outbox
     from workflow.persistence.store import CheckpointStore

@@ -3,7 +3,7 @@
 Opening (``show_settings``, a lazy run: the ack opened a loading modal with the trigger, which
 works once and for about three seconds):
 
-    1 GET      the settings (``bot.records.workspace_settings``; a 304 once this container
+    1 GET      the settings (``bot.records.workspace_settings_store``; a 304 once this container
                holds them)
     users.info the person: a workspace owner or admin? their time zone (the weekly run's default)
     (the installation, when the person is neither: did they add the app?)
@@ -39,11 +39,8 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.records.workspace_settings import (
-    S3WorkspaceSettings,
-    SettingsChanged,
-    WorkspaceSettings,
-)
+from bot.records.workspace_settings import WorkspaceSettings
+from bot.records.workspace_settings_store import S3WorkspaceSettings, SettingsChanged
 from bot.slack.settings_form import NEWER, problem_notice, read_only_modal, settings_modal
 from bot.slack.settings_submission import changed, etag_of, read_settings
 from workflow.errors import StoreError

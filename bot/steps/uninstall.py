@@ -10,7 +10,7 @@ Slack also says it) delete, for that workspace only:
                                  it fails the removal, retried: left, it would fire every week)
     <prefix><team>/...          sessions, checkpoints, locks, receipts, reminder markers
     <history prefix><team>/...  its outcome records
-    <settings prefix><team>/... its settings (``bot.records.workspace_settings``)
+    <settings prefix><team>/... its settings (``bot.records.workspace_settings_store``)
 
 Objects are listed under the workspace's own prefixes and removed with ``DeleteObjects``, 1,000
 at a time. A delivery that runs twice (Slack's retry of the event, Lambda's retry of its lazy run,
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from botocore.exceptions import BotoCoreError, ClientError
 
 from bot.records.history import history_prefix
-from bot.records.workspace_settings import settings_prefix, workspace_folder
+from bot.records.workspace_settings_store import settings_prefix, workspace_folder
 from workflow.errors import StoreError
 from workflow.persistence.s3_client import store_error
 from workflow.persistence.s3_keys import S3Keys
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from bot.records.receipts import Receipts
     from bot.records.timers import Timers
     from bot.records.weekly import WeeklySchedules
-    from bot.records.workspace_settings import S3WorkspaceSettings
+    from bot.records.workspace_settings_store import S3WorkspaceSettings
     from bot.settings import Settings
     from bot.slack.installs import ByWorkspace
 

@@ -115,7 +115,8 @@ def settings_document(target: Path, commit: str) -> None:
     """A workspace's settings document as this code saves it (``settings-v<n>/``), signed with
     the settings key a deploy with :data:`KEY` derives, with what a test needs to read it."""
     from bot.records.weekly import WeeklyRun
-    from bot.records.workspace_settings import SCHEMA_VERSION, WorkspaceSettings, encode
+    from bot.records.workspace_settings import WorkspaceSettings
+    from bot.records.workspace_settings_store import SCHEMA_VERSION, encode
     from bot.runtime import Runtime
     from bot.settings import Settings
 
