@@ -1,0 +1,1 @@
+"""Where an approved basket goes: the order, its destinations, and placing it exactly once."""

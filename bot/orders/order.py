@@ -1,0 +1,121 @@
+"""An approved basket as it leaves the bot, and what a destination answers.
+
+Every destination (a Slack canvas checklist, an Instacart shopping-list page, a signed webhook)
+is a :class:`Destination`: one call, ``place(order)``, which answers :class:`Placed` or raises one
+of this module's errors:
+
+    OrderError                 the order did not reach its destination (nothing to show)
+    ├── DestinationRefused     the destination said no (a 4xx, Slack's ``ok: false``): retrying
+    │                          the same call cannot help; ``reason`` is for the person
+    ├── DestinationDown        it failed in a way a later retry may fix (a 5xx, a timeout before
+    │                          anything was sent, a connection refused)
+    └── OutcomeUnknown         the call may or may not have happened (a timeout after sending):
+                               the caller calls again with the same ``order.order_id``
+
+Exceptions never log themselves and never carry a key, a token or a secret in their text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+DestinationKind = Literal["canvas", "instacart", "webhook"]
+DESTINATIONS: tuple[DestinationKind, ...] = ("canvas", "instacart", "webhook")
+
+
+@dataclass(frozen=True)
+class OrderLine:
+    """One item as ordered: ``quantity`` None only for an item carried over from a ``Basket@1``
+    (its whole line is ``name``)."""
+
+    name: str
+    quantity: int | float | None
+    unit: str = ""
+    note: str | None = None
+    aisle: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "quantity": self.quantity,
+            "unit": self.unit,
+            "note": self.note,
+            "aisle": self.aisle,
+        }
+
+
+@dataclass(frozen=True)
+class Order:
+    """One approved basket, as every destination is sent it.
+
+    ``order_id`` is the same for every attempt to place this basket (the session's ID): the
+    idempotency key a destination is sent. ``title`` names the week ("Shopping for the week of
+    7 December 2026"). ``basket_sha256`` is the SHA-256 of the items as ordered
+    (:func:`basket_sha256`), so "what did we approve?" has one answer.
+    """
+
+    order_id: str
+    team: str
+    channel: str
+    title: str
+    lines: tuple[OrderLine, ...]
+    requested_by: str
+    approved_by: tuple[str, ...]
+    approved_at: int  # Unix seconds
+    thread_ts: str = ""  # the basket's message, which the thread of the order is under
+
+    @property
+    def basket_sha256(self) -> str:
+        return basket_sha256(self.lines)
+
+
+def basket_sha256(lines: tuple[OrderLine, ...]) -> str:
+    """SHA-256 of the items as ordered: canonical JSON (sorted keys, no spaces, UTF-8)."""
+    body = json.dumps(
+        [line.to_json() for line in lines], sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Placed:
+    """What a destination did: ``url`` is what the thread links to ("" for a webhook), ``ref``
+    the destination's own name for it (a canvas ID, the webhook's HTTP status)."""
+
+    kind: DestinationKind
+    url: str = ""
+    ref: str = ""
+
+
+class OrderError(Exception):
+    """The order did not reach its destination; ``reason`` is short and safe to show."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class DestinationRefused(OrderError):
+    """The destination refused the order; the same call again cannot succeed."""
+
+
+class DestinationDown(OrderError):
+    """The destination failed in a way a later attempt may fix; nothing was placed."""
+
+
+class OutcomeUnknown(OrderError):
+    """The call may have been placed: call again with the same ``order_id``."""
+
+
+class Destination(Protocol):
+    """Where one workspace's orders go."""
+
+    @property
+    def kind(self) -> DestinationKind: ...
+
+    def place(self, order: Order) -> Placed:
+        """Place ``order``; raises :class:`OrderError` (one of its three kinds) otherwise."""
+        ...
