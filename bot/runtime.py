@@ -26,6 +26,7 @@ from bot.steps.rules import Rules
 from .settings import Secret, Settings
 
 if TYPE_CHECKING:
+    from bot.orders.place import OrderDesk
     from bot.records.history import History
     from bot.records.receipts import Receipts
     from bot.records.timers import Timers
@@ -396,7 +397,25 @@ class Runtime:
             outbox=self.outbox,
             history=self.history,
             timers=BasketTimers(self.timers),
+            orders=self.order_desk,
         )
+
+    @functools.cached_property
+    def order_desk(self) -> OrderDesk:
+        """Where this workspace's approved baskets go, each once (``bot.orders``): a canvas
+        checklist in the basket's channel, made with this workspace's token."""
+        from bot.orders.canvas import CanvasDestination
+        from bot.orders.place import OrderDesk
+        from bot.records.orders import S3Orders, orders_prefix
+
+        s = self.settings
+        records = S3Orders(
+            s.checkpoint_bucket,
+            orders_prefix(s.checkpoint_prefix),
+            self._s3(),
+            self._lasting_key(b"weekly-shop orders v1"),
+        )
+        return OrderDesk(records, CanvasDestination(self.web), self.clock)
 
     @functools.cached_property
     def workspace_url(self) -> str:

@@ -9,6 +9,9 @@ one point of a resume, to prove that the next invocation recovers:
     checkpoint-written  after the run wrote its checkpoints, before anything is posted to Slack
     posted              after posting to Slack, before the lock is released
     lost-claimed        a lost run's marker claimed, before the person is told (``bot.steps.lost``)
+    order-before-call   the order record written (placing), before the destination is called
+    order-after-call    the destination answered (the canvas made), before the record says so
+    order-recorded      the order record says placed, before Slack is told
 
 ``--deploy NAME`` runs it as the next deploy would (``tests.shop_next_deploy``): a changed graph.
 ``--hold-lock SECONDS`` keeps a session lock that long once taken (a slow invocation), so that
@@ -98,6 +101,8 @@ def _hold_after(owner: Any, name: str, seconds: float) -> None:
 
 
 def arm(point: str) -> None:
+    from bot.orders.canvas import CanvasDestination
+    from bot.orders.place import OrderDesk
     from bot.records.lost_markers import LostMarkers
     from bot.slack.outbox import Outbox
     from workflow.persistence.s3_lock import S3SessionLock
@@ -118,6 +123,12 @@ def arm(point: str) -> None:
         _die_at(S3SessionLock, "release")
     elif point == "lost-claimed":
         _die_after(LostMarkers, "claim")
+    elif point == "order-before-call":
+        _die_at(CanvasDestination, "place")
+    elif point == "order-after-call":
+        _die_after(CanvasDestination, "place")
+    elif point == "order-recorded":
+        _die_after(OrderDesk, "_done")
     else:
         raise SystemExit(f"unknown crash point {point!r}")
 

@@ -19,8 +19,8 @@ from bot.slack.blocks import (
     Ref,
     answered_blocks,
     basket_blocks,
-    ordered_blocks,
 )
+from bot.slack.order_said import ordered_blocks
 from tests.bot_kit import (
     CHANNEL,
     World,

@@ -40,8 +40,9 @@ def test_an_approved_basket_leaves_one_outcome_record_at_the_cost_of_its_receipt
     calls = counter.take()
     assert thread_texts(world, basket) == ["Ordered 10 items."]
     # the workspace's settings GET (one per lazy run, conditional once cached), lock PUT, LIST +
-    # GET (the latest checkpoint), checkpoint PUT, outcome PUT, lock DELETE
-    assert sum(calls.values()) == 7 and calls["PutObject"] == 3, calls
+    # GET (the latest checkpoint), checkpoint PUT, outcome PUT, lock DELETE; and the order's own
+    # two (its record created placing before the canvas is made, then placed: bot.orders.place)
+    assert sum(calls.values()) == 9 and calls["PutObject"] == 5, calls
     ((key, record),) = outcome_records(s3, bucket).items()
     assert key.startswith(f"{HISTORY}T0TEAM/") and key.endswith(f"-{session}")
     assert not key.startswith(SHOP_PREFIX)  # outside the 30-day rule's prefix

@@ -139,8 +139,8 @@ def test_removing_the_app_deletes_everything_of_that_workspace_and_nothing_else(
 ) -> None:
     """Two workspaces, a basket ordered and one waiting (its timer armed) in each; one removes
     the app (``app_uninstalled``, then Slack's ``tokens_revoked``): its installation, sessions,
-    receipts, outcome records and schedules are gone; the other's are all there, and it still
-    works."""
+    receipts, outcome records, order records and schedules are gone; the other's are all
+    there, and it still works."""
     import boto3
 
     from bot.sandbox.slack_events import event_callback
@@ -180,6 +180,7 @@ def test_removing_the_app_deletes_everything_of_that_workspace_and_nothing_else(
     assert theirs() and len(timers()) == 2
     assert any(k.startswith(f"{INSTALLS}{CLIENT_ID}/none-T0OTHER/") for k in theirs())
     assert any(k.startswith("weekly-shop-history/T0OTHER/") for k in theirs())
+    assert any(k.startswith("weekly-shop-orders/T0OTHER/") for k in theirs())
     removed = world.send(event_callback(SECRET, {"type": "app_uninstalled"}, team_id="T0OTHER"))
     assert removed["statusCode"] == 200
     world.run_lazies()

@@ -119,7 +119,8 @@ def test_what_each_approval_of_a_quorum_costs_in_s3_requests(world: World, s3: A
     that leaves the basket short writes two checkpoints (counted, then asked again: a message to
     a request port is raised in the superstep after it is sent) and the receipt; an approval
     already counted writes nothing (the receipt GET: is the channel up to date?). Each also
-    reads the workspace's settings: one GET a lazy run."""
+    reads the workspace's settings: one GET a lazy run; the completing one also writes the
+    order's record twice (placing, then placed: ``bot.orders.place``)."""
     world.boot(APPROVALS_NEEDED="2")
     basket = start_basket(world)
     counter = RequestCounter(s3)
@@ -134,7 +135,7 @@ def test_what_each_approval_of_a_quorum_costs_in_s3_requests(world: World, s3: A
     world.click(shown(world), "approve_basket", user="U0CAROL")
     world.run_lazies()
     last = counter.take()
-    assert sum(last.values()) == 6 + 1 and last["PutObject"] == 3, last
+    assert sum(last.values()) == 6 + 1 + 2 and last["PutObject"] == 3 + 2, last
     assert orders(world) == ["Ordered 10 items."]
 
 

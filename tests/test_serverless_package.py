@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from bot.records.history import history_prefix
+from bot.records.orders import orders_prefix
 from bot.records.workspace_settings_store import settings_prefix
 from bot.slack.installs import STATES, install_prefix
 from bot.slack.oauth_states import USED
@@ -41,6 +42,7 @@ FUNCTION_ARN = (
 TIMER_GROUP = f"weekly-shop-{STAGE}-baskets"
 PREFIX = "weekly-shop/"
 SETTINGS = settings_prefix(PREFIX)  # "weekly-shop-settings/", as workspace_settings derives it
+ORDERS = orders_prefix(PREFIX)  # "weekly-shop-orders/", as bot/records/orders.py derives it
 HISTORY = history_prefix(PREFIX)  # "weekly-shop-history/", as bot/records/history.py derives it
 INSTALLS = install_prefix(PREFIX)  # "weekly-shop-installs/", as bot/slack/installs.py derives it
 SCHEDULE = "cron(0 9 ? * SAT *)"
@@ -304,13 +306,15 @@ def test_one_workspace_by_default_and_many_with_workspaces_many(
 
 
 def test_s3_object_access_only_under_the_prefix(packaged: Packaged) -> None:
-    """Sessions' objects, installations, outcome records and workspace settings: read, written
-    and deleted (an outcome or a workspace's settings only when it removes the app) under the
-    prefixes the code derives."""
+    """Sessions' objects, installations, outcome records, workspace settings and order records:
+    read, written and deleted (an outcome, a workspace's settings or an order's record only when
+    it removes the app) under the prefixes the code derives."""
     object_actions = {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}
-    sessions, installs, history, settings = [
+    sessions, installs, history, settings, orders = [
         s for s in packaged.statements if object_actions & set(_as_list(s["Action"]))
     ]
+    assert set(_as_list(orders["Action"])) == object_actions
+    assert _as_list(orders["Resource"]) == [{"Fn::Sub": f"${{CheckpointBucket.Arn}}/{ORDERS}*"}]
     assert set(_as_list(settings["Action"])) == object_actions
     assert _as_list(settings["Resource"]) == [{"Fn::Sub": f"${{CheckpointBucket.Arn}}/{SETTINGS}*"}]
     assert set(_as_list(installs["Action"])) == object_actions
@@ -328,7 +332,9 @@ def test_list_bucket_only_with_the_prefix(packaged: Packaged) -> None:
     assert _as_list(statement["Action"]) == ["s3:ListBucket"]
     assert _as_list(statement["Resource"]) == [{"Fn::GetAtt": ["CheckpointBucket", "Arn"]}]
     assert statement["Condition"] == {
-        "StringLike": {"s3:prefix": [f"{PREFIX}*", f"{HISTORY}*", f"{INSTALLS}*", f"{SETTINGS}*"]}
+        "StringLike": {
+            "s3:prefix": [f"{PREFIX}*", f"{HISTORY}*", f"{INSTALLS}*", f"{SETTINGS}*", f"{ORDERS}*"]
+        }
     }
 
 
@@ -496,7 +502,10 @@ def test_checkpoint_bucket(packaged: Packaged) -> None:
     assert bucket["OwnershipControls"]["Rules"] == [{"ObjectOwnership": "BucketOwnerEnforced"}]
     rules = bucket["LifecycleConfiguration"]["Rules"]
     assert all(rule["Status"] == "Enabled" for rule in rules)
-    sessions, states, history = [rule for rule in rules if "ExpirationInDays" in rule]
+    sessions, states, history, orders = [rule for rule in rules if "ExpirationInDays" in rule]
+    # Order records are kept as long as the outcomes that link to them, outside the sessions'.
+    assert orders["Prefix"] == ORDERS and not ORDERS.startswith(PREFIX)
+    assert int(orders["ExpirationInDays"]) == 400
     assert states["Prefix"] == f"{INSTALLS}states/" and int(states["ExpirationInDays"]) == 1
     # The OAuth states' used-markers (bot/slack/oauth_states.py) are what that rule bounds.
     assert f"{INSTALLS}{STATES}{USED}".startswith(states["Prefix"])
@@ -670,6 +679,18 @@ def test_the_zip_holds_exactly_the_locked_packages(packaged: Packaged) -> None:
             if (m := re.match(r"^([^/]+)-([^-/]+)\.dist-info/METADATA$", name))
         }
     assert shipped == {name: version for name, (version, _) in _lock().items()}
+
+
+def test_the_manifest_asks_for_the_scopes_add_to_slack_asks_for() -> None:
+    """One list of what the bot may do: the manifest's bot scopes are the OAuth flow's
+    (``bot.slack.installs.SCOPES``), canvases:write and files:read for the order's list
+    included."""
+    from bot.slack.installs import SCOPES
+
+    manifest = (ROOT / "infra" / "slack-app-manifest.yml").read_text()
+    bot = manifest.split("scopes:")[1].split("bot:")[1].split("settings:")[0]
+    assert re.findall(r"^\s*- (\S+)$", bot, flags=re.MULTILINE) == SCOPES
+    assert {"canvases:write", "files:read"} <= set(SCOPES)
 
 
 def test_manifest_urls_point_at_the_route() -> None:

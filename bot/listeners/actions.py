@@ -11,7 +11,7 @@ from typing import Any
 from slack_bolt import Ack, App
 
 from bot.runtime import Runtime
-from bot.slack.blocks import APPROVE, CHANGE, REJECT, START_AGAIN
+from bot.slack.blocks import APPROVE, CHANGE, OPEN_ORDER, REJECT, START_AGAIN
 from bot.slack.modal import change_modal, modal_metadata
 from bot.slack.payloads import GONE, Click, Kind, click_from_action
 from workflow.errors import StoreError
@@ -66,6 +66,7 @@ def listen(app: App, rt: Runtime) -> None:
     app.action(START_AGAIN)(ack=ack_now, lazy=[run_again])
     app.action(APPROVE)(ack=ack_now, lazy=[lazy_click("approve")])
     app.action(REJECT)(ack=ack_now, lazy=[lazy_click("reject")])
+    app.action(OPEN_ORDER)(ack_now)  # a link button: the browser opens the list
 
     @app.action(CHANGE)
     def open_change_modal(ack: Ack, body: dict[str, Any]) -> None:

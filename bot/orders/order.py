@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
 DestinationKind = Literal["canvas", "instacart", "webhook"]
@@ -72,10 +73,20 @@ class Order:
         return basket_sha256(self.lines)
 
 
+def week_title(at: int) -> str:
+    """``Shopping list · week of 7 December 2026``: the Monday of the week ``at`` (UTC) is in."""
+    day = datetime.fromtimestamp(at, UTC).date()
+    monday = day.fromordinal(day.toordinal() - day.weekday())
+    return f"Shopping list · week of {monday.day} {monday:%B %Y}"
+
+
 def basket_sha256(lines: tuple[OrderLine, ...]) -> str:
     """SHA-256 of the items as ordered: canonical JSON (sorted keys, no spaces, UTF-8)."""
     body = json.dumps(
-        [line.to_json() for line in lines], sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        [line.to_json() for line in lines],
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
     )
     return hashlib.sha256(body.encode()).hexdigest()
 

@@ -45,6 +45,7 @@ Kind = Literal["ordered", "rejected", "expired", "failed"]
 KINDS: tuple[Kind, ...] = ("ordered", "rejected", "expired", "failed")
 MAX_MS = 9_999_999_999_999
 MAX_APPROVERS = 50  # named in one order's record (``BasketDecision.approvals``' bound)
+OPTIONAL = ("destination", "order_url", "sha256")  # absent from records written without them
 
 
 def history_prefix(checkpoint_prefix: str) -> str:
@@ -107,6 +108,11 @@ class Ended(AllFields):
     # Written only then (a record of one approver is what it was before quorums, and reads in
     # code from before them).
     approved_by: tuple[str, ...] = ()
+    # Where an order went (``bot.records.orders``): the destination, its link, and the SHA-256
+    # of the basket as ordered. Written only for an order (older records have none).
+    destination: str = ""
+    order_url: str = ""
+    sha256: str = ""
 
     def __post_init__(self) -> None:
         validate_id(self.session, "session ID")
@@ -134,6 +140,13 @@ class Ended(AllFields):
             check_str(user, "Ended.approved_by[]", min_length=1, max_length=64)
             check_slack_ids("Ended", user=user)
         object.__setattr__(self, "approved_by", tuple(approved_by))
+        if (self.destination or self.order_url or self.sha256) and self.kind != "ordered":
+            raise ValueError("Ended.destination, order_url and sha256 are an order's only")
+        check_str(self.destination, "Ended.destination", max_length=20)
+        check_str(self.order_url, "Ended.order_url", max_length=2000)
+        if self.order_url and not self.order_url.startswith("https://"):
+            raise ValueError("Ended.order_url must be an https URL")
+        check_str(self.sha256, "Ended.sha256", max_length=64)
         from workflow.shop.basket import Basket
 
         Basket.from_json({"items": self.items, "round": self.round})  # the items are a basket's
@@ -144,12 +157,16 @@ class Ended(AllFields):
             body["approved_by"] = list(self.approved_by)
         else:
             del body["approved_by"]
+        for name in OPTIONAL:
+            if body[name] == "":
+                del body[name]
         return body
 
     @classmethod
     def from_json(cls, data: Any) -> Ended:
         names = [f.name for f in dataclasses.fields(cls)]
-        data = fields_of(data, "Ended", names, [n for n in names if n != "approved_by"])
+        optional = ("approved_by", *OPTIONAL)
+        data = fields_of(data, "Ended", names, [n for n in names if n not in optional])
         if not isinstance(data.get("approved_by", []), list):
             raise ValueError("Ended.approved_by must be a list")
         return cls(**data)

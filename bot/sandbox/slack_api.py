@@ -164,7 +164,7 @@ class FakeSlack(SlackWorkspace, LoopbackServer):
                     if method == "auth.test":  # which workspace this token is of
                         extra["team_id"] = team
                 except Reject as e:
-                    error = e.error
+                    error, extra = e.error, dict(e.extra)
                     if e.errors:
                         messages = [f"[ERROR] {m}" for m in e.errors]
                         extra = {"errors": e.errors, "response_metadata": {"messages": messages}}

@@ -22,11 +22,14 @@ MESSAGE_METHODS = ("chat.postMessage", "chat.update", "chat.postEphemeral")
 
 
 class Reject(Exception):
-    """Slack said no: ``error`` as it names it, ``errors`` the Block Kit details if any."""
+    """Slack said no: ``error`` as it names it, ``errors`` the Block Kit details if any,
+    ``extra`` what else the answer says (``missing_scope``'s ``needed`` and ``provided``)."""
 
-    def __init__(self, error: str, errors: list[str] | None = None) -> None:
+    def __init__(
+        self, error: str, errors: list[str] | None = None, extra: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(error)
-        self.error, self.errors = error, errors or []
+        self.error, self.errors, self.extra = error, errors or [], extra or {}
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .block_kit import parsed_texts, view_errors
+from .slack_canvases import Canvases
 from .slack_channels import (
     MESSAGE_METHODS,
     RESPONSE_URL_SECONDS,
@@ -65,8 +66,9 @@ class _Trigger:
     used: bool = False
 
 
-class SlackWorkspace(Channels):
-    """One workspace: its channels (``Channels``), and its modals, Home tabs and trigger IDs."""
+class SlackWorkspace(Canvases, Channels):
+    """One workspace: its channels (``Channels``) and canvases (``Canvases``), and its modals,
+    Home tabs and trigger IDs."""
 
     def __init__(
         self,

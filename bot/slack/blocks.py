@@ -25,6 +25,8 @@ APPROVE = "approve_basket"
 REJECT = "reject_basket"
 CHANGE = "change_basket"
 START_AGAIN = "start_again"
+RETRY_ORDER = "retry_order"  # an order that did not go through: place it again
+OPEN_ORDER = "open_order"  # a link button to where the order went: Slack sends its click too
 MAX_CHANGE_LENGTH = 500
 MAX_SHOWN_REQUEST = 300  # of the request's text on a basket; the whole of it is in the prompt
 
@@ -97,7 +99,7 @@ def _left_out(hidden: int, total: int) -> str:
     return f"_…and {more} not shown here (approving orders all {total})_"
 
 
-def _section(text: str, kind: str = "mrkdwn") -> Block:
+def section(text: str, kind: str = "mrkdwn") -> Block:
     body: dict[str, Any] = {"type": kind, "text": text}
     if kind == "plain_text":
         body["emoji"] = False  # ":pizza:" stays what the model wrote
@@ -126,7 +128,7 @@ def item_sections(items: Sequence[Item]) -> list[Block]:
     blocks: list[Block] = []
     shown, used = 0, 0
     for aisle, group in aisle_groups(items):
-        heading = [_section(f"*{aisle.capitalize()}*")] if aisle else []
+        heading = [section(f"*{aisle.capitalize()}*")] if aisle else []
         sections: list[str] = []
         taken = 0
         for item in group:
@@ -143,12 +145,12 @@ def item_sections(items: Sequence[Item]) -> list[Block]:
             taken += 1
         shown += taken
         if sections:
-            blocks += heading + [_section(text, "plain_text") for text in sections]
+            blocks += heading + [section(text, "plain_text") for text in sections]
         if taken < len(group):
             break  # this aisle did not fit whole: the rest are counted, not shown
     if shown < len(items):
-        blocks.append(_section(_left_out(len(items) - shown, len(items))))
-    return blocks or [_section("_(the shopper wrote no items)_")]
+        blocks.append(section(_left_out(len(items) - shown, len(items))))
+    return blocks or [section("_(the shopper wrote no items)_")]
 
 
 def context(*lines: str) -> Block:
@@ -207,7 +209,7 @@ def basket_blocks(
     value = ref.to_value()
     last = round >= max_rounds
     title = f"Basket {round} of {max_rounds}" + (" — last one: approve or reject" if last else "")
-    change = [] if last else [_button("Change…", CHANGE, value)]
+    change = [] if last else [button("Change…", CHANGE, value)]
     so_far = [approved_so_far(approvals, needed)] if approvals else []
     return [
         {"type": "header", "text": plain(title, 150)},
@@ -218,9 +220,9 @@ def basket_blocks(
             "type": "actions",
             "block_id": "basket_actions",
             "elements": [
-                _button("Approve", APPROVE, value, style="primary"),
+                button("Approve", APPROVE, value, style="primary"),
                 {
-                    **_button("Reject", REJECT, value, style="danger"),
+                    **button("Reject", REJECT, value, style="danger"),
                     "confirm": {
                         "title": plain("Reject this basket?", 100),
                         "text": plain("No order will be placed this week.", 300),
@@ -235,7 +237,7 @@ def basket_blocks(
     ]
 
 
-def _button(text: str, action_id: str, value: str, style: str | None = None) -> Block:
+def button(text: str, action_id: str, value: str, style: str | None = None) -> Block:
     button: Block = {"type": "button", "text": plain(text, 75), "action_id": action_id}
     button["value"] = value
     if style:
@@ -300,21 +302,15 @@ def _closed(
 def start_again_blocks(text: str, value: str) -> list[Block]:
     """``text`` (ours) and a Start again button whose value names the retired session."""
     return [
-        _section(text),
+        section(text),
         {
             "type": "actions",
             "block_id": "start_again_actions",
-            "elements": [_button("Start again", START_AGAIN, value, style="primary")],
+            "elements": [button("Start again", START_AGAIN, value, style="primary")],
         },
     ]
 
 
-def ordered_blocks(text: str, items: Sequence[Item]) -> list[Block]:
-    """The outcome of an approved basket: ``text`` (ours) and what was ordered, grouped as the
-    basket showed it."""
-    return [_section(text), *item_sections(items)]
-
-
 def settled_blocks(text: str) -> list[Block]:
     """A message whose button was used: only ``text`` (ours) is left."""
-    return [_section(text)]
+    return [section(text)]

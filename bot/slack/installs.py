@@ -56,6 +56,8 @@ SCOPES = [
     "im:read",
     "mpim:read",
     "users:read",  # users.info: the Settings modal (bot.steps.settings)
+    "canvases:write",  # the order's shopping list (bot.orders.canvas)
+    "files:read",  # ...found again after a crash (bot.orders.place)
 ]
 INSTALLED = "Weekly shop is installed"  # the result page's heading
 NEXT_STEPS = (

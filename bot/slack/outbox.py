@@ -29,13 +29,13 @@ from .blocks import (
     count,
     escape,
     expired_blocks,
-    ordered_blocks,
     people,
     retired_blocks,
     settled_blocks,
     start_again_blocks,
 )
 from .delivery import Delivered, Posted, Where
+from .order_said import order_text, ordered_blocks
 from .outcome import (
     EXPIRED,
     RETIRED,
@@ -195,7 +195,10 @@ class Outbox:
         """An outcome in the basket's thread; an order lists what was ordered."""
         text = escape(output)
         ordered = report.ordered
-        blocks = None if ordered is None else ordered_blocks(text, ordered.items)
+        if ordered is None:
+            return self.post(where.channel, text, report.thread_ts, None)
+        text = order_text(text, report.order)
+        blocks = ordered_blocks(text, ordered.items, report.order)
         return self.post(where.channel, text, report.thread_ts, blocks)
 
     def _retire(self, where: Where, retired: Retired) -> None:

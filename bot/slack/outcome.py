@@ -101,6 +101,19 @@ class Damaged:
 
 
 @dataclass(frozen=True)
+class OrderShown:
+    """Where an approved basket's order went, for its thread (``bot.records.orders``): the
+    destination and its link, or why it did not go (``failed``), with a Retry button whose
+    value is the session."""
+
+    destination: str  # canvas, instacart, webhook
+    url: str = ""
+    failed: str = ""
+    session: str = ""
+    sha256: str = ""  # the basket as ordered
+
+
+@dataclass(frozen=True)
 class Report:
     """What a run did. ``unposted`` is said instead when a new message could not be posted
     (the answered basket then keeps its buttons: the way to retry)."""
@@ -119,6 +132,7 @@ class Report:
     # it ("Approved by @alice · 1 of 2 needed") while it waits for the others.
     approvals: tuple[str, ...] = ()
     needed: int = 1
+    order: OrderShown | None = None  # an approved basket's order, once placed (or not)
 
     @property
     def baskets(self) -> list[RequestInfoEvent]:

@@ -11,11 +11,13 @@ trigger (a reminder, an expiry) is one more. :func:`take_turn` runs a step like 
        the step says so (or nothing); the channel is behind (the process that did the work died
        before telling Slack, perhaps between two checkpoints), and the saved work is run on and
        what the latest checkpoint holds is shown (:func:`catch_up`);
-    4. Slack is told inside the lock (``Outbox.deliver``), new messages before the answered
+    4. a turn that approved a basket places its order, once (``bot.steps.order``: the order
+       record is written before the destination is called);
+    5. Slack is told inside the lock (``Outbox.deliver``), new messages before the answered
        basket's update; around it the turn disarms an answered basket's timers and arms a
        posted one's (``BasketTimers``: the outbox only talks to Slack);
-    5. the receipt is written last, and only when the channel shows everything;
-    6. the lock is released, however the steps above ended; a failure anywhere becomes the
+    6. the receipt is written last, and only when the channel shows everything;
+    7. the lock is released, however the steps above ended; a failure anywhere becomes the
        step's own short message (``Step.refused``), never an exception Bolt would swallow.
 
 A process that dies anywhere therefore leaves either nothing done, or a checkpoint ahead of the
@@ -33,6 +35,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from bot.logs import log_context
+from bot.orders.place import OrderDesk
 from bot.records.history import Ended, History, Kind
 from bot.records.receipts import Receipts, Waiting, request_excerpt
 from bot.records.timers import BasketTimers
@@ -47,6 +50,8 @@ from workflow.errors import SessionBusy, StoreError, WorkflowError
 from workflow.persistence.checkpoint import AnsweredRequest
 from workflow.persistence.lock import SessionLock
 from workflow.persistence.session import SessionCheckpoints
+
+from .order import place_order
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +75,7 @@ class Sessions:
     outbox: Outbox
     history: History
     timers: BasketTimers
+    orders: OrderDesk | None = None  # where an approved basket goes (None: nowhere, a test's)
 
 
 class Step(Protocol):
@@ -128,6 +134,7 @@ async def take_turn(sessions: Sessions, where: Where, step: Step) -> None:
                 result = await step.act(run, workflow, checkpoints)
                 if isinstance(result, Redelivered):
                     result = await catch_up(sessions, checkpoints, run, step, result)
+                result = await place_order(sessions.orders, where, result)
                 delivered = tell_slack(sessions, where, result)
                 await _record(sessions, checkpoints, where, result, delivered)
                 return
@@ -278,4 +285,14 @@ def ended_of(report: Report, where: Where, checkpoint_id: str, *, shown: bool) -
         ts=mark.ts,
         shown=shown,
         approved_by=mark.approvals if mark.verdict == APPROVED else (),
+        **_order_fields(report),
     )
+
+
+def _order_fields(report: Report) -> dict[str, str]:
+    """What the outcome record keeps of the order: where it went, its link, its basket."""
+    order = report.order
+    if order is None or report.ordered is None:
+        return {}
+    url = "" if order.failed else order.url
+    return {"destination": order.destination, "order_url": url, "sha256": order.sha256}

@@ -11,6 +11,7 @@ Slack also says it) delete, for that workspace only:
     <prefix><team>/...          sessions, checkpoints, locks, receipts, reminder markers
     <history prefix><team>/...  its outcome records
     <settings prefix><team>/... its settings (``bot.records.workspace_settings_store``)
+    <orders prefix><team>/...   its order records (``bot.records.orders``)
 
 Objects are listed under the workspace's own prefixes and removed with ``DeleteObjects``, 1,000
 at a time. A delivery that runs twice (Slack's retry of the event, Lambda's retry of its lazy run,
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from botocore.exceptions import BotoCoreError, ClientError
 
 from bot.records.history import history_prefix
+from bot.records.orders import orders_prefix
 from bot.records.workspace_settings_store import settings_prefix, workspace_folder
 from workflow.errors import StoreError
 from workflow.persistence.s3_client import store_error
@@ -128,6 +130,10 @@ def forget_workspace(rt: Runtime, team_id: str, said_at: float | None = None) ->
     objects = delete_under(s3, s.checkpoint_bucket, keys.tenant(team_id), before)
     outcomes = f"{history_prefix(s.checkpoint_prefix)}{keys.tenant(team_id)[len(keys.prefix) :]}"
     history = delete_under(s3, s.checkpoint_bucket, outcomes, before)
+    order_records = (
+        f"{orders_prefix(s.checkpoint_prefix)}{keys.tenant(team_id)[len(keys.prefix) :]}"
+    )
+    orders = delete_under(s3, s.checkpoint_bucket, order_records, before)
     folder = workspace_folder(settings_prefix(s.checkpoint_prefix), team_id)
     settings = delete_under(s3, s.checkpoint_bucket, folder, before)
     rt.settings_store.forget(team_id)
@@ -142,6 +148,7 @@ def forget_workspace(rt: Runtime, team_id: str, said_at: float | None = None) ->
         "weekly": int(unscheduled),
         "objects": objects,
         "outcomes": history,
+        "orders": orders,
         "settings": settings,
     }
     log.info("workspace %s forgotten: %s", team_id, counts)

@@ -127,17 +127,20 @@ def claim_marker(s3: Any, bucket: str, key: str, body: bytes, what: str) -> str 
     return str(answer["ETag"])
 
 
-def replace_marker(s3: Any, bucket: str, key: str, body: bytes, etag: str, what: str) -> bool:
-    """Replace ``key`` with ``body`` if it is still the object ``etag`` names (``If-Match``);
-    False if another writer changed or removed it first. Other failures are StoreError."""
+def replace_marker(
+    s3: Any, bucket: str, key: str, body: bytes, etag: str, what: str
+) -> str | None:
+    """Replace ``key`` with ``body`` if it is still the object ``etag`` names (``If-Match``):
+    the new object's ETag; None if another writer changed or removed it first. Other failures
+    are StoreError."""
     try:
-        s3.put_object(
+        answer = s3.put_object(
             Bucket=bucket, Key=key, Body=body, IfMatch=etag, ServerSideEncryption="AES256"
         )
     except ClientError as exc:
         if is_precondition_failed(exc) or is_missing(exc):
-            return False
+            return None
         raise store_error(f"replace {what}", exc) from exc
     except BotoCoreError as exc:
         raise store_error(f"replace {what}", exc) from exc
-    return True
+    return str(answer["ETag"])

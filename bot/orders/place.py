@@ -1,0 +1,144 @@
+"""Placing an order exactly once: the order record around the destination's call.
+
+The order step calls :meth:`OrderDesk.place` under the session lock, after the checkpoint that
+approved the basket was written and before Slack is told. The timeline of one order, with the
+process dying at each point (what the next delivery, a Lambda retry or any click, finds):
+
+    1. create the record ``placing`` (If-None-Match)     died before: nothing; the next one
+                                                         starts here
+    2. call the destination, with the order ID as its    died before or during: ``placing``,
+       idempotency key                                   outcome unknown (3 below)
+    3. record its answer ``placed`` (If-Match)           died before: ``placing``, made; the
+                                                         next finds it (canvas) or calls again
+                                                         with the same key (webhook, Instacart)
+    4. Slack is told (the turn), from the record         died before: ``placed``: the next
+                                                         shows the record, calling nothing
+
+A record found ``placing`` is resumed (:meth:`OrderDesk._resume`): a destination that can find
+what an earlier attempt made (``find(order, since)``: a canvas, by the order's reference in its
+title) is asked first,
+and adopts it; otherwise the call is made again with the same order ID, which a webhook receiver
+dedupes and an idempotent API honours. A record found ``placed`` or ``failed`` is the answer,
+and nothing is called (a failure is placed again only by :meth:`OrderDesk.retry`, the thread's
+Retry button).
+
+Errors: :class:`~bot.records.orders.OrderRecordDamaged` (a record that does not verify: nothing
+is placed) and ``StoreError`` (S3) go up to the turn; a destination's own errors end in a
+``failed`` record (refused, down) or leave ``placing`` (outcome unknown), and are said in the
+thread with a Retry button either way.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from bot.records.orders import Found, OrderRecord, OrderRecordDamaged, Orders
+from workflow.errors import StoreError
+
+from .order import Destination, DestinationRefused, Order, OrderError, OutcomeUnknown, Placed
+
+log = logging.getLogger(__name__)
+
+
+class OrderDesk:
+    """Where orders go (``destination``, a workspace's) and their records (``orders``)."""
+
+    def __init__(
+        self,
+        orders: Orders,
+        destination: Destination,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.orders = orders
+        self.destination = destination
+        self.clock = clock
+
+    def place(self, order: Order) -> OrderRecord:
+        """Place ``order`` unless its record says it was: the record as it stands after."""
+        record = OrderRecord(
+            session=order.order_id,
+            destination=self.destination.kind,
+            state="placing",
+            attempt=1,
+            started_at=int(self.clock()),
+            sha256=order.basket_sha256,
+            items=len(order.lines),
+        )
+        found = self.orders.create(order.team, record)
+        if found is not None:
+            return self._call(order, found)
+        found = self._read(order)
+        if found.record.sha256 != record.sha256:  # one order per session, ever
+            raise OrderRecordDamaged(f"the order record of {order.order_id} is of another basket")
+        if found.record.state != "placing":
+            return found.record
+        return self._resume(order, found)
+
+    def retry(self, order: Order) -> OrderRecord:
+        """The thread's Retry: a failed order is placed again (attempt + 1); one placed, or one
+        being placed, is left as it is."""
+        found = self._read(order)
+        if found.record.state == "placing":
+            return self._resume(order, found)
+        if found.record.state != "failed":
+            return found.record
+        again = found.record.but(
+            state="placing",
+            attempt=found.record.attempt + 1,
+            started_at=int(self.clock()),
+            reason="",
+            retry=False,
+        )
+        replaced = self.orders.replace(order.team, found, again)
+        if replaced is None:  # changed under us: a lease lost; the next delivery resumes
+            raise StoreError("the order record changed while it was retried")
+        return self._call(order, replaced)
+
+    def _read(self, order: Order) -> Found:
+        found = self.orders.read(order.team, order.order_id)
+        if found is None:  # created a moment ago by someone, and gone: nothing to trust
+            raise StoreError(f"the order record of {order.order_id} vanished")
+        return found
+
+    def _resume(self, order: Order, found: Found) -> OrderRecord:
+        """An attempt whose outcome nobody recorded: adopt what it made, or call again."""
+        find = getattr(self.destination, "find", None)
+        if find is not None:
+            try:
+                made = find(order, found.record.started_at)
+            except OrderError as exc:
+                return self._failed(order, found, exc)
+            if made is not None:
+                log.info("adopting what an earlier attempt made: %s", made.ref)
+                return self._done(order, found, made)
+        log.warning(
+            "order %s: an earlier attempt's outcome is unknown; called again", order.order_id
+        )
+        return self._call(order, found)
+
+    def _call(self, order: Order, found: Found) -> OrderRecord:
+        try:
+            placed = self.destination.place(order)
+        except OutcomeUnknown as exc:  # stays placing: the next attempt resumes it
+            log.error("order %s: outcome unknown: %s", order.order_id, exc.reason)
+            return found.record.but(reason=exc.reason, retry=True)
+        except OrderError as exc:
+            return self._failed(order, found, exc)
+        return self._done(order, found, placed)
+
+    def _done(self, order: Order, found: Found, placed: Placed) -> OrderRecord:
+        record = found.record.but(state="placed", url=placed.url, ref=placed.ref[:200])
+        return self._write(order, found, record)
+
+    def _failed(self, order: Order, found: Found, exc: OrderError) -> OrderRecord:
+        log.error("order %s failed: %s", order.order_id, exc.reason)
+        retry = not isinstance(exc, DestinationRefused)
+        record = found.record.but(state="failed", reason=exc.reason[:500], retry=retry)
+        return self._write(order, found, record)
+
+    def _write(self, order: Order, found: Found, record: OrderRecord) -> OrderRecord:
+        if self.orders.replace(order.team, found, record) is None:
+            raise StoreError("the order record changed while the order was placed")
+        return record

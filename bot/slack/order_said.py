@@ -1,0 +1,60 @@
+"""What the thread says once a basket is approved: where its order went, or why it did not.
+
+    placed, a canvas      "Ordered 17 items."  [Open the shopping list]   then the items
+    placed, Instacart     "Ordered 17 items."  [Open in Instacart]        then the items
+    placed, a webhook     "Ordered 17 items."  sent to the household's webhook
+    not placed            "Approved, but the order did not go through: <reason>."  [Retry]
+
+The link is a link button (``url``: Slack opens it and still sends the bot a block_actions
+payload, which the bot acks and ignores). The reason is ours (``bot.orders``: never the
+destination's own words, which could carry anything), escaped all the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .blocks import OPEN_ORDER, RETRY_ORDER, Block, button, escape, item_sections, plain, section
+from .outcome import OrderShown
+
+if TYPE_CHECKING:
+    from workflow.shop.basket import Item
+
+OPEN_TEXT = {"canvas": "Open the shopping list", "instacart": "Open in Instacart"}
+SENT_TEXT = {"webhook": "Sent to the household's webhook."}
+
+
+def not_placed_text(order: OrderShown) -> str:
+    return f"Approved, but the order did not go through: {escape(order.failed)}."
+
+
+def order_text(ordered: str, order: OrderShown | None) -> str:
+    """The message's text (notifications, screen readers): ``ordered`` or the failure."""
+    if order is not None and order.failed:
+        return not_placed_text(order)
+    return ordered
+
+
+def ordered_blocks(
+    text: str, items: Sequence[Item], order: OrderShown | None = None
+) -> list[Block]:
+    """The outcome of an approved basket: ``text`` (ours), where it went, and what was ordered,
+    grouped as the basket showed it."""
+    blocks = [section(text)]
+    if order is not None and order.failed:
+        if order.session:
+            retry = button("Retry", RETRY_ORDER, order.session, style="primary")
+            blocks.append({"type": "actions", "block_id": "order_actions", "elements": [retry]})
+    elif order is not None and order.url and order.destination in OPEN_TEXT:
+        link: Block = {
+            "type": "button",
+            "text": plain(OPEN_TEXT[order.destination], 75),
+            "action_id": OPEN_ORDER,
+            "url": order.url,
+        }
+        blocks.append({"type": "actions", "block_id": "order_actions", "elements": [link]})
+    elif order is not None and order.destination in SENT_TEXT:
+        said = {"type": "mrkdwn", "text": SENT_TEXT[order.destination]}
+        blocks.append({"type": "context", "elements": [said]})
+    return [*blocks, *item_sections(items)]

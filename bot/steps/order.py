@@ -1,0 +1,79 @@
+"""Where an approved basket becomes an order: inside the turn, after the checkpoint that approved
+it and before Slack is told (``bot.steps.turn``).
+
+Any turn whose outcome orders a basket comes through here: the click that completed the
+approvals, Lambda's retry of it, a later click that catches up a channel left behind. Each asks
+the workspace's :class:`~bot.orders.place.OrderDesk`, which writes the session's order record
+before calling the destination and returns what the record says after, so the thread shows the
+one order there is (its link, or why it did not go, with Retry) however often it is asked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+
+from bot.orders.order import Order, OrderLine, week_title
+from bot.orders.place import OrderDesk
+from bot.records.orders import OrderRecord, OrderRecordDamaged
+from bot.slack.delivery import Where
+from bot.slack.outcome import OrderShown, Outcome, Report
+from workflow.shop.basket import Basket
+
+log = logging.getLogger(__name__)
+
+DAMAGED = "its order record is damaged, so nothing more was sent"
+
+
+def order_of(report: Report, basket: Basket, where: Where) -> Order:
+    """The order a report approves: the basket as approved, who asked, who approved, when."""
+    mark = report.mark
+    assert mark is not None  # an ordered basket is an answered one
+    approvers = mark.approvals or ((mark.by,) if mark.by else ())
+    at = int(time.time()) if mark.at is None else mark.at
+    return Order(
+        order_id=where.session_id,
+        team=where.tenant,
+        channel=where.channel,
+        title=week_title(at),
+        lines=tuple(OrderLine(i.name, i.quantity, i.unit, i.note, i.aisle) for i in basket.items),
+        requested_by=report.requested_by,
+        approved_by=tuple(approvers),
+        approved_at=at,
+        thread_ts=mark.ts,
+    )
+
+
+def shown(record: OrderRecord) -> OrderShown:
+    """What the thread says of the record: placed (a link), or not (why, and Retry)."""
+    failed = ""
+    if record.state == "failed":
+        failed = record.reason or "the destination refused it"
+    elif record.state == "placing":
+        failed = record.reason or "it is not known yet whether it went through"
+    return OrderShown(
+        destination=record.destination,
+        url=record.url,
+        failed=failed,
+        session=record.session,
+        sha256=record.sha256,
+    )
+
+
+async def place_order(desk: OrderDesk | None, where: Where, outcome: Outcome) -> Outcome:
+    """``outcome`` with its order placed, when it orders a basket; as it was otherwise."""
+    if desk is None or not isinstance(outcome, Report):
+        return outcome
+    basket = outcome.ordered
+    if basket is None:
+        return outcome
+    order = order_of(outcome, basket, where)
+    try:
+        record = await asyncio.to_thread(desk.place, order)
+    except OrderRecordDamaged as exc:
+        log.error("%s", exc)
+        failed = OrderShown(desk.destination.kind, failed=DAMAGED)  # no Retry: it would not help
+        return dataclasses.replace(outcome, order=failed)
+    return dataclasses.replace(outcome, order=shown(record))
