@@ -42,6 +42,21 @@ def link_of(reply: dict[str, Any]) -> str | None:
     return None
 
 
+def bucket_objects(world: World, prefix: str) -> dict[str, Any]:
+    """The JSON of every object under ``prefix`` in the world's bucket."""
+    s3, bucket = world.s3, world.env["CHECKPOINT_BUCKET"]
+    listed = s3.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])
+    return {
+        o["Key"]: json.loads(s3.get_object(Bucket=bucket, Key=o["Key"])["Body"].read())
+        for o in listed
+    }
+
+
+def outcome_of(world: World) -> Ended:
+    (body,) = bucket_objects(world, history_prefix("weekly-shop/")).values()
+    return Ended.from_json(body["ended"])
+
+
 def approve(world: World, basket: dict[str, Any], user: str = "U0BOB") -> None:
     world.click(basket, "approve_basket", user=user)
     world.run_lazies()
@@ -68,25 +83,13 @@ def test_an_approved_basket_becomes_one_canvas_checklist_tabbed_in_its_channel(
     (create,) = world.slack.calls_to("canvases.create")
     assert create.args["channel_id"] == CHANNEL
 
-    s3 = world.s3
-    (key,) = [
-        o["Key"]
-        for o in s3.list_objects_v2(
-            Bucket=world.env["CHECKPOINT_BUCKET"], Prefix=orders_prefix("weekly-shop/")
-        )["Contents"]
-    ]
-    record = json.loads(
-        s3.get_object(Bucket=world.env["CHECKPOINT_BUCKET"], Key=key)["Body"].read()
+    ((key, record),) = bucket_objects(world, orders_prefix("weekly-shop/")).items()
+    assert (
+        key
+        == f"weekly-shop-orders/T0TEAM/{json.loads(world.buttons(basket)['approve_basket'])['s']}"
     )
     assert record["order"]["state"] == "placed" and record["order"]["ref"] == canvas.canvas_id
-    listed = s3.list_objects_v2(
-        Bucket=world.env["CHECKPOINT_BUCKET"], Prefix=history_prefix("weekly-shop/")
-    )
-    (outcome,) = listed["Contents"]
-    body = json.loads(
-        s3.get_object(Bucket=world.env["CHECKPOINT_BUCKET"], Key=outcome["Key"])["Body"].read()
-    )
-    ended = Ended.from_json(body["ended"])
+    ended = outcome_of(world)
     assert ended.destination == "canvas" and ended.order_url == link_of(reply)
     assert ended.sha256 == record["order"]["sha256"]
 
@@ -144,6 +147,22 @@ def test_an_app_installed_without_canvases_write_says_so_with_retry_and_orders_o
     (retry,) = [e for b in reply["blocks"] if b["type"] == "actions" for e in b["elements"]]
     assert retry["action_id"] == "retry_order"
     assert canvases(world) == []
+
+    world.click(reply, "retry_order", user="U0CAROL")  # still refused: said again, nothing made
+    world.run_lazies()
+    assert order_reply(world, basket)["text"].startswith("Approved, but the order did not go")
+    world.slack.scopes = SCOPES  # reinstalled with the scope
+    world.click(reply, "retry_order", user="U0CAROL")
+    world.run_lazies()
+    (canvas,) = canvases(world)
+    placed = order_reply(world, basket)  # the same message, now with the link
+    assert placed["ts"] == reply["ts"] and placed["text"] == "Ordered 10 items."
+    assert link_of(placed) == f"https://weekly-shop.slack.com/docs/T0TEAM/{canvas.canvas_id}"
+    world.click(reply, "retry_order", user="U0CAROL")  # a late Retry shows it, makes nothing
+    world.run_lazies()
+    assert len(canvases(world)) == 1 and link_of(order_reply(world, basket))
+    ended = outcome_of(world)
+    assert ended.destination == "canvas" and ended.order_url == link_of(placed)
 
 
 @pytest.mark.parametrize(

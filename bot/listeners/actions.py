@@ -11,7 +11,7 @@ from typing import Any
 from slack_bolt import Ack, App
 
 from bot.runtime import Runtime
-from bot.slack.blocks import APPROVE, CHANGE, OPEN_ORDER, REJECT, START_AGAIN
+from bot.slack.blocks import APPROVE, CHANGE, OPEN_ORDER, REJECT, RETRY_ORDER, START_AGAIN
 from bot.slack.modal import change_modal, modal_metadata
 from bot.slack.payloads import GONE, Click, Kind, click_from_action
 from workflow.errors import StoreError
@@ -63,7 +63,20 @@ def listen(app: App, rt: Runtime) -> None:
         here = rt.configured(click.tenant)
         asyncio.run(start_again(here.sessions, here.rules, click))
 
+    def run_retry(body: dict[str, Any]) -> None:
+        click = click_from_action(body, "retry")
+        if click is None:
+            log.warning("malformed Retry click ignored")
+            return
+        import asyncio
+
+        from bot.steps.retry import retry_order
+
+        here = rt.configured(click.tenant)
+        asyncio.run(retry_order(here.sessions, here.rules, click))
+
     app.action(START_AGAIN)(ack=ack_now, lazy=[run_again])
+    app.action(RETRY_ORDER)(ack=ack_now, lazy=[run_retry])
     app.action(APPROVE)(ack=ack_now, lazy=[lazy_click("approve")])
     app.action(REJECT)(ack=ack_now, lazy=[lazy_click("reject")])
     app.action(OPEN_ORDER)(ack_now)  # a link button: the browser opens the list

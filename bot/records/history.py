@@ -209,6 +209,10 @@ class History(Protocol):
         """The session's record, if it ended with the checkpoint written at ``ended_at``."""
         ...
 
+    def rewrite(self, tenant: str, name: str, ended: Ended) -> None:
+        """Write the record called ``name`` again, as ``ended`` (an order's Retry)."""
+        ...
+
     def names(self, tenant: str, limit: int) -> list[str]:
         """The names of the workspace's newest ``limit`` records, newest first (one LIST)."""
         ...
@@ -230,8 +234,11 @@ class InMemoryHistory:
         self._records: dict[str, dict[str, Ended]] = {}
 
     def write(self, tenant: str, ended: Ended, ended_at: datetime) -> None:
+        self.rewrite(tenant, name_of(ended, ended_at), ended)
+
+    def rewrite(self, tenant: str, name: str, ended: Ended) -> None:
         with self._mutex:
-            self._records.setdefault(tenant, {})[name_of(ended, ended_at)] = ended
+            self._records.setdefault(tenant, {})[name] = ended
 
     def read(self, tenant: str, session: str, ended_at: datetime) -> Ended | None:
         return self.read_name(tenant, record_name(session, ended_at))
@@ -253,7 +260,9 @@ class S3History:
         self.key = key
 
     def write(self, tenant: str, ended: Ended, ended_at: datetime) -> None:
-        name = name_of(ended, ended_at)
+        self.rewrite(tenant, name_of(ended, ended_at), ended)
+
+    def rewrite(self, tenant: str, name: str, ended: Ended) -> None:
         try:
             self.s3.put_object(
                 Bucket=self.bucket,

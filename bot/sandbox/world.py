@@ -129,7 +129,7 @@ class World:
         """action_id -> value of the buttons on a posted message."""
         for block in message.get("blocks", []):
             if block["type"] == "actions":
-                return {e["action_id"]: e["value"] for e in block["elements"]}
+                return {e["action_id"]: e.get("value", "") for e in block["elements"]}
         return {}
 
     def click(self, message: dict[str, Any], action: str, user: str = "U0BOB", **kw: Any) -> Any:

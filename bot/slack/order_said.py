@@ -43,8 +43,8 @@ def ordered_blocks(
     grouped as the basket showed it."""
     blocks = [section(text)]
     if order is not None and order.failed:
-        if order.session:
-            retry = button("Retry", RETRY_ORDER, order.session, style="primary")
+        if order.retry:
+            retry = button("Retry", RETRY_ORDER, order.retry, style="primary")
             blocks.append({"type": "actions", "block_id": "order_actions", "elements": [retry]})
     elif order is not None and order.url and order.destination in OPEN_TEXT:
         link: Block = {

@@ -42,6 +42,7 @@ from .outcome import (
     Damaged,
     Outcome,
     Post,
+    Reordered,
     Report,
     Retired,
     Settle,
@@ -167,6 +168,11 @@ class Outbox:
             return self._show(where, outcome)
         elif isinstance(outcome, Retired):
             self._retire(where, outcome)
+        elif isinstance(outcome, Reordered):
+            text = order_text(escape(outcome.text), outcome.order)
+            blocks = ordered_blocks(text, outcome.items, outcome.order)
+            self._update(where.channel, outcome.ts, text, blocks)  # earns no receipt: the
+            # session has ended, its outcome record is its receipt
         elif isinstance(outcome, Damaged):
             blocks = start_again_blocks(outcome.text, outcome.again)
             self.post(where.channel, outcome.text, outcome.thread_ts, blocks)

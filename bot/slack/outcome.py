@@ -11,6 +11,7 @@ place turns it into Slack calls (``bot.slack.outbox.Outbox.deliver``):
               unchanged); only a Report the channel fully shows earns a receipt
     Retired   a basket a deploy can no longer resume: why, and Start again, in its thread
     Damaged   a basket whose saved state is damaged: why, and Start again, in its thread
+    Reordered an order placed again by its Retry button: that message now says where it went
     None      nothing to say
 
 Texts in ``Tell`` and ``Post`` are our own mrkdwn (mentions we built); model- and user-written
@@ -27,7 +28,7 @@ from workflow.errors import ExecutorFailed, WorkflowError
 from workflow.shop.errors import ShopperError
 
 if TYPE_CHECKING:  # the workflow: imported by the lazy runs that make Reports, not by an ack
-    from workflow.shop.basket import Basket
+    from workflow.shop.basket import Basket, Item
 
 
 APPROVED = "Approved"  # a Mark's verdict for an approved basket
@@ -109,8 +110,19 @@ class OrderShown:
     destination: str  # canvas, instacart, webhook
     url: str = ""
     failed: str = ""
-    session: str = ""
+    retry: str = ""  # the Retry button's value (session and outcome record): none, no button
     sha256: str = ""  # the basket as ordered
+
+
+@dataclass(frozen=True)
+class Reordered:
+    """A Retry of an order that did not go through: its message (``ts``) now says where the
+    order went (or, again, why not), above the items ordered."""
+
+    ts: str
+    text: str  # ours: "Ordered 17 items."
+    items: list[Item]
+    order: OrderShown
 
 
 @dataclass(frozen=True)
@@ -188,7 +200,7 @@ class Report:
         return f"{last.step}: {last.detail}{tokens}"
 
 
-Outcome = Tell | Post | Report | Retired | Damaged | None
+Outcome = Tell | Post | Report | Retired | Damaged | Reordered | None
 
 # During a deploy or a rollback old and new code run side by side: a checkpoint the newer one
 # wrote is fine, and waits for it (never "tampered", never "start again").

@@ -18,6 +18,7 @@ import time
 from bot.orders.order import Order, OrderLine, week_title
 from bot.orders.place import OrderDesk
 from bot.records.orders import OrderRecord, OrderRecordDamaged
+from bot.slack.blocks import Ref
 from bot.slack.delivery import Where
 from bot.slack.outcome import OrderShown, Outcome, Report
 from workflow.shop.basket import Basket
@@ -46,8 +47,9 @@ def order_of(report: Report, basket: Basket, where: Where) -> Order:
     )
 
 
-def shown(record: OrderRecord) -> OrderShown:
-    """What the thread says of the record: placed (a link), or not (why, and Retry)."""
+def shown(record: OrderRecord, ended: str = "") -> OrderShown:
+    """What the thread says of the record: placed (a link), or not (why, and Retry, whose
+    value names the session and its outcome record ``ended``)."""
     failed = ""
     if record.state == "failed":
         failed = record.reason or "the destination refused it"
@@ -57,13 +59,16 @@ def shown(record: OrderRecord) -> OrderShown:
         destination=record.destination,
         url=record.url,
         failed=failed,
-        session=record.session,
+        retry=Ref(record.session, ended).to_value() if failed and ended else "",
         sha256=record.sha256,
     )
 
 
-async def place_order(desk: OrderDesk | None, where: Where, outcome: Outcome) -> Outcome:
-    """``outcome`` with its order placed, when it orders a basket; as it was otherwise."""
+async def place_order(
+    desk: OrderDesk | None, where: Where, outcome: Outcome, ended: str = ""
+) -> Outcome:
+    """``outcome`` with its order placed, when it orders a basket; as it was otherwise.
+    ``ended`` names the outcome record the turn will write (the Retry button reads it)."""
     if desk is None or not isinstance(outcome, Report):
         return outcome
     basket = outcome.ordered
@@ -76,4 +81,4 @@ async def place_order(desk: OrderDesk | None, where: Where, outcome: Outcome) ->
         log.error("%s", exc)
         failed = OrderShown(desk.destination.kind, failed=DAMAGED)  # no Retry: it would not help
         return dataclasses.replace(outcome, order=failed)
-    return dataclasses.replace(outcome, order=shown(record))
+    return dataclasses.replace(outcome, order=shown(record, ended))

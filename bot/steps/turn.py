@@ -36,7 +36,7 @@ from typing import Protocol
 
 from bot.logs import log_context
 from bot.orders.place import OrderDesk
-from bot.records.history import Ended, History, Kind
+from bot.records.history import Ended, History, Kind, record_name
 from bot.records.receipts import Receipts, Waiting, request_excerpt
 from bot.records.timers import BasketTimers
 from bot.slack.delivery import Delivered, Where
@@ -134,7 +134,7 @@ async def take_turn(sessions: Sessions, where: Where, step: Step) -> None:
                 result = await step.act(run, workflow, checkpoints)
                 if isinstance(result, Redelivered):
                     result = await catch_up(sessions, checkpoints, run, step, result)
-                result = await place_order(sessions.orders, where, result)
+                result = await place_order(sessions.orders, where, result, _ended_name(checkpoints))
                 delivered = tell_slack(sessions, where, result)
                 await _record(sessions, checkpoints, where, result, delivered)
                 return
@@ -153,6 +153,13 @@ async def take_turn(sessions: Sessions, where: Where, step: Step) -> None:
                 await asyncio.to_thread(sessions.receipts.forget, where.tenant, where.session_id)
             except StoreError as exc:
                 log.error("could not forget the retired basket's receipt: %s", exc)
+
+
+def _ended_name(checkpoints: SessionCheckpoints) -> str:
+    """The name of the outcome record a turn that ends the session writes (its latest
+    checkpoint's time): what a Retry of its order reads back."""
+    latest = checkpoints.last
+    return "" if latest is None else record_name(checkpoints.session_id, latest.created_at)
 
 
 def tell_slack(sessions: Sessions, where: Where, outcome: Outcome) -> Delivered:
