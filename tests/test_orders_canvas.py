@@ -235,3 +235,20 @@ def test_an_approve_killed_around_the_canvas_ends_with_one_canvas_and_the_thread
     s3 = s3_of(world)
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket="bot-bucket").get("Contents", [])]
     assert not [k for k in keys if k.endswith("/lock")]
+
+
+def test_the_home_tabs_past_order_opens_its_list(world: World) -> None:
+    """What was ordered stays findable: the Home tab's ordered outcome has Open list (the
+    canvas) beside Repeat this order."""
+    basket = start_basket(world)
+    approve(world, basket)
+    (canvas,) = canvases(world)
+    world.open_home("U0ALICE")
+    home = world.slack.home("U0ALICE")
+    assert home is not None
+    elements = [
+        e for b in home["blocks"] if b["type"] == "actions" for e in b.get("elements", [])
+    ]
+    (opened,) = [e for e in elements if e["text"]["text"] == "Open list"]
+    assert opened["url"] == f"https://weekly-shop.slack.com/docs/T0TEAM/{canvas.canvas_id}"
+    assert [e["text"]["text"] for e in elements][:2] == ["Open list", "Repeat this order"]

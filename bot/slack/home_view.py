@@ -17,7 +17,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .blocks import Block, asked_for, context, count, escape, item_sections, plain, slack_date
+from .blocks import (
+    OPEN_ORDER,
+    Block,
+    asked_for,
+    context,
+    count,
+    escape,
+    item_sections,
+    plain,
+    slack_date,
+)
 
 if TYPE_CHECKING:
     from bot.records.history import Ended
@@ -79,6 +89,9 @@ def waiting_rows(
     return rows
 
 
+OPEN_LIST = {"canvas": "Open list", "instacart": "Open in Instacart"}
+
+
 def outcome_rows(outcomes: list[tuple[str, Ended]], expanded: str | None) -> list[Block]:
     if not outcomes:
         return [context("No basket has ended yet: ordered, rejected and expired ones show here.")]
@@ -99,8 +112,12 @@ def outcome_rows(outcomes: list[tuple[str, Ended]], expanded: str | None) -> lis
             rows += item_sections(ended.basket().items)
         if ended.kind == "ordered":
             repeat = _button("Repeat this order", REPEAT, value=name, style="primary")
+            elements = [repeat]
+            if ended.order_url and ended.destination in OPEN_LIST:  # where it went
+                opened = _button(OPEN_LIST[ended.destination], OPEN_ORDER, url=ended.order_url)
+                elements = [opened, repeat]
             rows.append(
-                {"type": "actions", "block_id": f"repeat-{name[:200]}", "elements": [repeat]}
+                {"type": "actions", "block_id": f"repeat-{name[:200]}", "elements": elements}
             )
     return rows
 
