@@ -358,7 +358,8 @@ class Runtime:
     @functools.cached_property
     def rules(self) -> Rules:
         c = self.current
-        return Rules(frozenset(c.approvers), c.no_self_approval, c.rounds, c.approvals_needed)
+        hold = self.settings.order_delay if self.timers is not None else 0
+        return Rules(frozenset(c.approvers), c.no_self_approval, c.rounds, c.approvals_needed, hold)
 
     @functools.cached_property
     def lost_runs(self) -> LostRuns:

@@ -44,6 +44,7 @@ ENV_NAMES = {
     "remind_after": "REMIND_AFTER",
     "max_reminders": "MAX_REMINDERS",
     "expire_after": "EXPIRE_AFTER",
+    "order_delay": "ORDER_DELAY",
     "timer_group": "TIMER_GROUP",
     "timer_target_arn": "TIMER_TARGET_ARN",
     "timer_role_arn": "TIMER_ROLE_ARN",
@@ -171,6 +172,9 @@ CONVERT: dict[str, Callable[[str], Any]] = {
     "max_reminders": _number(int, 0, 10),
     # Under the bucket's 30-day lifecycle rule, which would delete a waiting basket first.
     "expire_after": _duration(60, 21 * 86400),
+    # The undo window: an order waits this long for an approver's Undo (Scheduler's one-time
+    # schedules fire a minute or more ahead, bot.records.timers.MIN_LEAD_SECONDS).
+    "order_delay": _duration(60, 86400),
     "timer_group": _text(1, 64),
     "timer_target_arn": _text(20, 2048),
     "timer_role_arn": _text(20, 2048),
@@ -207,6 +211,8 @@ class Settings:
     remind_after: int = 6 * 3600
     max_reminders: int = 2
     expire_after: int = 72 * 3600
+    # The undo window of an approved basket's order (bot.steps.clicks); 0, or no timers: at once.
+    order_delay: int = 120
     # Where its EventBridge Scheduler schedules go; without all three, no timers are armed.
     timer_group: str = ""
     timer_target_arn: str = ""

@@ -1,18 +1,18 @@
 """The next deploy of the weekly shop, as the tests play it: a graph change, in three variants.
 
-Version 3 of the graph puts a ``check-basket`` executor between ``write-basket`` and the
-``approve-basket`` port of version 2, the current one (it drops an item listed twice). A deploy
-that ships it declares what happens to baskets still waiting on version 2 (README.md, "Changing
+Version 4 of the graph puts a ``check-basket`` executor between ``write-basket`` and the
+``approve-basket`` port of version 3, the current one (it drops an item listed twice). A deploy
+that ships it declares what happens to baskets still waiting on version 3 (README.md, "Changing
 the workflow"):
 
-    kept      version 2 stays beside version 3: waiting baskets finish on the graph they
-              started on; new ones start on version 3
-    carried   a carry moves waiting baskets to version 3 (the port has the same ID and types,
+    kept      version 3 stays beside version 4: waiting baskets finish on the graph they
+              started on; new ones start on version 4
+    carried   a carry moves waiting baskets to version 4 (the port has the same ID and types,
               so the pending request moves as it is, approvals counted so far and all)
-    removed   version 2 is removed (and version 1, which was carried to it): its baskets get
-              Start again
+    removed   version 3 is removed (and versions 1 and 2, which were carried to it): their
+              baskets get Start again
 
-Version 1 stays as the current code declares it (carried to version 2) where version 2 stays.
+Versions 1 and 2 stay as the current code declares them (carried on) where version 3 stays.
 
 ``install(name)`` makes ``workflow.shop.graph.shop_versions`` that deploy's, in this process (a
 fresh interpreter runs it with ``python -m tests.lambda_invoke --deploy NAME``).
@@ -31,7 +31,7 @@ from workflow.shop.basket import Basket, BasketDecision, ShopProgress
 from workflow.shop.shopper import Shopper
 
 CHECK_BASKET = "check-basket"
-REMOVED_BECAUSE = "v2 baskets skipped the duplicate check"
+REMOVED_BECAUSE = "v3 baskets skipped the duplicate check"
 
 
 class CheckBasket(Executor):
@@ -52,8 +52,8 @@ class CheckBasket(Executor):
         return checked
 
 
-def build_v3(shopper: Shopper, max_rounds: int) -> Workflow:
-    wants_another_basket, needs_more_approvals, is_final = graph.quorum_conditions(max_rounds)
+def build_v4(shopper: Shopper, max_rounds: int) -> Workflow:
+    wants_another_basket, needs_more_approvals, is_final = graph.undo_conditions(max_rounds)
     write_basket, check_basket = graph.WriteBasket(shopper), CheckBasket()
     approve_basket: RequestPort[Basket, BasketDecision] = RequestPort(
         graph.APPROVE_BASKET, Basket, BasketDecision
@@ -61,7 +61,7 @@ def build_v3(shopper: Shopper, max_rounds: int) -> Workflow:
     count_approval, place_order = graph.CountApproval(), graph.PlaceOrder()
     return (
         WorkflowBuilder(
-            start=write_basket, registry=graph.shop_registry(), name=graph.NAME, version=3
+            start=write_basket, registry=graph.shop_registry(), name=graph.NAME, version=4
         )
         .add_edge(write_basket, check_basket)
         .add_edge(check_basket, approve_basket)
@@ -74,36 +74,40 @@ def build_v3(shopper: Shopper, max_rounds: int) -> Workflow:
     )
 
 
-def v2_to_v3(snapshot: RunSnapshot) -> RunSnapshot:
-    """A basket waiting at approve-basket waits at the same port in version 3."""
+def v3_to_v4(snapshot: RunSnapshot) -> RunSnapshot:
+    """A basket waiting at approve-basket waits at the same port in version 4."""
     return snapshot
 
 
 def _current(shopper: Shopper, max_rounds: int) -> WorkflowVersions:
-    """Versions 1 and 2 as the current code declares them (``graph.shop_versions``)."""
+    """Versions 1 to 3 as the current code declares them (``graph.shop_versions``)."""
     versions = WorkflowVersions(graph.NAME)
     versions.add(1, lambda: graph.build_shop_workflow(shopper, max_rounds))
     versions.add(
         2, lambda: graph.build_quorum_workflow(shopper, max_rounds), carry=graph.carry_v1_to_v2
+    )
+    versions.add(
+        3, lambda: graph.build_undo_workflow(shopper, max_rounds), carry=graph.carry_v2_to_v3
     )
     return versions
 
 
 def kept(shopper: Shopper, max_rounds: int = graph.DEFAULT_MAX_ROUNDS) -> WorkflowVersions:
     versions = _current(shopper, max_rounds)
-    versions.add(3, lambda: build_v3(shopper, max_rounds))
+    versions.add(4, lambda: build_v4(shopper, max_rounds))
     return versions
 
 
 def carried(shopper: Shopper, max_rounds: int = graph.DEFAULT_MAX_ROUNDS) -> WorkflowVersions:
     versions = _current(shopper, max_rounds)
-    versions.add(3, lambda: build_v3(shopper, max_rounds), carry=v2_to_v3)
+    versions.add(4, lambda: build_v4(shopper, max_rounds), carry=v3_to_v4)
     return versions
 
 
 def removed(shopper: Shopper, max_rounds: int = graph.DEFAULT_MAX_ROUNDS) -> WorkflowVersions:
     versions = WorkflowVersions(graph.NAME)
-    versions.add(3, lambda: build_v3(shopper, max_rounds))
+    versions.add(4, lambda: build_v4(shopper, max_rounds))
+    versions.remove(3, reason=REMOVED_BECAUSE)
     versions.remove(2, reason=REMOVED_BECAUSE)
     versions.remove(1, reason=REMOVED_BECAUSE)
     return versions

@@ -271,7 +271,7 @@ def test_history_says_which_version_wrote_each_checkpoint(tmp_path: Path) -> Non
     # No shopper banner (--history writes no basket), and whole checkpoint IDs: a UUIDv7's first
     # 8 characters are its time in about minutes, the same for a week's checkpoints.
     assert lines[0:2] == ["No week has ended yet.", "2 checkpoints in this week's session:"]
-    assert all(line.endswith("weekly-shop v2 · format 2 · record v2") for line in lines[2:])
+    assert all(line.endswith("weekly-shop v3 · format 2 · record v2") for line in lines[2:])
     assert {line.split()[3] for line in lines[2:]} == folder_checkpoint_ids(tmp_path)
 
     first = sorted((tmp_path / "state").rglob("*.ckpt"))[0]

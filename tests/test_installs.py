@@ -157,6 +157,7 @@ def test_removing_the_app_deletes_everything_of_that_workspace_and_nothing_else(
         TIMER_GROUP=GROUP,
         TIMER_TARGET_ARN=TARGET,
         TIMER_ROLE_ARN=ROLE,
+        ORDER_DELAY="0",  # ordered at once: no undo window
     )
     for team in ("T0TEAM", "T0OTHER"):
         install(world, team)

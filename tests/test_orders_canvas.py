@@ -246,9 +246,7 @@ def test_the_home_tabs_past_order_opens_its_list(world: World) -> None:
     world.open_home("U0ALICE")
     home = world.slack.home("U0ALICE")
     assert home is not None
-    elements = [
-        e for b in home["blocks"] if b["type"] == "actions" for e in b.get("elements", [])
-    ]
+    elements = [e for b in home["blocks"] if b["type"] == "actions" for e in b.get("elements", [])]
     (opened,) = [e for e in elements if e["text"]["text"] == "Open list"]
     assert opened["url"] == f"https://weekly-shop.slack.com/docs/T0TEAM/{canvas.canvas_id}"
     assert [e["text"]["text"] for e in elements][:2] == ["Open list", "Repeat this order"]

@@ -101,7 +101,7 @@ def test_a_quorum_of_two_orders_on_the_second_different_approver(
     assert lock_keys(s3, bucket) == []
     last = list(latest_doc(s3, bucket, session)["answered"].values())[-1]
     assert last["by"] == "U0CAROL"
-    assert last["response"]["t"] == "BasketDecision@3"
+    assert last["response"]["t"] == "BasketDecision@4"
     assert last["response"]["v"]["approvals"] == ["U0BOB", "U0CAROL"]
     assert last["response"]["v"]["needed"] == 2
 

@@ -35,9 +35,10 @@ HOUR = 3600
 
 @pytest.fixture
 def timed(world: World) -> World:
-    """The world with timers: a schedule group in moto, and the bot told where it is."""
+    """The world with timers: a schedule group in moto, and the bot told where it is; an
+    approval orders at once (the undo window, ORDER_DELAY, is tests/test_undo_window.py's)."""
     boto3.client("scheduler", region_name="us-east-1").create_schedule_group(Name=GROUP)
-    world.boot(TIMER_GROUP=GROUP, TIMER_TARGET_ARN=TARGET, TIMER_ROLE_ARN=ROLE)
+    world.boot(TIMER_GROUP=GROUP, TIMER_TARGET_ARN=TARGET, TIMER_ROLE_ARN=ROLE, ORDER_DELAY="0")
     return world
 
 

@@ -63,6 +63,7 @@ CONFIG_VARIABLES = (
     "APPROVER_IDS",
     "NO_SELF_APPROVAL",
     "APPROVALS_NEEDED",
+    "ORDER_DELAY",
     "SECRETS_REVISION",
     "WORKSPACES",
     "SHOP_TEAM",
@@ -270,6 +271,7 @@ def test_environment_defaults(packaged: Packaged) -> None:
     assert variables["SHOP_REQUEST"] == ""
     assert (variables["REMIND_AFTER"], variables["MAX_REMINDERS"]) == ("6h", "2")
     assert variables["EXPIRE_AFTER"] == "72h"
+    assert variables["ORDER_DELAY"] == "2m"  # the undo window
     assert variables["TIMER_GROUP"] == {"Ref": "BasketTimerGroup"}
     assert variables["TIMER_TARGET_ARN"] == {"Fn::Sub": FUNCTION_ARN}
     assert variables["TIMER_ROLE_ARN"] == {"Fn::GetAtt": ["BasketTimerRole", "Arn"]}

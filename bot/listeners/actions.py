@@ -11,7 +11,15 @@ from typing import Any
 from slack_bolt import Ack, App
 
 from bot.runtime import Runtime
-from bot.slack.blocks import APPROVE, CHANGE, OPEN_ORDER, REJECT, RETRY_ORDER, START_AGAIN
+from bot.slack.blocks import (
+    APPROVE,
+    CHANGE,
+    OPEN_ORDER,
+    REJECT,
+    RETRY_ORDER,
+    START_AGAIN,
+    UNDO,
+)
 from bot.slack.modal import change_modal, modal_metadata
 from bot.slack.payloads import GONE, Click, Kind, click_from_action
 from workflow.errors import StoreError
@@ -79,6 +87,7 @@ def listen(app: App, rt: Runtime) -> None:
     app.action(RETRY_ORDER)(ack=ack_now, lazy=[run_retry])
     app.action(APPROVE)(ack=ack_now, lazy=[lazy_click("approve")])
     app.action(REJECT)(ack=ack_now, lazy=[lazy_click("reject")])
+    app.action(UNDO)(ack=ack_now, lazy=[lazy_click("undo")])
     app.action(OPEN_ORDER)(ack_now)  # a link button: the browser opens the list
 
     @app.action(CHANGE)

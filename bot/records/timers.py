@@ -12,6 +12,8 @@ every session on a timer.
     REMIND_AFTER   (6 h)   after the basket was posted, and again every REMIND_AFTER,
     MAX_REMINDERS  (2)     at most this many times, a reply in its thread mentions who can answer;
     EXPIRE_AFTER   (72 h)  after it was posted, the bot answers it "expired"
+    ORDER_DELAY    (2 min) after the approval that completes it, a held basket's order goes
+                           (its only timer while it is held: the undo window)
     (``bot.steps.reminders``).
 
 A timer is delivered at least once (Scheduler, then Lambda's own retries), perhaps after the
@@ -36,7 +38,7 @@ from workflow.persistence.store import validate_id
 log = logging.getLogger(__name__)
 
 TIMER_KEY = "weekly_shop_timer"  # the payload's one field besides its MAC
-Kind = Literal["remind", "expire"]
+Kind = Literal["remind", "expire", "order"]  # "order": an approved basket's undo window ends
 MIN_LEAD_SECONDS = 60  # a schedule is never set in the past: Scheduler wants a time to come
 MAX_ATTEMPTS = (
     3  # a timer Lambda gave up on is armed again this many times at most (bot.steps.lost)
@@ -138,7 +140,7 @@ def from_payload(event: dict[str, Any], key: bytes) -> Timer:
             validate_id(value, what)
     except (TypeError, ValueError) as exc:
         raise BadTimer(f"malformed timer: {exc}") from None
-    if timer.kind not in ("remind", "expire") or timer.slot not in (0, 1):
+    if timer.kind not in ("remind", "expire", "order") or timer.slot not in (0, 1):
         raise BadTimer(f"unknown timer kind {timer.kind!r} or slot {timer.slot!r}")
     return timer
 
@@ -258,6 +260,16 @@ class BasketTimers:
             self.timers.disarm(tenant, session, request_id)
         except TimerError as exc:
             log.error("could not delete the basket's timer: %s", exc)
+
+    def arm_order(
+        self, tenant: str, session: str, channel: str, request_id: str, ts: str, at: int
+    ) -> None:
+        """A held approval's timer: its order goes when it fires (``bot.steps.reminders``).
+        Raises TimerError: without it the basket would wait for nothing, so the turn fails and
+        the next delivery, which catches the channel up, arms it again."""
+        if self.timers is None:
+            return
+        self.timers.arm(Timer(tenant, session, request_id, channel, ts, "order", 0, at, at))
 
     def arm(
         self, tenant: str, session: str, channel: str, request_id: str, ts: str, posted_at: int

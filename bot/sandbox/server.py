@@ -61,6 +61,9 @@ def configure_bot(sandbox: Sandbox, s3_url: str) -> str:
         TIMER_GROUP=TIMER_GROUP,
         TIMER_TARGET_ARN=f"arn:aws:lambda:us-east-1:123456789012:function:{FUNCTION_NAME}",
         TIMER_ROLE_ARN="arn:aws:iam::123456789012:role/weekly-shop-sandbox-timers",
+        # The undo window: off unless asked for (ORDER_DELAY=2m make run), when an approved
+        # basket shows Undo and the Timers panel fires its order at once.
+        ORDER_DELAY=os.environ.get("ORDER_DELAY") or "0",
         AWS_ACCESS_KEY_ID=sandbox.access_key_id,
         AWS_SECRET_ACCESS_KEY=sandbox.secret_access_key,
         AWS_DEFAULT_REGION="us-east-1",

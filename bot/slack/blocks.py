@@ -26,6 +26,7 @@ REJECT = "reject_basket"
 CHANGE = "change_basket"
 START_AGAIN = "start_again"
 RETRY_ORDER = "retry_order"  # an order that did not go through: place it again
+UNDO = "undo_order"  # a held basket's Undo: its approvals start again, nothing is ordered
 OPEN_ORDER = "open_order"  # a link button to where the order went: Slack sends its click too
 MAX_CHANGE_LENGTH = 500
 MAX_SHOWN_REQUEST = 300  # of the request's text on a basket; the whole of it is in the prompt
@@ -202,13 +203,27 @@ def basket_blocks(
     approvals: Sequence[str] = (),
     needed: int = 1,
     household: str = "",
+    held_until: int | None = None,
 ) -> list[Block]:
     """A basket waiting for an answer: header, items, what was asked and by whom, who has
     approved it so far (when it needs more than one), Approve / Reject / Change…; the last
-    basket says so and offers no change."""
+    basket says so and offers no change. One approved and held for its undo window
+    (``held_until``) says when it will be ordered, and offers Undo only."""
     value = ref.to_value()
     last = round >= max_rounds
     title = f"Basket {round} of {max_rounds}" + (" — last one: approve or reject" if last else "")
+    if held_until is not None:
+        return [
+            {"type": "header", "text": plain(f"Basket {round} of {max_rounds}", 150)},
+            *item_sections(items),
+            asked_for(requested_by, request, progress, household),
+            context(f"Approved by {people(approvals)} · ordering {slack_date(held_until)}"),
+            {
+                "type": "actions",
+                "block_id": "held_actions",
+                "elements": [button("Undo", UNDO, value, style="danger")],
+            },
+        ]
     change = [] if last else [button("Change…", CHANGE, value)]
     so_far = [approved_so_far(approvals, needed)] if approvals else []
     return [

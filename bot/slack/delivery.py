@@ -14,6 +14,7 @@ class Posted:
     ts: str
     round: int
     at: int  # epoch seconds
+    held_until: int | None = None  # an approved basket held for its undo window: its order time
 
 
 @dataclass(frozen=True)

@@ -264,11 +264,13 @@ class Outbox:
             approvals=report.approvals,
             needed=report.needed,
             household=report.household,
+            held_until=report.held_until,
         )
         if ts is not None:
             if not self._update(where.channel, ts, text, blocks):
                 return None
-            return Posted(event.request_id, ts, basket.round, int(self.clock()))
+            held = report.held_until
+            return Posted(event.request_id, ts, basket.round, int(self.clock()), held)
         try:
             posted = self.web.chat_postMessage(channel=where.channel, text=text, blocks=blocks)
         except SLACK_FAILURES as exc:

@@ -145,6 +145,9 @@ class Report:
     approvals: tuple[str, ...] = ()
     needed: int = 1
     order: OrderShown | None = None  # an approved basket's order, once placed (or not)
+    # The basket asked about is approved and held for its undo window until then (epoch
+    # seconds): it shows Undo only, and its order timer is armed.
+    held_until: int | None = None
 
     @property
     def baskets(self) -> list[RequestInfoEvent]:

@@ -25,8 +25,9 @@ from .blocks import MAX_CHANGE_LENGTH, Ref
 from .delivery import Where
 from .modal import CHANGE_BLOCK, CHANGE_INPUT, read_modal_metadata
 
-Kind = Literal["approve", "reject", "change", "again", "retry"]  # "again": Start again on a
-# retired one; "retry": Retry an order that did not go through (its Ref names the outcome record)
+# "again": Start again on a retired basket; "retry": Retry an order that did not go through (its
+# Ref names the outcome record); "undo": Undo of a basket held for its undo window.
+Kind = Literal["approve", "reject", "change", "again", "retry", "undo"]
 GONE = "This basket is no longer waiting for an answer."
 
 

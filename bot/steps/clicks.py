@@ -16,6 +16,7 @@ is written; a click on the buttons before that re-ask answers the basket's reque
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -54,14 +55,19 @@ from workflow.errors import (
 from workflow.persistence.checkpoint import AnsweredRequest, PendingRequest
 from workflow.persistence.session import SessionCheckpoints
 from workflow.shop.basket import Basket, BasketDecision, count
-from workflow.shop.graph import UNCHANGED, approvals_of, shop_request
+from workflow.shop.graph import UNCHANGED, approvals_of, held_of, shop_request
 
 from .rules import Rules
 from .turn import Redelivered, Sessions, take_turn
 
 __all__ = ["BUSY", "GONE", "OWN_CLICK", "Answer", "Click", "Kind", "answer_click"]
 
-VERDICTS: dict[Kind, str] = {"approve": APPROVED, "reject": "Rejected", "change": "Change asked"}
+VERDICTS: dict[Kind, str] = {
+    "approve": APPROVED,
+    "reject": "Rejected",
+    "change": "Change asked",
+    "undo": "Undone",
+}
 
 BUSY = "Someone else is answering this basket right now."
 OWN_CLICK = "Your earlier click on this basket is still being answered: its answer will show here."
@@ -72,6 +78,21 @@ BROKEN = (
 WENT_WRONG = "Something went wrong answering that; nothing was ordered twice. Try again."
 UNPOSTED = "I couldn't post everything to Slack just now. Press a button above to try again."
 STORE_DOWN = "I couldn't reach the basket store, so nothing changed. Try again in a minute."
+NOTHING_TO_UNDO = "There is nothing to undo: this basket is waiting for approval."
+TOO_LATE = "Too late to undo: this basket was ordered."
+
+
+def held_text(until: int) -> str:
+    """What a click other than Undo on a held basket is told."""
+    return (
+        f"This basket is approved and will be ordered {slack_date(until)}. "
+        "Press *Undo* on it to stop the order."
+    )
+
+
+# Said in the thread when an approver's Undo stops a held order (an output: plain text, so it
+# names nobody; who pressed it is in the basket's audit trail).
+UNDONE = "Undo pressed: nothing was ordered, and the basket waits for approval again."
 
 
 def counted_text(so_far: int, needed: int) -> str:
@@ -130,6 +151,11 @@ class Answer:
             if isinstance(followed, Redelivered):
                 return followed
             request = followed
+        held = held_of(run, request.data.round)
+        if held is not None and click.kind != "undo":
+            return Tell(click.user, held_text(held.hold_until or 0))
+        if held is None and click.kind == "undo":
+            return Tell(click.user, NOTHING_TO_UNDO)
         approvals = approvals_of(run, request.data.round)
         needed = self.rules.quorum
         if click.kind == "approve" and click.user in approvals and len(approvals) < needed:
@@ -161,7 +187,10 @@ class Answer:
         updated, or sent while that approval was being counted) answers the request now pending
         for it. Otherwise it is a redelivery of a click whose work is done, or a late one."""
         decision = done.response
-        if isinstance(decision, BasketDecision) and not decision.quorum_reached:
+        asked_again = isinstance(decision, BasketDecision) and (
+            not decision.quorum_reached or decision.held or decision.undo
+        )
+        if asked_again and isinstance(decision, BasketDecision):
             for pending in run.pending_requests.values():
                 if isinstance(pending.data, Basket) and pending.data.round == decision.round:
                     return pending
@@ -191,14 +220,20 @@ class Answer:
         click = self.click
 
         def decide(request: PendingRequest) -> BasketDecision:
+            if click.kind == "undo":
+                return BasketDecision.undone(request.data.round)
             approved = click.kind == "approve"
-            return BasketDecision(
+            decision = BasketDecision(
                 approved=approved,
                 change=click.change if click.kind == "change" else None,
                 round=request.data.round,
                 approvals=(*approvals, click.user) if approved else (),
                 needed=self.rules.quorum,
             )
+            hold = self.rules.hold_seconds
+            if approved and decision.quorum_reached and hold > 0:  # the undo window
+                return replace(decision, hold_until=int(time.time()) + hold)
+            return decision
 
         return decide
 
@@ -221,13 +256,18 @@ class Answer:
             ended=not run.pending_requests,
             approvals=tuple(approvals_of(run)),
             needed=self.rules.quorum,
+            held_until=held.hold_until if (held := held_of(run)) is not None else None,
         )
         changed = mark is not None and mark.verdict == VERDICTS["change"]
         if changed and report.reasked is not None:  # said in the thread; it keeps its buttons
             report = replace(report, outputs=[UNCHANGED, *outputs])
+        if mark is not None and mark.verdict == VERDICTS["undo"]:
+            report = replace(report, outputs=[UNDONE, *outputs])
         return report
 
     def up_to_date(self, done: Redelivered) -> Outcome:
+        if self.click.kind == "undo":
+            return Tell(self.click.user, TOO_LATE)
         if isinstance(done, Counted):
             return Tell(self.click.user, counted_text(done.so_far, done.needed))
         decision = done.answered.response if done.answered else None

@@ -9,6 +9,9 @@ the latest checkpoint, and
   answer (``APPROVER_IDS``, else the requester; with a quorum, the approvers who have not
   approved yet, and how many more approvals it needs), once per reminder however often it is
   delivered (a marker object beside the session's checkpoints);
+- the **order** timer of a basket held for its undo window gives the held approval again,
+  released, so the basket is ordered (``bot.steps.order`` places it, once); one that finds the
+  basket asked again (an Undo came first) does nothing;
 - the **expiry** answers the pending request as expired (the audit trail records it, answered by
   ``weekly-shop``): the basket loses its buttons and says "Expired — nothing ordered", and the
   outcome is posted in its thread.
@@ -27,7 +30,7 @@ from dataclasses import dataclass
 from bot.records.timers import Timer, TimerError, Timers
 from bot.slack.blocks import people, slack_date
 from bot.slack.delivery import Where
-from bot.slack.outcome import EXPIRED, Mark, Outcome, Post, Report, outputs_of
+from bot.slack.outcome import APPROVED, EXPIRED, Mark, Outcome, Post, Report, outputs_of
 from workflow.engine.events import WorkflowEvent
 from workflow.engine.respond import answer_pending
 from workflow.engine.runner import Run, RunStatus
@@ -35,7 +38,7 @@ from workflow.engine.versions import WorkflowVersions
 from workflow.errors import CheckpointConflict, SessionBusy, StoreError
 from workflow.persistence.session import SessionCheckpoints
 from workflow.shop.basket import Basket, BasketDecision, count
-from workflow.shop.graph import approvals_of, shop_request
+from workflow.shop.graph import approvals_of, held_of, shop_request
 
 from .rules import Rules
 from .turn import Redelivered, Sessions, take_turn
@@ -77,11 +80,40 @@ class Fire:
             answered = run.answered.get(timer.request)
             if timer.kind == "expire" and answered is not None and answered.by == BOT:
                 return Redelivered(answered)  # this expiry's own answer: is Slack behind?
+            if timer.kind == "order" and answered is not None and _released(answered.response):
+                return Redelivered(answered)  # this order's own answer: is Slack behind?
             log.info("timer %s for a basket no longer waiting; nothing to do", self.work)
             return None
         if timer.kind == "remind":
             return await self._remind(run)
+        if timer.kind == "order":
+            return await self._order(run)
         return await self._expire(run)
+
+    async def _order(self, run: Run) -> Outcome:
+        """The undo window is over: the held approval is given again, released, and the
+        basket is ordered (``bot.steps.order`` places it, once)."""
+        timer = self.timer
+        request = run.pending_requests[timer.request]
+        held = held_of(run, request.data.round if isinstance(request.data, Basket) else None)
+        if held is None:  # asked again since (Undo): this timer is not its
+            log.info("order timer %s for a basket no longer held; nothing to do", self.work)
+            return None
+        answered = await answer_pending(
+            run, timer.request, lambda _: held.released(), answered_by=held.approvals[-1]
+        )
+        if answered.run.status is RunStatus.FAILED:  # nothing saved: Lambda tries it again
+            raise TryLater(f"{self.work}: the order failed: {answered.run.error!r}")
+        approvals = tuple(dict.fromkeys(held.approvals))
+        mark = Mark(
+            timer.thread_ts,
+            request.data,
+            APPROVED,
+            held.approvals[-1],
+            request_id=timer.request,
+            approvals=approvals if len(approvals) > 1 else (),
+        )
+        return self._report(answered.events, outputs_of(answered.events), run, mark)
 
     async def _remind(self, run: Run) -> Outcome:
         timer = self.timer
@@ -129,20 +161,24 @@ class Fire:
         if answered.run.status is RunStatus.FAILED:  # nothing saved: Lambda tries it again
             raise TryLater(f"{self.work}: the expiry failed: {answered.run.error!r}")
         request = answered.run.answered[timer.request]
-        return self._report(answered.events, outputs_of(answered.events), run, request.data)
+        return self._report(
+            answered.events, outputs_of(answered.events), run, self._expired(request.data)
+        )
+
+    def _expired(self, basket: object) -> Mark | None:
+        timer = self.timer
+        if not isinstance(basket, Basket):
+            return None
+        return Mark(timer.thread_ts, basket, EXPIRED, BOT, at=timer.at, request_id=timer.request)
 
     def _report(
-        self, events: list[WorkflowEvent], outputs: list[str], run: Run, basket: object
+        self, events: list[WorkflowEvent], outputs: list[str], run: Run, mark: Mark | None
     ) -> Report:
         timer = self.timer
         asked = shop_request(run)
         requester = asked.requested_by if asked is not None else ""
-        mark = (
-            Mark(timer.thread_ts, basket, EXPIRED, BOT, at=timer.at, request_id=timer.request)
-            if isinstance(basket, Basket)
-            else None
-        )
-        unposted = Post("This basket expired, but I couldn't update it here.", timer.thread_ts)
+        what = "was ordered" if mark is not None and mark.verdict == APPROVED else "expired"
+        unposted = Post(f"This basket {what}, but I couldn't update it here.", timer.thread_ts)
         return Report(
             events,
             unposted,
@@ -160,8 +196,22 @@ class Fire:
 
     def caught_up(self, run: Run, events: list[WorkflowEvent], done: Redelivered) -> Outcome:
         outputs = [] if run.pending_requests else [str(o) for o in run.outputs[-1:]]
-        basket = done.answered.data if done.answered is not None else None
-        return self._report(events, outputs, run, basket)
+        answered = done.answered
+        if answered is None:
+            return self._report(events, outputs, run, None)
+        decision = answered.response
+        if isinstance(decision, BasketDecision) and decision.approved:  # the order's own answer
+            approvals = tuple(dict.fromkeys(decision.approvals))
+            mark = Mark(
+                self.timer.thread_ts,
+                answered.data,
+                APPROVED,
+                answered.by,
+                request_id=answered.request_id,
+                approvals=approvals if len(approvals) > 1 else (),
+            )
+            return self._report(events, outputs, run, mark)
+        return self._report(events, outputs, run, self._expired(answered.data))
 
     def failed(self, error: BaseException | None) -> Outcome:
         """Finishing a lost expiry's saved run failed: Lambda tries the timer again."""
@@ -179,6 +229,16 @@ class Fire:
             raise TryLater(f"{self.work}: {type(error).__name__}: {error}") from error
         log.error("timer %s dropped: %s: %s", self.work, type(error).__name__, error)
         return None
+
+
+def _released(decision: object) -> bool:
+    """An approval that ordered the basket (a held one, released by its timer)."""
+    return (
+        isinstance(decision, BasketDecision)
+        and decision.approved
+        and decision.quorum_reached
+        and not decision.held
+    )
 
 
 async def fire(

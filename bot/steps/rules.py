@@ -22,6 +22,9 @@ class Rules:
     # How many different people must approve a basket before it is ordered: 1 to the number of
     # approvers (with no approvers, "anyone in the channel", still a count of different people).
     approvals_needed: int = 1
+    # The undo window: an approval that completes the quorum is held this many seconds before
+    # the order goes (0: at once; 0 too where no timers are armed: nothing would release it).
+    hold_seconds: int = 0
 
     @property
     def quorum(self) -> int:

@@ -170,6 +170,16 @@ def tell_slack(sessions: Sessions, where: Where, outcome: Outcome) -> Delivered:
         sessions.timers.disarm(where.tenant, where.session_id, mark.request_id)
     delivered = sessions.outbox.deliver(where, outcome)
     for posted in delivered.posted:
+        if posted.held_until is not None:  # its one timer: the order, unless Undo comes first
+            sessions.timers.arm_order(
+                where.tenant,
+                where.session_id,
+                where.channel,
+                posted.request_id,
+                posted.ts,
+                posted.held_until,
+            )
+            continue
         sessions.timers.arm(
             where.tenant, where.session_id, where.channel, posted.request_id, posted.ts, posted.at
         )

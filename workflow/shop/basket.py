@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -251,8 +253,13 @@ class BasketDecision:
     and asked again until then (``workflow.shop.graph``, version 2). Any other answer names
     nobody and ends or revises the basket whatever the count.
 
-    Schema version 2 added ``expired_at``, version 3 ``approvals`` and ``needed``
-    (``DECISION_VERSION``; older values read as not expired, approved by one person of one).
+    The approval that completes the quorum may be held (``hold_until``, epoch seconds: the
+    household's undo window, ``ORDER_DELAY``): the basket is ordered when its timer fires, unless
+    an approver's Undo (``undo``) comes first and the approvals start again (graph version 3).
+
+    Schema version 2 added ``expired_at``, version 3 ``approvals`` and ``needed``, version 4
+    ``hold_until`` and ``undo``, written only when set (``DECISION_VERSION``; older values read
+    as not expired, approved by one person of one, held by nobody).
     """
 
     approved: bool
@@ -261,6 +268,8 @@ class BasketDecision:
     expired_at: int | None = None  # >= 0
     approvals: tuple[str, ...] = ()  # at most MAX_APPROVALS user IDs
     needed: int = 1  # >= 1
+    hold_until: int | None = None  # an approval that completes the quorum, held until then
+    undo: bool = False  # an approver's Undo of a held approval
 
     def __post_init__(self) -> None:
         check_bool(self.approved, "BasketDecision.approved")
@@ -274,6 +283,17 @@ class BasketDecision:
             check_str(user, f"BasketDecision.approvals[{i}]", max_length=MAX_USER_ID_LENGTH)
         object.__setattr__(self, "approvals", tuple(approvals))
         check_int(self.needed, "BasketDecision.needed", ge=1)
+        check_optional_int(self.hold_until, "BasketDecision.hold_until", ge=0)
+        check_bool(self.undo, "BasketDecision.undo")
+        if self.hold_until is not None and not (self.approved and self.quorum_reached):
+            raise ValueError("BasketDecision.hold_until holds an approval that completes a quorum")
+        if self.undo and (self.approved or self.change is not None):
+            raise ValueError("BasketDecision.undo is an answer of its own")
+
+    @property
+    def held(self) -> bool:
+        """An approval that completes the quorum, held for the undo window."""
+        return self.hold_until is not None
 
     @property
     def quorum_reached(self) -> bool:
@@ -291,11 +311,22 @@ class BasketDecision:
             "expired_at": self.expired_at,
             "approvals": list(self.approvals),
             "needed": self.needed,
+            **({"hold_until": self.hold_until} if self.hold_until is not None else {}),
+            **({"undo": True} if self.undo else {}),
         }
 
     @classmethod
     def from_json(cls, data: Any) -> BasketDecision:
-        fields = ("approved", "change", "round", "expired_at", "approvals", "needed")
+        fields = (
+            "approved",
+            "change",
+            "round",
+            "expired_at",
+            "approvals",
+            "needed",
+            "hold_until",
+            "undo",
+        )
         data = fields_of(data, "BasketDecision", fields, ("approved", "round"))
         approvals = data.get("approvals", [])
         if not isinstance(approvals, list):  # JSON's own type: a list, never a string
@@ -307,6 +338,15 @@ class BasketDecision:
     @classmethod
     def expired(cls, round: int, at: float) -> BasketDecision:
         return cls(approved=False, round=round, expired_at=int(at))
+
+    def released(self) -> BasketDecision:
+        """A held approval once its undo window is over: the same approvals, ordered now."""
+        return dataclasses.replace(self, hold_until=None)
+
+    @classmethod
+    def undone(cls, round: int) -> BasketDecision:
+        """An approver's Undo of a held approval: the basket is asked about again."""
+        return cls(approved=False, round=round, undo=True)
 
     @classmethod
     def from_answer(cls, answer: str | None, round: int) -> BasketDecision:

@@ -95,6 +95,15 @@ def shop_request(run: Run | RunSnapshot) -> ShopRequest | None:
     return request if isinstance(request, ShopRequest) else None
 
 
+def held_of(run: Run, round: int | None = None) -> BasketDecision | None:
+    """The approval holding the basket a run asks about (basket ``round``, if given) for its
+    undo window, or None: version 3's, while its order timer has not fired."""
+    counted = run.read_state(APPROVALS_KEY, SCOPE)
+    if not isinstance(counted, BasketDecision) or not counted.held:
+        return None
+    return counted if round in (None, counted.round) else None
+
+
 def approvals_of(run: Run, round: int | None = None) -> list[str]:
     """Who has approved the basket a run is asking about (basket ``round``, if given), each
     once, in order: none in a version 1 run, after a change, or before the first approval."""
@@ -162,7 +171,8 @@ class WriteBasket(Executor):
 
 
 class CountApproval(Executor):
-    """Keeps an approval that did not complete the quorum, and asks about the basket again."""
+    """Keeps an approval that did not complete the quorum, or one held for the undo window
+    (version 3), and asks about the basket again; an Undo lets go of every approval so far."""
 
     def __init__(self) -> None:
         super().__init__(COUNT_APPROVAL)
@@ -172,7 +182,7 @@ class CountApproval(Executor):
         basket = ctx.read_state(BASKET_KEY, scope=SCOPE)
         if not isinstance(basket, Basket):
             raise LookupError("no basket in state")
-        ctx.queue_state_update(APPROVALS_KEY, decision, scope=SCOPE)
+        ctx.queue_state_update(APPROVALS_KEY, None if decision.undo else decision, scope=SCOPE)
         return basket  # asked again: a new pending request of the same round
 
 
@@ -201,7 +211,8 @@ class PlaceOrder(Executor):
         ctx.yield_output(f"No order placed: {reason}")
 
 
-DECISION_VERSION = 3  # BasketDecision: 2 added expired_at, 3 approvals and needed
+DECISION_VERSION = 4  # BasketDecision: 2 added expired_at, 3 approvals and needed, 4 hold_until
+# and undo (written only when set: a version 3 value reads as it is)
 
 
 def shop_registry() -> TypeRegistry:
@@ -214,6 +225,7 @@ def shop_registry() -> TypeRegistry:
         upgrades={
             1: lambda v: {**v, "expired_at": None},
             2: lambda v: {**v, "approvals": [], "needed": 1},  # one approval was enough
+            3: lambda v: v,  # held by nobody
         },
     )
     return registry
@@ -228,7 +240,14 @@ def shop_versions(shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS) -> Wor
     versions = WorkflowVersions(NAME)
     versions.add(1, lambda: build_shop_workflow(shopper, max_rounds))
     versions.add(2, lambda: build_quorum_workflow(shopper, max_rounds), carry=carry_v1_to_v2)
+    versions.add(3, lambda: build_undo_workflow(shopper, max_rounds), carry=carry_v2_to_v3)
     return versions
+
+
+def carry_v2_to_v3(snapshot: RunSnapshot) -> RunSnapshot:
+    """A version 2 run as version 3's: unchanged (the same executors and edges; nothing of it
+    is held). Carried so that its next approval may be held for the undo window like any."""
+    return snapshot
 
 
 def carry_v1_to_v2(snapshot: RunSnapshot) -> RunSnapshot:
@@ -277,9 +296,40 @@ def quorum_conditions(
     return wants_another_basket, needs_more_approvals, is_final
 
 
-def build_quorum_workflow(shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS) -> Workflow:
-    """Version 2 of the graph: version 1 plus count-approval (the module docstring)."""
-    wants_another_basket, needs_more_approvals, is_final = quorum_conditions(max_rounds)
+def undo_conditions(
+    max_rounds: int,
+) -> tuple[
+    Callable[[BasketDecision], bool],
+    Callable[[BasketDecision], bool],
+    Callable[[BasketDecision], bool],
+]:
+    """Version 3's: version 2's, where an approval held for the undo window, and an Undo, go
+    to count-approval too (which keeps the one, lets go of all for the other, and asks again).
+    Each answer still takes exactly one of them."""
+    wants_another_basket, _ = answer_conditions(max_rounds)
+
+    def asks_again(decision: BasketDecision) -> bool:
+        return not decision.quorum_reached or decision.held or decision.undo
+
+    def is_final(decision: BasketDecision) -> bool:
+        return not wants_another_basket(decision) and not asks_again(decision)
+
+    return wants_another_basket, asks_again, is_final
+
+
+def build_undo_workflow(shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS) -> Workflow:
+    """Version 3 of the graph: version 2's executors and edges, and its conditions (the undo
+    window, :func:`undo_conditions`)."""
+    return build_quorum_workflow(shopper, max_rounds, version=3)
+
+
+def build_quorum_workflow(
+    shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS, version: int = 2
+) -> Workflow:
+    """Version 2 of the graph: version 1 plus count-approval (the module docstring); with
+    ``version=3``, the undo window's conditions."""
+    conditions = undo_conditions if version == 3 else quorum_conditions
+    wants_another_basket, needs_more_approvals, is_final = conditions(max_rounds)
     write_basket = WriteBasket(shopper)
     approve_basket: RequestPort[Basket, BasketDecision] = RequestPort(
         APPROVE_BASKET, Basket, BasketDecision
@@ -287,7 +337,7 @@ def build_quorum_workflow(shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS
     count_approval = CountApproval()
     place_order = PlaceOrder()
     return (
-        WorkflowBuilder(start=write_basket, registry=shop_registry(), name=NAME, version=2)
+        WorkflowBuilder(start=write_basket, registry=shop_registry(), name=NAME, version=version)
         .add_edge(write_basket, approve_basket)
         .add_edge(approve_basket, write_basket, condition=wants_another_basket)
         .add_edge(approve_basket, count_approval, condition=needs_more_approvals)

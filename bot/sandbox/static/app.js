@@ -280,7 +280,7 @@ function renderTimers() {
   $("#fast-forward").disabled = !timers.length;
   $("#timers").innerHTML = timers.length
     ? `<table><tr><th>basket</th><th>timer</th><th>due</th></tr>${timers.map((t) => `<tr>
-        <td class="wraps">${esc(timerBasket(t))}</td><td>${esc(t.kind === "remind" ? `reminder ${t.n}` : "expiry")}</td>
+        <td class="wraps">${esc(timerBasket(t))}</td><td>${esc(t.kind === "remind" ? `reminder ${t.n}` : t.kind === "order" ? "order (undo window ends)" : "expiry")}</td>
         <td>${esc(stamp(t.at))}</td></tr>`).join("")}</table>`
     : '<p class="panel-hint">No timers: no basket is waiting.</p>';
 }

@@ -1,0 +1,199 @@
+"""The undo window (issue 22): the approval that completes a basket is held for ``ORDER_DELAY``
+(2 minutes by default) with an Undo button; its order goes when its one-time Scheduler schedule
+fires, unless an approver's Undo comes first and the approvals start again.
+
+Through the real handler, moto's Scheduler (which never fires: each test delivers the schedule's
+Input itself, as Scheduler would at its time, ``tests.test_reminders.fire``) and the fake Slack.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import boto3
+import pytest
+
+from bot.sandbox.world import CHANNEL, context_text
+from tests.bot_kit import World, start_basket
+from tests.fault_kit import ephemeral_texts, lock_keys, thread_texts
+from tests.test_reminders import GROUP, ROLE, TARGET, at, fire, schedules, the_timer
+
+LEASE = 1.0
+
+
+@pytest.fixture
+def held(world: World) -> World:
+    """Timers on, the default undo window (ORDER_DELAY unset: 2 minutes)."""
+    boto3.client("scheduler", region_name="us-east-1").create_schedule_group(Name=GROUP)
+    world.boot(TIMER_GROUP=GROUP, TIMER_TARGET_ARN=TARGET, TIMER_ROLE_ARN=ROLE)
+    return world
+
+
+def basket_now(world: World, basket: dict[str, Any]) -> dict[str, Any]:
+    found = world.slack.message(CHANNEL, basket["ts"])
+    assert found is not None
+    return found
+
+
+def approve_and_hold(world: World) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Basket 1, approved by Bob: held. (The basket as it shows now, the order timer's Input.)"""
+    basket = start_basket(world)
+    world.click(basket, "approve_basket", user="U0BOB")
+    world.run_lazies()
+    payload, timer = the_timer()
+    assert timer["kind"] == "order"
+    return basket_now(world, basket), payload
+
+
+def test_an_approval_is_held_for_two_minutes_with_undo_then_ordered_when_its_timer_fires(
+    held: World,
+) -> None:
+    """One-time schedule at the approval + ORDER_DELAY (default 120 s): the basket says when it
+    will be ordered and offers Undo only; nothing is ordered until the schedule fires."""
+    before = int(time.time())
+    basket, payload = approve_and_hold(held)
+    (schedule,) = schedules()
+    due = json.loads(payload["weekly_shop_timer"])["at"]
+    assert before + 120 <= due <= int(time.time()) + 120
+    assert schedule["ScheduleExpression"] == at(due)
+    assert "Approved by <@U0BOB> · ordering <!date^" in context_text(basket)
+    assert list(held.buttons(basket)) == ["undo_order"]
+    assert thread_texts(held, basket) == [] and held.slack.canvases == {}
+
+    assert fire(held, payload) == {"fired": True, "kind": "order"}
+    assert thread_texts(held, basket) == ["Ordered 10 items."]
+    assert len(held.slack.canvases) == 1
+    assert "Approved by <@U0BOB>" in context_text(basket_now(held, basket))
+    assert held.buttons(basket_now(held, basket)) == {}
+    assert schedules() == []
+    fire(held, payload)  # Scheduler delivers at least once: a second firing orders nothing
+    assert thread_texts(held, basket) == ["Ordered 10 items."] and len(held.slack.canvases) == 1
+
+
+def test_undo_returns_the_basket_to_waiting_and_the_approvals_start_again(held: World) -> None:
+    basket, payload = approve_and_hold(held)
+    held.click(basket, "undo_order", user="U0CAROL")
+    held.run_lazies()
+    now = basket_now(held, basket)
+    assert set(held.buttons(now)) == {"approve_basket", "reject_basket", "change_basket"}
+    assert "Approved by" not in context_text(now)
+    (said,) = thread_texts(held, basket)
+    assert said == "Undo pressed: nothing was ordered, and the basket waits for approval again."
+    _, timer = the_timer()  # the order timer went; the basket's first reminder is armed
+    assert timer["kind"] == "remind"
+    fire(held, payload)  # the order timer, had Scheduler already fired it: nothing
+    assert held.slack.canvases == {} and len(thread_texts(held, basket)) == 1
+    held.click(now, "approve_basket", user="U0DAVE")  # approved afresh: held again
+    held.run_lazies()
+    assert list(held.buttons(basket_now(held, basket))) == ["undo_order"]
+
+
+def test_clicks_on_a_held_basket_are_told_when_it_will_be_ordered(held: World) -> None:
+    """A screen not yet updated still shows Approve, Reject and Change…: each is told the
+    order's time and that Undo stops it, and nothing changes."""
+    start = start_basket(held)
+    basket, _ = approve_and_hold_from(held, start)
+    for action in ("approve_basket", "reject_basket"):
+        held.click(start, action, user="U0CAROL")
+        held.run_lazies()
+    told = ephemeral_texts(held, "U0CAROL")
+    assert len(told) == 2 and all("will be ordered <!date^" in t for t in told)
+    assert list(held.buttons(basket_now(held, basket))) == ["undo_order"]
+
+
+def approve_and_hold_from(world: World, basket: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    world.click(basket, "approve_basket", user="U0BOB")
+    world.run_lazies()
+    payload, _ = the_timer()
+    return basket_now(world, basket), payload
+
+
+def test_undo_after_the_order_went_says_so_and_changes_nothing(held: World) -> None:
+    basket, payload = approve_and_hold(held)
+    fire(held, payload)
+    held.click(basket, "undo_order", user="U0CAROL")
+    held.run_lazies()
+    assert ephemeral_texts(held, "U0CAROL") == ["Too late to undo: this basket was ordered."]
+    assert thread_texts(held, basket) == ["Ordered 10 items."] and len(held.slack.canvases) == 1
+
+
+def test_only_an_approver_may_undo(held: World) -> None:
+    held.boot(APPROVER_IDS="U0BOB,U0CAROL")
+    basket, _ = approve_and_hold(held)
+    held.click(basket, "undo_order", user="U0DAVE")
+    held.run_lazies()
+    assert ephemeral_texts(held, "U0DAVE")[-1].startswith("Only ")
+    assert list(held.buttons(basket_now(held, basket))) == ["undo_order"]
+
+
+def test_no_timers_configured_orders_at_once(world: World) -> None:
+    """Where nothing could release a held order (no TIMER_GROUP: the console, a deploy without
+    the timers' group), an approval orders at once, as before the undo window."""
+    basket = start_basket(world)
+    world.click(basket, "approve_basket", user="U0BOB")
+    world.run_lazies()
+    assert thread_texts(world, basket) == ["Ordered 10 items."]
+
+
+def test_order_delay_zero_orders_at_once(held: World) -> None:
+    held.boot(ORDER_DELAY="0")
+    basket = start_basket(held)
+    held.click(basket, "approve_basket", user="U0BOB")
+    held.run_lazies()
+    assert thread_texts(held, basket) == ["Ordered 10 items."]
+    assert schedules() == []
+
+
+def test_a_quorum_is_held_once_complete(held: World) -> None:
+    held.boot(APPROVALS_NEEDED="2")
+    basket = start_basket(held)
+    held.click(basket, "approve_basket", user="U0BOB")
+    held.run_lazies()
+    assert "1 of 2 needed" in context_text(basket_now(held, basket))
+    held.click(basket_now(held, basket), "approve_basket", user="U0CAROL")
+    held.run_lazies()
+    now = basket_now(held, basket)
+    assert "Approved by <@U0BOB> and <@U0CAROL> · ordering" in context_text(now)
+    payload, _ = the_timer()
+    fire(held, payload)
+    assert thread_texts(held, basket) == ["Ordered 10 items."]
+    assert "Approved by <@U0BOB> and <@U0CAROL>" in context_text(basket_now(held, basket))
+    assert lock_keys(held.s3, held.env["CHECKPOINT_BUCKET"]) == []
+
+
+@pytest.mark.parametrize("point", ["order-before-call", "order-after-call", "order-recorded"])
+def test_an_order_timer_killed_around_the_canvas_ends_with_one_canvas(
+    served: World, point: str
+) -> None:
+    """New process, new process: the approval is held by one interpreter, the order timer's
+    firing dies in another at each point of placing the order, and Lambda's retry of the same
+    timer (a third) ends with one canvas and one "Ordered" reply."""
+    world = served
+    client = boto3.client(
+        "scheduler", endpoint_url=world.env["AWS_ENDPOINT_URL"], region_name="us-east-1"
+    )
+    client.create_schedule_group(Name=GROUP)
+    world.boot(
+        TIMER_GROUP=GROUP, TIMER_TARGET_ARN=TARGET, TIMER_ROLE_ARN=ROLE, LOCK_TTL_SECONDS=str(LEASE)
+    )
+    world.shop()
+    world.run_lazies(fresh_process=True)
+    (basket,) = world.baskets()
+    world.click(basket, "approve_basket", user="U0BOB")
+    world.run_lazies(fresh_process=True)
+    (listed,) = client.list_schedules(GroupName=GROUP)["Schedules"]
+    payload = json.loads(
+        client.get_schedule(Name=listed["Name"], GroupName=GROUP)["Target"]["Input"]
+    )
+    assert json.loads(payload["weekly_shop_timer"])["kind"] == "order"
+
+    world.in_fresh_process(payload, crash_at=point)
+    time.sleep(LEASE + 0.2)
+    assert world.in_fresh_process(payload)["response"] == {"fired": True, "kind": "order"}
+    assert len(world.slack.canvases) == 1
+    assert len(world.slack.calls_to("canvases.create")) == 1
+    assert thread_texts(world, basket) == ["Ordered 10 items."]
+    world.in_fresh_process(payload)  # Scheduler's at-least-once: a third delivery, nothing
+    assert len(world.slack.canvases) == 1 and thread_texts(world, basket) == ["Ordered 10 items."]
