@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from bot.slack.blocks import Ref, basket_blocks
+from bot.steps.clicks import UNDONE
 from bot.steps.rules import LAST_BASKET
 from tests.bot_kit import CHANNEL, World, context_text, header, objects
 from tests.compat.write_corpus import KEY, REQUESTER
@@ -42,9 +43,12 @@ PLANS: dict[str, list[tuple[str, str]]] = {
     ],
     # Approved by U0CAROL, one of a quorum of two: U0BOB's approval orders it.
     "approved-by-one-of-two": [("approve_basket", "Ordered 5 items.")],
+    # Approved by U0CAROL and held for the undo window: U0BOB's Undo, then his approval (no
+    # timers here: it orders at once).
+    "held-for-undo": [("undo_order", UNDONE), ("approve_basket", "Ordered 5 items.")],
 }
 # A case the code could write only from a given folder on, and the environment its plan runs in.
-SINCE = {"approved-by-one-of-two": "format2-graph2"}
+SINCE = {"approved-by-one-of-two": "format2-graph2", "held-for-undo": "format2-graph3"}
 # What the basket shows of the household, from ShopRequest@2 on (the workspace's settings).
 HOUSEHOLD = "· For 4 · no pork · always oat milk"
 ENV = {"approved-by-one-of-two": {"APPROVALS_NEEDED": "2"}}
@@ -71,8 +75,9 @@ FOLDERS = {
     "format2-basket2": "weekly-shop v1 · format 2 · record v2 · Basket@2 · ShopRequest@1",
     "format2-graph2": "weekly-shop v2 · format 2 · record v2 · Basket@2 · ShopRequest@1",
     "format2-request2": "weekly-shop v2 · format 2 · record v2 · Basket@2 · ShopRequest@2",
+    "format2-graph3": "weekly-shop v3 · format 2 · record v2 · Basket@2 · ShopRequest@2",
 }
-NEWEST = "format2-request2"  # what the current code writes
+NEWEST = "format2-graph3"  # what the current code writes
 
 
 def described(record: Any) -> str:
@@ -110,6 +115,8 @@ def put_back(world: World, s3: Any, bucket: str, case: dict[str, Any]) -> dict[s
                 requested_by=REQUESTER,
                 progress="basket written",
                 ref=Ref(case["session"], case["request_id"]),
+                approvals=("U0CAROL",) if "held_until" in case else (),
+                held_until=case.get("held_until"),
             ),
         },
     )
@@ -123,6 +130,7 @@ def test_a_basket_saved_by_older_code_is_answered_to_the_end(
     case = json.loads(path.read_text())
     world.boot(CHECKPOINT_SIGNING_KEY=KEY.decode(), **ENV.get(path.stem, {}))
     basket = put_back(world, s3, bucket, case)
+    said = 0  # replies in the basket's thread before the step's own
     for action, outcome in PLANS[path.stem]:
         if action == "change_basket":
             world.click(basket, action, user="U0BOB")
@@ -134,11 +142,19 @@ def test_a_basket_saved_by_older_code_is_answered_to_the_end(
             assert ephemeral_texts(world, "U0BOB")[-1] == outcome
             assert world.slack.thread(CHANNEL, basket["ts"]) == []
             continue
+        elif action == "undo_order":  # said in the thread; the basket has its buttons again
+            world.click(basket, action, user="U0BOB")
+            world.run_lazies()
+            assert [m["text"] for m in world.slack.thread(CHANNEL, basket["ts"])] == [outcome]
+            basket = world.slack.message(CHANNEL, basket["ts"]) or {}
+            assert "approve_basket" in world.buttons(basket)
+            said = 1  # the next outcome comes after it
+            continue
         else:
             world.click(basket, action, user="U0BOB")
         world.run_lazies()
         assert world.slack.violations == []
-        replies = [m["text"] for m in world.slack.thread(CHANNEL, basket["ts"])]
+        replies = [m["text"] for m in world.slack.thread(CHANNEL, basket["ts"])][said:]
         if outcome:
             assert replies == [outcome], replies
         else:  # a change: the next basket is posted, and it is the one to answer now
@@ -146,7 +162,9 @@ def test_a_basket_saved_by_older_code_is_answered_to_the_end(
             basket = world.baskets()[-1]
             assert header(basket).startswith(f"Basket {case['round'] + 1} of 3")
             shows_household = HOUSEHOLD in json.dumps(basket["blocks"], ensure_ascii=False)
-            assert shows_household == (path.parent.name >= "format2-request2")
+            order = list(FOLDERS)
+            since = order.index("format2-request2")
+            assert shows_household == (order.index(path.parent.name) >= since)
     if path.stem in SAID:
         answered = world.slack.message(CHANNEL, basket["ts"])
         assert answered is not None and SAID[path.stem] in context_text(answered)

@@ -57,11 +57,17 @@ class Shopper:
 
 
 async def session(
-    name: str, changes: int, fail_revision: bool = False, approved_by: str = ""
+    name: str,
+    changes: int,
+    fail_revision: bool = False,
+    approved_by: str = "",
+    held_until: int | None = None,
 ) -> dict[str, Any]:
     """One session's latest checkpoint: basket 1 changed ``changes`` times (then a revision
     that fails, with ``fail_revision``), and approved by ``approved_by`` as one of a quorum of
-    two (graph version 2 on: the basket waits for the second approval)."""
+    two (graph version 2 on: the basket waits for the second approval); or, with
+    ``held_until``, as the one approval it needs, held for the undo window (graph version 3
+    on: the basket waits for its order timer, or an Undo)."""
     store, shopper = InMemoryCheckpointStore(), Shopper()
     workflow = shop_versions(shopper, 3)  # as the bot resumes: every version this code keeps
     signer = CheckpointSigner(KEY)
@@ -84,7 +90,11 @@ async def session(
         assert run is not None
         ((request_id, request),) = run.pending_requests.items()
         approval = BasketDecision(
-            approved=True, round=request.data.round, approvals=(approved_by,), needed=2
+            approved=True,
+            round=request.data.round,
+            approvals=(approved_by,),
+            needed=1 if held_until else 2,
+            hold_until=held_until,
         )
         run.respond(request_id, approval, answered_by=approved_by)
         [e async for e in run.watch()]
@@ -103,6 +113,7 @@ async def session(
         "round": request.data.round,
         "items": request.data.to_json()["items"],
         "answered": len(run.answered),
+        **({"held_until": held_until} if held_until else {}),
         "bytes": base64.b64encode(SHOP_RECORDS.to_bytes(latest)).decode(),
     }
 
@@ -170,6 +181,8 @@ def main(folder: str) -> None:
         "answered-in-the-audit-trail": session("answered", 1),
         # From graph version 2 (a quorum): one approval of two counted, the basket asked again.
         "approved-by-one-of-two": session("quorum", 0, approved_by="U0CAROL"),
+        # From graph version 3 (the undo window): approved, held until its order timer fires.
+        "held-for-undo": session("held", 0, approved_by="U0CAROL", held_until=1_900_000_000),
     }
     for name, made in cases.items():
         record = asyncio.run(made)
