@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from . import home_page, install_page
+from . import canvas_page, home_page, install_page
 from . import slack_requests as sr
 from .state import NAMES, PEOPLE, person
 
@@ -96,6 +96,7 @@ async def ui_state(request: web.Request) -> web.Response:
         sessions=panel,
         timers=armed,
         max_rounds=rt.settings.max_rounds,
+        canvases=canvas_page.canvases_of(slack, channel),
     )
     return web.json_response(state)
 
@@ -261,7 +262,7 @@ async def ui_close(request: web.Request) -> web.Response:
 
 async def page(request: web.Request) -> web.Response:
     name = request.match_info.get("name", "index.html")
-    if name not in ("index.html", "app.js", "style.css"):
+    if name not in ("index.html", "app.js", "canvas.js", "style.css"):
         raise web.HTTPNotFound()
     text = resources.files("bot.sandbox").joinpath("static", name).read_text()
     kinds = {"html": "text/html", "js": "text/javascript", "css": "text/css"}
@@ -311,6 +312,7 @@ def build_app(sandbox: Sandbox) -> web.Application:
     app.router.add_post("/ui/view", ui_view)
     app.router.add_post("/ui/close", ui_close)
     app.router.add_post("/ui/fast-forward", ui_fast_forward)
+    app.router.add_post("/ui/tick", canvas_page.ui_tick)
     home_page.add_routes(app)
     install_page.add_routes(app)
     return app
