@@ -127,9 +127,7 @@ def claim_marker(s3: Any, bucket: str, key: str, body: bytes, what: str) -> str 
     return str(answer["ETag"])
 
 
-def replace_marker(
-    s3: Any, bucket: str, key: str, body: bytes, etag: str, what: str
-) -> str | None:
+def replace_marker(s3: Any, bucket: str, key: str, body: bytes, etag: str, what: str) -> str | None:
     """Replace ``key`` with ``body`` if it is still the object ``etag`` names (``If-Match``):
     the new object's ETag; None if another writer changed or removed it first. Other failures
     are StoreError."""

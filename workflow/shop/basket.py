@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
