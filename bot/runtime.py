@@ -211,6 +211,7 @@ class Runtime:
             remind_after=s.remind_after,
             max_reminders=s.max_reminders,
             expire_after=s.expire_after,
+            order_delay=s.order_delay,
         )
 
     @property
@@ -358,7 +359,7 @@ class Runtime:
     @functools.cached_property
     def rules(self) -> Rules:
         c = self.current
-        hold = self.settings.order_delay if self.timers is not None else 0
+        hold = c.order_delay if self.timers is not None else 0
         return Rules(frozenset(c.approvers), c.no_self_approval, c.rounds, c.approvals_needed, hold)
 
     @functools.cached_property

@@ -197,3 +197,35 @@ def test_an_order_timer_killed_around_the_canvas_ends_with_one_canvas(
     assert thread_texts(world, basket) == ["Ordered 10 items."]
     world.in_fresh_process(payload)  # Scheduler's at-least-once: a third delivery, nothing
     assert len(world.slack.canvases) == 1 and thread_texts(world, basket) == ["Ordered 10 items."]
+
+
+def test_the_household_sets_its_undo_window_in_the_settings(held: World) -> None:
+    """The Settings modal's "Undo window before ordering (minutes)": saved by the workspace's
+    admin, the next approval is held that long (and 0 orders at once)."""
+    from tests.settings_kit import number, open_settings, save
+
+    held.slack.set_person("U0CAROL", is_admin=True)
+    form = open_settings(held, "U0CAROL")
+    assert form is not None
+    (field,) = [b for b in form["blocks"] if b.get("block_id") == "order_delay"]
+    assert field["element"]["initial_value"] == "2"  # the deploy's 2 minutes
+    assert save(held, "U0CAROL", form, order_delay=number(10)) == {}
+    before = int(time.time())
+    approve_and_hold(held)
+    _, timer = the_timer()
+    assert before + 600 <= timer["at"] <= int(time.time()) + 600
+    home = held.open_home("U0CAROL")
+    assert home is not None and "*ordered* after a 10-minute undo window" in json.dumps(home)
+
+    form = open_settings(held, "U0CAROL")
+    assert form is not None and save(held, "U0CAROL", form, order_delay=number(0)) == {}
+    basket = start_basket_again(held)
+    held.click(basket, "approve_basket", user="U0BOB")
+    held.run_lazies()
+    assert thread_texts(held, basket) == ["Ordered 10 items."]
+
+
+def start_basket_again(world: World) -> dict[str, Any]:
+    world.shop("another week")
+    world.run_lazies()
+    return world.baskets()[-1]

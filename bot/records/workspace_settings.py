@@ -37,6 +37,8 @@ MAX_REMIND_AFTER = 7 * DAY
 MAX_REMINDERS = 10
 # Under the bucket's 30-day lifecycle rule, which would delete a waiting basket first.
 MAX_EXPIRE_AFTER = 21 * DAY
+MAX_ORDER_DELAY = DAY  # the undo window (ORDER_DELAY allows as much)
+DEFAULT_ORDER_DELAY = 2 * 60
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,6 +89,9 @@ class WorkspaceSettings:
     remind_after: int = 6 * HOUR
     max_reminders: int = 2
     expire_after: int = 3 * DAY
+    # The undo window: an approved basket is ordered this many seconds later, unless an approver
+    # presses Undo (0: at once; at once too wherever no timers are armed).
+    order_delay: int = DEFAULT_ORDER_DELAY
     weekly: WeeklyRun | None = None
     household: Household = field(default_factory=Household)
     admins: tuple[str, ...] = ()
@@ -113,6 +118,8 @@ class WorkspaceSettings:
             raise ValueError(f"at most {MAX_REMINDERS} reminders, at most a week apart")
         if self.expire_after > MAX_EXPIRE_AFTER:
             raise ValueError("expire_after must be at most 21 days")
+        if check_int(self.order_delay, "order_delay", ge=0) > MAX_ORDER_DELAY:
+            raise ValueError("order_delay must be at most a day")
         if self.weekly is not None and not isinstance(self.weekly, WeeklyRun):
             raise ValueError("weekly must be a WeeklyRun or None")
         if not isinstance(self.household, Household):
@@ -135,6 +142,7 @@ class WorkspaceSettings:
             "remind_after": self.remind_after,
             "max_reminders": self.max_reminders,
             "expire_after": self.expire_after,
+            "order_delay": self.order_delay,
             "weekly": None if self.weekly is None else self.weekly.to_json(),
             "household": self.household.to_json(),
             "admins": list(self.admins),
@@ -162,6 +170,7 @@ FIELDS = (
     "remind_after",
     "max_reminders",
     "expire_after",
+    "order_delay",
     "weekly",
     "household",
     "admins",

@@ -49,13 +49,21 @@ from workflow.persistence.s3_client import store_error as _store_error
 from workflow.persistence.s3_keys import sibling_prefix
 from workflow.persistence.store import validate_id
 
-from .workspace_settings import WorkspaceSettings
+from .workspace_settings import DEFAULT_ORDER_DELAY, WorkspaceSettings
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2 added order_delay, the undo window
 
-# Older schema versions' bodies to the next version's, oldest first (none yet: version 1 is the
-# first). A function here must take any body its version wrote and raise ValueError otherwise.
-UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+def _v1_to_v2(body: dict[str, Any]) -> dict[str, Any]:
+    """Saved before the undo window: the default one (2 minutes)."""
+    if not isinstance(body, dict) or "order_delay" in body:
+        raise ValueError("not a version 1 settings document")
+    return {**body, "order_delay": DEFAULT_ORDER_DELAY}
+
+
+# Older schema versions' bodies to the next version's, oldest first. A function here must take
+# any body its version wrote and raise ValueError otherwise.
+UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
 
 Problem = Literal["tampered", "newer"]
 

@@ -32,6 +32,7 @@ __all__ = ["OPEN_SETTINGS", "SETTINGS_MODAL", "loading_modal"]
 
 MAX_REMIND_HOURS = 168
 MAX_EXPIRE_DAYS = 21
+MAX_ORDER_DELAY_MINUTES = 24 * 60
 MAX_REQUEST = 3000
 DAY_NAMES = dict(
     zip(
@@ -164,6 +165,13 @@ def settings_blocks(s: WorkspaceSettings, timezone: str) -> list[Block]:
             _number(shown_days(s), 0, MAX_EXPIRE_DAYS),
             "0: never (an unanswered basket is still deleted after the bucket's 30 days).",
         ),
+        _input(
+            "order_delay",
+            "Undo window before ordering (minutes)",
+            _number(shown_minutes(s), 0, MAX_ORDER_DELAY_MINUTES),
+            "An approved basket is ordered this much later, unless an approver presses Undo. "
+            "0: at once.",
+        ),
         {"type": "header", "text": plain("The weekly basket", 150)},
         _input("weekly_day", "Day", _select(days, run.day if run else OFF)),
         _input("weekly_time", "Time", time),
@@ -242,6 +250,11 @@ def shown_days(s: WorkspaceSettings) -> int:
     return -(-s.expire_after // DAY)
 
 
+def shown_minutes(s: WorkspaceSettings) -> int:
+    """What the form shows for the undo window: minutes, rounded up (0: at once)."""
+    return -(-s.order_delay // 60)
+
+
 def shown_rounds(s: WorkspaceSettings) -> int:
     """What the form shows for the baskets a week: at most what it offers."""
     return min(s.rounds, MAX_ROUNDS)
@@ -264,6 +277,7 @@ def summary(s: WorkspaceSettings, visible: Callable[[str], bool] = lambda _: Fal
         else "none"
     )
     expiry = f"after {-(-s.expire_after // DAY)} days" if s.expire_after else "never"
+    undo = f"after a {shown_minutes(s)}-minute undo window" if s.order_delay else "at once"
     run = s.weekly
     weekly = "off"
     if run is not None:
@@ -274,7 +288,7 @@ def summary(s: WorkspaceSettings, visible: Callable[[str], bool] = lambda _: Fal
     admins = ", ".join(f"<@{u}>" for u in s.admins) or "none"
     lines = [
         f"*Approvers:* {approvers}{needed}{own} · up to {s.rounds} baskets a week",
-        f"*Reminders:* {reminders} · *expires* {expiry}",
+        f"*Reminders:* {reminders} · *expires* {expiry} · *ordered* {undo}",
         f"*Weekly basket:* {weekly}",
         f"*Household:* {home}",
         f"*Household admins:* {admins}",

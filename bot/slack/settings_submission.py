@@ -25,11 +25,13 @@ from workflow.shop.household import MAX_AVOID, MAX_PEOPLE, MAX_STAPLES, Househol
 
 from .settings_form import (
     MAX_EXPIRE_DAYS,
+    MAX_ORDER_DELAY_MINUTES,
     MAX_REMIND_HOURS,
     MAX_REQUEST,
     OFF,
     shown_days,
     shown_hours,
+    shown_minutes,
     shown_rounds,
 )
 
@@ -137,6 +139,8 @@ def read_settings(values: Any, current: WorkspaceSettings) -> WorkspaceSettings 
     reminders = form.number("max_reminders", 0, 10)
     expire = form.number("expire_days", 0, MAX_EXPIRE_DAYS, " days")
     expire_after = current.expire_after if expire == shown_days(current) else expire * DAY
+    delay = form.number("order_delay", 0, MAX_ORDER_DELAY_MINUTES, " minutes")
+    order_delay = current.order_delay if delay == shown_minutes(current) else delay * 60
     household = Household(
         people=form.number("people", 0, MAX_PEOPLE),
         avoid=form.text("avoid", MAX_AVOID),
@@ -155,6 +159,7 @@ def read_settings(values: Any, current: WorkspaceSettings) -> WorkspaceSettings 
             remind_after=remind_after,
             max_reminders=reminders,
             expire_after=expire_after,
+            order_delay=order_delay,
             weekly=weekly,
             household=household,
             admins=admins,
@@ -194,6 +199,7 @@ def changed(old: WorkspaceSettings, new: WorkspaceSettings) -> str:
         ("remind_after", "reminders"),
         ("max_reminders", "reminders"),
         ("expire_after", "expiry"),
+        ("order_delay", "undo window"),
         ("weekly", "weekly basket"),
         ("household", "household"),
         ("admins", "household admins"),

@@ -148,6 +148,7 @@ def settings_document(target: Path, commit: str) -> None:
         remind_after=4 * 3600,
         max_reminders=3,
         expire_after=5 * 86400,
+        order_delay=5 * 60,  # schema 2 on: the undo window
         weekly=WeeklyRun("C0WEEKLY", "sat", "09:30", "Europe/London", "dinners for four"),
         household=HOUSEHOLD,
         admins=("U0ERIN",),
