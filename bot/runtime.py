@@ -26,6 +26,7 @@ from bot.steps.rules import Rules
 from .settings import Secret, Settings
 
 if TYPE_CHECKING:
+    from bot.orders.order import Destination
     from bot.orders.place import OrderDesk
     from bot.records.history import History
     from bot.records.receipts import Receipts
@@ -405,8 +406,8 @@ class Runtime:
     @functools.cached_property
     def order_desk(self) -> OrderDesk:
         """Where this workspace's approved baskets go, each once (``bot.orders``): a canvas
-        checklist in the basket's channel, made with this workspace's token."""
-        from bot.orders.canvas import CanvasDestination
+        checklist in the basket's channel, made with this workspace's token, or the
+        household's signed webhook (``ORDER_DESTINATION``)."""
         from bot.orders.place import OrderDesk
         from bot.records.orders import S3Orders, orders_prefix
 
@@ -417,7 +418,22 @@ class Runtime:
             self._s3(),
             self._lasting_key(b"weekly-shop orders v1"),
         )
-        return OrderDesk(records, CanvasDestination(self.web), self.clock)
+        return OrderDesk(records, self._destination(), self.clock)
+
+    def _destination(self) -> Destination:
+        s = self.settings
+        if s.order_destination == "webhook" and s.order_webhook_secret is not None:
+            from bot.orders.webhook import WebhookDestination
+
+            return WebhookDestination(
+                s.order_webhook_url,
+                s.order_webhook_secret.get_secret_value(),
+                pinned=s.order_webhook_pinned_hosts,
+                ca_file=s.order_webhook_ca_bundle or None,
+            )
+        from bot.orders.canvas import CanvasDestination
+
+        return CanvasDestination(self.web)
 
     @functools.cached_property
     def workspace_url(self) -> str:

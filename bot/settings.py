@@ -13,6 +13,7 @@ and checked by hand below.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -45,6 +46,11 @@ ENV_NAMES = {
     "max_reminders": "MAX_REMINDERS",
     "expire_after": "EXPIRE_AFTER",
     "order_delay": "ORDER_DELAY",
+    "order_destination": "ORDER_DESTINATION",
+    "order_webhook_url": "ORDER_WEBHOOK_URL",
+    "order_webhook_secret": "ORDER_WEBHOOK_SECRET",
+    "order_webhook_pinned_hosts": "ORDER_WEBHOOK_PINNED_HOSTS",
+    "order_webhook_ca_bundle": "ORDER_WEBHOOK_CA_BUNDLE",
     "timer_group": "TIMER_GROUP",
     "timer_target_arn": "TIMER_TARGET_ARN",
     "timer_role_arn": "TIMER_ROLE_ARN",
@@ -103,6 +109,36 @@ def _number(kind: Callable[[str], Any], low: float, high: float, low_open: bool 
 
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _choice(*allowed: str) -> Callable[[str], str]:
+    def convert(value: str) -> str:
+        if value not in allowed:
+            raise ValueError(f"must be one of {', '.join(allowed)}")
+        return value
+
+    return convert
+
+
+def _webhook_url(value: str) -> str:
+    """An https URL with a host and no user info; where it resolves, and everything else, is
+    checked at each send (``bot.orders.safe_url``), since DNS can change after a cold start."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(value)
+    if parts.scheme != "https" or not parts.hostname or "@" in parts.netloc:
+        raise ValueError("must be an https:// URL to a host, with no user name or password")
+    return value
+
+
+def _pinned_hosts(value: str) -> dict[str, tuple[str, int]]:
+    """``{"host": ["127.0.0.1", port]}``: where a webhook's host name goes (curl's --resolve)."""
+    found = json.loads(value)
+    if not isinstance(found, dict) or not all(
+        isinstance(k, str) and isinstance(v, list) and len(v) == 2 for k, v in found.items()
+    ):
+        raise ValueError('must be JSON like {"host": ["127.0.0.1", 8443]}')
+    return {k: (str(v[0]), int(v[1])) for k, v in found.items()}
 
 
 def _duration(low: int, high: int) -> Callable[[str], int]:
@@ -175,6 +211,13 @@ CONVERT: dict[str, Callable[[str], Any]] = {
     # The undo window: an order waits this long for an approver's Undo (Scheduler's one-time
     # schedules fire a minute or more ahead, bot.records.timers.MIN_LEAD_SECONDS).
     "order_delay": _duration(60, 86400),
+    "order_destination": _choice("canvas", "webhook"),
+    "order_webhook_url": _webhook_url,
+    # Slack's signing secrets are 32 hex characters; a webhook's should be as hard to guess.
+    "order_webhook_secret": _secret(16),
+    # For the sandbox and the tests only (their receiver is on 127.0.0.1): never in a deploy.
+    "order_webhook_pinned_hosts": _pinned_hosts,
+    "order_webhook_ca_bundle": _text(1, 4096),
     "timer_group": _text(1, 64),
     "timer_target_arn": _text(20, 2048),
     "timer_role_arn": _text(20, 2048),
@@ -213,6 +256,13 @@ class Settings:
     expire_after: int = 72 * 3600
     # The undo window of an approved basket's order (bot.steps.clicks); 0, or no timers: at once.
     order_delay: int = 120
+    # Where approved baskets go (bot/orders): a Slack canvas, or the household's signed webhook
+    # (its URL and signing secret; the pinned hosts and CA bundle are the sandbox's and tests').
+    order_destination: str = "canvas"
+    order_webhook_url: str = ""
+    order_webhook_secret: Secret | None = None
+    order_webhook_pinned_hosts: dict[str, tuple[str, int]] = field(default_factory=dict)
+    order_webhook_ca_bundle: str = ""
     # Where its EventBridge Scheduler schedules go; without all three, no timers are armed.
     timer_group: str = ""
     timer_target_arn: str = ""
@@ -230,6 +280,12 @@ class Settings:
             raise SettingsError("SLACK_BOT_TOKEN is not set")
         if self.multi_workspace and self.shop_channel and not self.shop_team:
             raise SettingsError("SHOP_TEAM is not set: with many workspaces, SHOP_CHANNEL needs it")
+        webhook = self.order_webhook_url and self.order_webhook_secret is not None
+        if self.order_destination == "webhook" and not webhook:
+            raise SettingsError(
+                "ORDER_WEBHOOK_URL and ORDER_WEBHOOK_SECRET are not set: ORDER_DESTINATION=webhook "
+                "needs both"
+            )
         if self.approver_ids and self.approvals_needed > len(self.approver_ids):
             raise SettingsError(
                 f"APPROVALS_NEEDED is invalid: must be at most the {len(self.approver_ids)} "

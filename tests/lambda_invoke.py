@@ -10,7 +10,8 @@ one point of a resume, to prove that the next invocation recovers:
     posted              after posting to Slack, before the lock is released
     lost-claimed        a lost run's marker claimed, before the person is told (``bot.steps.lost``)
     order-before-call   the order record written (placing), before the destination is called
-    order-after-call    the destination answered (the canvas made), before the record says so
+    order-after-call    the destination answered (the canvas made, the webhook delivered), before
+                        the record says so
     order-recorded      the order record says placed, before Slack is told
 
 ``--deploy NAME`` runs it as the next deploy would (``tests.shop_next_deploy``): a changed graph.
@@ -103,6 +104,7 @@ def _hold_after(owner: Any, name: str, seconds: float) -> None:
 def arm(point: str) -> None:
     from bot.orders.canvas import CanvasDestination
     from bot.orders.place import OrderDesk
+    from bot.orders.webhook import WebhookDestination
     from bot.records.lost_markers import LostMarkers
     from bot.slack.outbox import Outbox
     from workflow.persistence.s3_lock import S3SessionLock
@@ -125,8 +127,10 @@ def arm(point: str) -> None:
         _die_after(LostMarkers, "claim")
     elif point == "order-before-call":
         _die_at(CanvasDestination, "place")
+        _die_at(WebhookDestination, "place")
     elif point == "order-after-call":
         _die_after(CanvasDestination, "place")
+        _die_after(WebhookDestination, "place")
     elif point == "order-recorded":
         _die_after(OrderDesk, "_done")
     else:
