@@ -1,4 +1,5 @@
-"""What placing one order costs, per destination: requests and time (issue 22).
+"""What placing one order costs, per destination (a Slack canvas, a signed webhook): requests
+and time (issue 22).
 
 Each order is placed through the bot's own :class:`~bot.orders.place.OrderDesk` (the order record
 created ``placing`` with ``If-None-Match``, the destination called, the record replaced
@@ -112,8 +113,60 @@ def canvas_rows(lb: Loopback) -> list[Row]:
     ]
 
 
+def webhook_rows(lb: Loopback) -> list[Row]:
+    """The same for the signed webhook, against the HTTPS receiver on 127.0.0.1: ours through
+    the desk (record, check the URL, sign, POST, record); the baseline the same PUTs around a
+    plain signed POST with the same TLS connection per order."""
+    from bot.orders.place import OrderDesk
+    from bot.orders.webhook import WebhookDestination
+    from bot.records.orders import S3Orders, orders_prefix
+    from bot.sandbox.webhook_receiver import HOST, WebhookReceiver
+
+    with WebhookReceiver() as receiver:
+        pinned = {HOST: ("127.0.0.1", receiver.port)}
+        hook = WebhookDestination(
+            receiver.url, receiver.secret, pinned=pinned, ca_file=str(receiver.ca_file)
+        )
+        records = S3Orders(lb.bucket, orders_prefix("weekly-shop/"), lb.s3, b"k" * 32)
+        desk = OrderDesk(records, hook)
+
+        def ours() -> None:
+            if desk.place(_order("T0TEAM")).state != "placed":
+                raise RuntimeError("the webhook order was not placed")
+
+        def alone() -> None:
+            hook.place(_order("T0TEAM"))
+
+        def raw() -> None:
+            key = f"bench-raw-orders/{uuid.uuid4().hex}"
+            put = lb.s3.put_object(Bucket=lb.bucket, Key=key, Body=b"{}" * 300, IfNoneMatch="*")
+            alone()
+            lb.s3.put_object(Bucket=lb.bucket, Key=key, Body=b"{}" * 300, IfMatch=put["ETag"])
+
+        lb.counter.take()
+        before = len(receiver.deliveries)
+        ours()
+        s3_calls, posts = lb.counter.take(), len(receiver.deliveries) - before
+        o, r, a = _median_ms(ours, N), _median_ms(raw, N), _median_ms(alone, N)
+    return [
+        Row(
+            "requests per order, signed webhook",
+            f"{sum(s3_calls.values())} S3 + {posts} POST",
+            describe_ops(s3_calls),
+            target="2 S3 + 1 POST",
+            ok=sum(s3_calls.values()) == 2 and posts == 1,
+        ),
+        Row(
+            f"time per order, signed webhook, median of {N}",
+            f"{o:.1f} ms",
+            f"the same requests raw: {r:.1f} ms (the POST alone: {a:.1f} ms)",
+            ratio(o, r),
+        ),
+    ]
+
+
 def measure(lb: Loopback) -> list[Row]:
-    return canvas_rows(lb)
+    return canvas_rows(lb) + webhook_rows(lb)
 
 
 def main() -> None:
