@@ -59,32 +59,28 @@ def listen(app: App, rt: Runtime) -> None:
         run.__name__ = f"run_{kind}"
         return run
 
-    def run_again(body: dict[str, Any]) -> None:
-        click = click_from_action(body, "again")
-        if click is None:
-            log.warning("malformed Start again click ignored")
-            return
-        import asyncio
+    def lazy_step(kind: Kind, what: str) -> Callable[[dict[str, Any]], None]:
+        """A button that is a step of its own (not an answer): Start again, Retry."""
 
-        from bot.steps.start import start_again
+        def run(body: dict[str, Any]) -> None:
+            click = click_from_action(body, kind)
+            if click is None:
+                log.warning("malformed %s click ignored", what)
+                return
+            import asyncio
 
-        here = rt.configured(click.tenant)
-        asyncio.run(start_again(here.sessions, here.rules, click))
+            from bot.steps.retry import retry_order
+            from bot.steps.start import start_again
 
-    def run_retry(body: dict[str, Any]) -> None:
-        click = click_from_action(body, "retry")
-        if click is None:
-            log.warning("malformed Retry click ignored")
-            return
-        import asyncio
+            step = start_again if kind == "again" else retry_order
+            here = rt.configured(click.tenant)
+            asyncio.run(step(here.sessions, here.rules, click))
 
-        from bot.steps.retry import retry_order
+        run.__name__ = f"run_{kind}"
+        return run
 
-        here = rt.configured(click.tenant)
-        asyncio.run(retry_order(here.sessions, here.rules, click))
-
-    app.action(START_AGAIN)(ack=ack_now, lazy=[run_again])
-    app.action(RETRY_ORDER)(ack=ack_now, lazy=[run_retry])
+    app.action(START_AGAIN)(ack=ack_now, lazy=[lazy_step("again", "Start again")])
+    app.action(RETRY_ORDER)(ack=ack_now, lazy=[lazy_step("retry", "Retry")])
     app.action(APPROVE)(ack=ack_now, lazy=[lazy_click("approve")])
     app.action(REJECT)(ack=ack_now, lazy=[lazy_click("reject")])
     app.action(UNDO)(ack=ack_now, lazy=[lazy_click("undo")])

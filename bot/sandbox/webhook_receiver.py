@@ -21,9 +21,11 @@ from collections import Counter, deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
 from bot.orders.webhook import SIGNATURE, TIMESTAMP, verify
+
+from .loopback import LoopbackServer
 
 HOST = "hooks.household.test"
 PATH = "/weekly-shop/orders"
@@ -81,8 +83,9 @@ def _certificates(folder: Path) -> tuple[Path, Path, Path]:
     return paths
 
 
-class WebhookReceiver:
-    """The receiver: ``url`` to put in the settings, ``env`` for the bot to reach it."""
+class WebhookReceiver(LoopbackServer):
+    """The receiver: ``url`` to put in the settings, ``env`` for the bot to reach it (its
+    ``start``, ``stop`` and ``with`` are every stand-in's, ``loopback``)."""
 
     def __init__(self, secret: str = "household-webhook-secret-0123456789") -> None:
         self.secret = secret
@@ -99,7 +102,9 @@ class WebhookReceiver:
         self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
         self.port = self._server.server_address[1]
         self.url = f"https://{HOST}{PATH}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     @property
     def env(self) -> dict[str, str]:
@@ -119,20 +124,9 @@ class WebhookReceiver:
         with self._lock:
             return Counter(d.key for d in self.deliveries if d.verified)
 
-    def start(self) -> Self:
-        self._thread.start()
-        return self
-
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().stop()
         self._folder.cleanup()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def _receive(self, request: BaseHTTPRequestHandler, raw: bytes) -> tuple[int, float]:
         headers = request.headers
