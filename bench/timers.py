@@ -27,6 +27,7 @@ TIMER_ENV = {
     "TIMER_GROUP": GROUP,
     "TIMER_TARGET_ARN": "arn:aws:lambda:us-east-1:123456789012:function:weekly-shop-bench",
     "TIMER_ROLE_ARN": "arn:aws:iam::123456789012:role/weekly-shop-bench-timers",
+    "ORDER_DELAY": "0",  # an approve orders at once here, as before the undo window
 }
 
 

@@ -29,6 +29,25 @@ def fresh_boto3_session(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
 
 
+# Where an approved basket goes and when: each test starts from the deploy's defaults (a canvas,
+# a 2-minute undo window where timers are armed), whatever the developer's shell or an earlier
+# test's in-process sandbox (``bot.sandbox.server.configure_bot``) left in the environment.
+ORDER_VARIABLES = (
+    "ORDER_DELAY",
+    "ORDER_DESTINATION",
+    "ORDER_WEBHOOK_URL",
+    "ORDER_WEBHOOK_SECRET",
+    "ORDER_WEBHOOK_PINNED_HOSTS",
+    "ORDER_WEBHOOK_CA_BUNDLE",
+)
+
+
+@pytest.fixture(autouse=True)
+def order_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ORDER_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fake credentials, and no endpoint override: with one set, mock_aws would not intercept."""

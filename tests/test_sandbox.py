@@ -420,7 +420,7 @@ def test_a_person_drives_the_page_in_chromium() -> None:
         home.get_by_role("button", name="Show items").click()
         expect(home.get_by_role("button", name="Hide items")).to_be_visible(timeout=20000)
         expect(home).to_contain_text("• 2 bell peppers")
-        opens = home.get_by_role("link", name="Open")
+        opens = home.get_by_role("link", name="Open", exact=True)
         expect(opens).to_have_count(1)  # the fish basket waits
         expect(opens).to_have_attribute("target", "_blank")
         page.screenshot(path=str(DOCS / "home.png"))
@@ -429,7 +429,7 @@ def test_a_person_drives_the_page_in_chromium() -> None:
         page.click("#home-link")
         home.get_by_role("button", name="Repeat this order").click()
         expect(home).to_contain_text("Posted the same order again in #weekly-shop", timeout=20000)
-        expect(home.get_by_role("link", name="Open")).to_have_count(2)
+        expect(home.get_by_role("link", name="Open", exact=True)).to_have_count(2)
         home.locator(".channel-link", has_text="#weekly-shop").click()
         repeated = page.locator(".message", has_text="Basket 1 of 3").last
         expect(repeated).to_contain_text("For @Bob: chicken stir-fry Monday", timeout=20000)
