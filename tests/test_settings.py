@@ -252,6 +252,12 @@ def test_two_admins_saving_at_once_the_second_sees_the_first_ones_values(
     assert CHANGED_MEANWHILE in json.dumps(view["blocks"])
     rounds = next(b for b in view["blocks"] if b.get("block_id") == "rounds")
     assert rounds["element"]["initial_option"]["value"] == "2"  # Dave's, shown to Carol
+    # Slack keeps what was typed in an input whose block_id and action_id an update leaves as
+    # they were (docs.slack.dev, "Updating views": preserving input state): every input of the
+    # updated view has a new action_id, so Carol sees Dave's values, not her own typing.
+    before = {b["block_id"]: b["element"]["action_id"] for b in mine["blocks"] if "element" in b}
+    after = {b["block_id"]: b["element"]["action_id"] for b in view["blocks"] if "element" in b}
+    assert before.keys() == after.keys() and all(before[k] != after[k] for k in before)
     doc = saved(s3, bucket)
     assert doc is not None and doc["settings"]["rounds"] == 2  # nothing of Dave's lost
     assert save(carol, "U0CAROL", view, rounds=option("5")) == {}  # on the new version: saved

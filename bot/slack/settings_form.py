@@ -8,6 +8,7 @@ no submit. A submission is read back by ``bot.slack.settings_submission``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from typing import Any
@@ -205,12 +206,26 @@ def settings_blocks(s: WorkspaceSettings, timezone: str) -> list[Block]:
     ]
 
 
+def field_id(etag: str | None) -> str:
+    """The inputs' action_id for the settings read at ``etag``. Slack keeps what a person typed
+    in an input whose block_id and action_id a views.update (or ``response_action: update``)
+    leaves unchanged ("preserving input state"), so a modal updated to show the values another
+    admin just saved would go on showing this person's own: each version of the settings gets
+    inputs of its own, while the block_ids (errors are keyed by them) stay."""
+    digest = hashlib.sha256((etag or "").encode()).hexdigest()[:10]
+    return f"value-{digest}"
+
+
 def settings_modal(
     s: WorkspaceSettings, *, timezone: str, etag: str | None, notice: str = ""
 ) -> Block:
     """The editable modal; ``etag`` (the document read when it opened, or None) goes back with
     the submission, for the conditional save."""
     blocks = settings_blocks(s, timezone)
+    version = field_id(etag)
+    for block in blocks:  # this version of the settings' own inputs (``field_id``)
+        if block.get("type") == "input":
+            block["element"] = {**block["element"], "action_id": version}
     if notice:
         blocks.insert(0, {"type": "section", "text": {"type": "mrkdwn", "text": notice}})
     return {

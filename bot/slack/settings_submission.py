@@ -54,8 +54,12 @@ class _Form:
         self.errors: dict[str, str] = {}
 
     def _field(self, block: str) -> Any:
+        """The block's one input, whichever version of the settings named it (``field_id``)."""
         found = self.values.get(block)
-        return found.get("value") if isinstance(found, dict) else None
+        if not isinstance(found, dict):
+            return None
+        inputs = [v for k, v in found.items() if k == "value" or k.startswith("value-")]
+        return inputs[0] if len(inputs) == 1 else None
 
     def number(self, block: str, low: int, high: int, unit: str = "") -> int:
         raw = self._field(block)
