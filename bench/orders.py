@@ -28,10 +28,12 @@ CHANNEL = "C0ORDERS"
 
 
 def _order(team: str) -> Any:
-    from bot.orders.order import Order, OrderLine, week_title
+    from bot.orders.order import Order, week_title
+    from workflow.shop.basket import Item
 
     lines = tuple(
-        OrderLine(f"item {i}", i + 1, "g" if i % 2 else "", None, "produce") for i in range(17)
+        Item(name=f"item {i}", quantity=i + 1, unit="g" if i % 2 else "", aisle="produce")
+        for i in range(17)
     )
     now = int(time.time())
     return Order(

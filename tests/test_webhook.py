@@ -14,13 +14,13 @@ from bot.orders.order import (
     DestinationDown,
     DestinationRefused,
     Order,
-    OrderLine,
     OutcomeUnknown,
     week_title,
 )
 from bot.orders.safe_url import address_problem, resolve_public, url_problem
 from bot.orders.webhook import WebhookDestination, body_of, signature, verify
 from bot.sandbox.webhook_receiver import HOST, WebhookReceiver
+from workflow.shop.basket import Item
 
 
 @pytest.fixture
@@ -37,8 +37,14 @@ def order(order_id: str = "0195f0e2a7c34b5d9e8f7a6b") -> Order:
         channel="C0SHOP",
         title=week_title(now),
         lines=(
-            OrderLine("chicken breast", 500, "g", "for Friday", "meat and fish"),
-            OrderLine("oat milk", 2, "l", None, "dairy and eggs"),
+            Item(
+                name="chicken breast",
+                quantity=500,
+                unit="g",
+                note="for Friday",
+                aisle="meat and fish",
+            ),
+            Item(name="oat milk", quantity=2, unit="l", aisle="dairy and eggs"),
         ),
         requested_by="U0ALICE",
         approved_by=("U0BOB",),

@@ -28,14 +28,13 @@ import re
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from workflow.shop.basket import Item, aisle_groups
+from workflow.shop.basket import aisle_groups
 
 from .order import (
     DestinationDown,
     DestinationKind,
     DestinationRefused,
     Order,
-    OrderLine,
     OutcomeUnknown,
     Placed,
     week_title,
@@ -64,17 +63,11 @@ def canvas_text(text: str) -> str:
     return _PUNCTUATION.sub(r"\\\1", _CONTROL.sub(" ", text)).strip()
 
 
-def _item(line: OrderLine) -> Item:
-    return Item(
-        name=line.name, quantity=line.quantity, unit=line.unit, note=line.note, aisle=line.aisle
-    )
-
-
 def checklist(order: Order) -> str:
     """The canvas's markdown: who approved it, then a checklist item per item, by aisle."""
     approvers = ", ".join(f"![](@{user})" for user in order.approved_by)
     lines = [f"Approved by {approvers}" if approvers else "Approved", ""]
-    for aisle, items in aisle_groups([_item(line) for line in order.lines]):
+    for aisle, items in aisle_groups(order.lines):
         if aisle:
             lines += [f"## {aisle.capitalize()}", ""]
         lines += [f"- [ ] {canvas_text(item.line())}" for item in items]

@@ -21,31 +21,12 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
+
+from workflow.shop.basket import Item
 
 DestinationKind = Literal["canvas", "instacart", "webhook"]
 DESTINATIONS: tuple[DestinationKind, ...] = ("canvas", "instacart", "webhook")
-
-
-@dataclass(frozen=True)
-class OrderLine:
-    """One item as ordered: ``quantity`` None only for an item carried over from a ``Basket@1``
-    (its whole line is ``name``)."""
-
-    name: str
-    quantity: int | float | None
-    unit: str = ""
-    note: str | None = None
-    aisle: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "quantity": self.quantity,
-            "unit": self.unit,
-            "note": self.note,
-            "aisle": self.aisle,
-        }
 
 
 @dataclass(frozen=True)
@@ -62,7 +43,7 @@ class Order:
     team: str
     channel: str
     title: str
-    lines: tuple[OrderLine, ...]
+    lines: tuple[Item, ...]  # the basket's items, as approved
     requested_by: str
     approved_by: tuple[str, ...]
     approved_at: int  # Unix seconds
@@ -80,7 +61,7 @@ def week_title(at: int) -> str:
     return f"Shopping list · week of {monday.day} {monday:%B %Y}"
 
 
-def basket_sha256(lines: tuple[OrderLine, ...]) -> str:
+def basket_sha256(lines: tuple[Item, ...]) -> str:
     """SHA-256 of the items as ordered: canonical JSON (sorted keys, no spaces, UTF-8)."""
     body = json.dumps(
         [line.to_json() for line in lines],

@@ -15,7 +15,7 @@ import dataclasses
 import logging
 import time
 
-from bot.orders.order import Order, OrderLine, week_title
+from bot.orders.order import Order, week_title
 from bot.orders.place import OrderDesk
 from bot.records.orders import OrderRecord, OrderRecordDamaged
 from bot.slack.blocks import Ref
@@ -39,7 +39,7 @@ def order_of(report: Report, basket: Basket, where: Where) -> Order:
         team=where.tenant,
         channel=where.channel,
         title=week_title(at),
-        lines=tuple(OrderLine(i.name, i.quantity, i.unit, i.note, i.aisle) for i in basket.items),
+        lines=tuple(basket.items),
         requested_by=report.requested_by,
         approved_by=tuple(approvers),
         approved_at=at,

@@ -15,7 +15,7 @@ import asyncio
 import dataclasses
 import logging
 
-from bot.orders.order import Order, OrderLine, week_title
+from bot.orders.order import Order, week_title
 from bot.orders.place import OrderDesk
 from bot.records.history import Ended, History
 from bot.slack.blocks import count
@@ -47,7 +47,7 @@ def order_of_ended(ended: Ended, where: Where) -> Order:
         team=where.tenant,
         channel=ended.channel,
         title=week_title(ended.at),
-        lines=tuple(OrderLine(i.name, i.quantity, i.unit, i.note, i.aisle) for i in basket.items),
+        lines=tuple(basket.items),
         requested_by=ended.requested_by,
         approved_by=ended.approved_by or ((ended.answered_by,) if ended.answered_by else ()),
         approved_at=ended.at,
