@@ -431,6 +431,11 @@ class Runtime:
                 pinned=s.order_webhook_pinned_hosts,
                 ca_file=s.order_webhook_ca_bundle or None,
             )
+        if s.order_destination == "instacart" and s.instacart_api_key is not None:
+            from bot.orders.instacart import SERVERS, InstacartDestination
+
+            server = s.instacart_api_url or SERVERS[s.instacart_server]  # type: ignore[index]
+            return InstacartDestination(s.instacart_api_key.get_secret_value(), server)
         from bot.orders.canvas import CanvasDestination
 
         return CanvasDestination(self.web)

@@ -51,6 +51,9 @@ ENV_NAMES = {
     "order_webhook_secret": "ORDER_WEBHOOK_SECRET",
     "order_webhook_pinned_hosts": "ORDER_WEBHOOK_PINNED_HOSTS",
     "order_webhook_ca_bundle": "ORDER_WEBHOOK_CA_BUNDLE",
+    "instacart_api_key": "INSTACART_API_KEY",
+    "instacart_server": "INSTACART_SERVER",
+    "instacart_api_url": "INSTACART_API_URL",
     "timer_group": "TIMER_GROUP",
     "timer_target_arn": "TIMER_TARGET_ARN",
     "timer_role_arn": "TIMER_ROLE_ARN",
@@ -211,13 +214,17 @@ CONVERT: dict[str, Callable[[str], Any]] = {
     # The undo window: an order waits this long for an approver's Undo (Scheduler's one-time
     # schedules fire a minute or more ahead, bot.records.timers.MIN_LEAD_SECONDS).
     "order_delay": _duration(60, 86400),
-    "order_destination": _choice("canvas", "webhook"),
+    "order_destination": _choice("canvas", "instacart", "webhook"),
     "order_webhook_url": _webhook_url,
     # Slack's signing secrets are 32 hex characters; a webhook's should be as hard to guess.
     "order_webhook_secret": _secret(16),
     # For the sandbox and the tests only (their receiver is on 127.0.0.1): never in a deploy.
     "order_webhook_pinned_hosts": _pinned_hosts,
     "order_webhook_ca_bundle": _text(1, 4096),
+    "instacart_api_key": _secret(8),
+    "instacart_server": _choice("development", "production"),
+    # For the sandbox and the tests only (their Instacart stand-in is on 127.0.0.1).
+    "instacart_api_url": _url,
     "timer_group": _text(1, 64),
     "timer_target_arn": _text(20, 2048),
     "timer_role_arn": _text(20, 2048),
@@ -263,6 +270,11 @@ class Settings:
     order_webhook_secret: Secret | None = None
     order_webhook_pinned_hosts: dict[str, tuple[str, int]] = field(default_factory=dict)
     order_webhook_ca_bundle: str = ""
+    # Instacart shopping-list pages: the deploy's key (a workspace may save its own), which of
+    # Instacart's servers it is for, and (tests, sandbox) a stand-in's URL instead of that server.
+    instacart_api_key: Secret | None = None
+    instacart_server: str = "development"
+    instacart_api_url: str = ""
     # Where its EventBridge Scheduler schedules go; without all three, no timers are armed.
     timer_group: str = ""
     timer_target_arn: str = ""
@@ -285,6 +297,10 @@ class Settings:
             raise SettingsError(
                 "ORDER_WEBHOOK_URL and ORDER_WEBHOOK_SECRET are not set: ORDER_DESTINATION=webhook "
                 "needs both"
+            )
+        if self.order_destination == "instacart" and self.instacart_api_key is None:
+            raise SettingsError(
+                "INSTACART_API_KEY is not set: ORDER_DESTINATION=instacart needs it"
             )
         if self.approver_ids and self.approvals_needed > len(self.approver_ids):
             raise SettingsError(

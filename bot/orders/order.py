@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal, Protocol
@@ -70,6 +71,13 @@ def basket_sha256(lines: tuple[Item, ...]) -> str:
         ensure_ascii=False,
     )
     return hashlib.sha256(body.encode()).hexdigest()
+
+
+def backoff(attempt: int) -> float:
+    """Seconds to wait before attempt ``attempt`` (1, 2) of a call to a destination: 0.5 s, then
+    1.5 s, each up to half again (jitter), so three attempts end within about 3 s plus their
+    timeouts."""
+    return 0.5 * 3.0 ** (attempt - 1) * (1 + random.random() / 2)
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,6 @@ import hashlib
 import hmac
 import http.client
 import json
-import random
 import socket
 import ssl
 import time
@@ -45,6 +44,7 @@ from .order import (
     Order,
     OutcomeUnknown,
     Placed,
+    backoff,
 )
 from .safe_url import Resolver, Target, resolve_public, system_resolver
 
@@ -135,7 +135,7 @@ class WebhookDestination:
         unknown = False
         for attempt in range(ATTEMPTS):
             if attempt:
-                self.sleep(0.5 * 3 ** (attempt - 1) * (1 + random.random() / 2))
+                self.sleep(backoff(attempt))
             target = resolve_public(self.url, self.resolver, self.pinned)
             if isinstance(target, str):
                 raise DestinationRefused(f"the webhook URL {target}")

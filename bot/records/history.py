@@ -39,7 +39,7 @@ from workflow.persistence.s3_keys import sibling_prefix
 from workflow.persistence.store import validate_id
 from workflow.persistence.values import AllFields, check_bool, check_int, check_str, fields_of
 
-from .receipts import check_slack_ids
+from .receipts import check_link, check_slack_ids
 
 Kind = Literal["ordered", "rejected", "expired", "failed"]
 KINDS: tuple[Kind, ...] = ("ordered", "rejected", "expired", "failed")
@@ -144,8 +144,7 @@ class Ended(AllFields):
             raise ValueError("Ended.destination, order_url and sha256 are an order's only")
         check_str(self.destination, "Ended.destination", max_length=20)
         check_str(self.order_url, "Ended.order_url", max_length=2000)
-        if self.order_url and not self.order_url.startswith("https://"):
-            raise ValueError("Ended.order_url must be an https URL")
+        check_link(self.order_url, "Ended.order_url")
         check_str(self.sha256, "Ended.sha256", max_length=64)
         from workflow.shop.basket import Basket
 

@@ -42,6 +42,8 @@ from workflow.persistence.s3_keys import sibling_prefix
 from workflow.persistence.store import validate_id
 from workflow.persistence.values import AllFields, check_bool, check_int, check_str
 
+from .receipts import check_link
+
 State = Literal["placing", "placed", "failed"]
 STATES: tuple[State, ...] = ("placing", "placed", "failed")
 Destination = Literal["canvas", "instacart", "webhook"]
@@ -89,8 +91,7 @@ class OrderRecord(AllFields):
             raise ValueError("OrderRecord.sha256 must be lowercase hex")
         check_int(self.items, "OrderRecord.items", ge=0)
         check_str(self.url, "OrderRecord.url", max_length=MAX_URL)
-        if self.url and not self.url.startswith("https://"):
-            raise ValueError("OrderRecord.url must be an https URL")
+        check_link(self.url, "OrderRecord.url")
         check_str(self.ref, "OrderRecord.ref", max_length=200)
         check_str(self.reason, "OrderRecord.reason", max_length=500)
         check_bool(self.retry, "OrderRecord.retry")

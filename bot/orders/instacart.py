@@ -1,0 +1,169 @@
+"""An order as an Instacart shopping-list page: the household opens it, picks a store, checks out.
+
+Instacart Developer Platform, "Create shopping list page" (docs.instacart.com/developer_platform_
+api/api/products/create_shopping_list_page)::
+
+    POST <server>/idp/v1/products/products_link
+    Authorization: Bearer <the workspace's API key>     Accept, Content-Type: application/json
+    {"title": "Shopping list · week of 7 December 2026", "link_type": "shopping_list",
+     "expires_in": 30,
+     "line_items": [{"name": "chicken breast", "quantity": 500, "unit": "g",
+                     "display_text": "500 g chicken breast — for Friday"}, …]}
+    → 200 {"products_link_url": "https://customers.dev.instacart.tools/store/shopping_lists/…"}
+
+``title`` and ``line_items`` are required, each line item needs a ``name`` (what Instacart
+matches products by), ``display_text`` is what the page shows; ``expires_in`` is in days (at
+most 365; a shopping list has no default, so we say 30: a week's list outlives its week).
+Development and production are different servers with different keys (:data:`SERVERS`); a
+development key is refused by production and the other way round (401).
+
+Once: the API takes no idempotency key, and a page is not an order (the household checks out from
+it). The order record keeps the link (Instacart's own advice: "cache the generated URL and reuse
+it"), so a redelivery, a retry or the Home tab shows the same page. Only a process that dies after
+Instacart answered and before the record says so calls again: a second page is made, the first
+is never shown, nothing is bought twice.
+
+Answers: 401/403 (a wrong or revoked key) and other 4xx are refused, not tried again, and said in
+our words; a 429, a 5xx or a connection that fails is tried again (three attempts, backing off
+with jitter, as the webhook does); no answer in time after sending is an unknown outcome. At most
+64 KiB of an answer is read; redirects are not followed. The key is in no error and no log line.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import time
+from collections.abc import Callable
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from .order import (
+    DestinationDown,
+    DestinationKind,
+    DestinationRefused,
+    Order,
+    OutcomeUnknown,
+    Placed,
+    backoff,
+)
+
+InstacartServer = Literal["development", "production"]
+SERVERS: dict[InstacartServer, str] = {
+    "development": "https://connect.dev.instacart.tools",
+    "production": "https://connect.instacart.com",
+}
+PATH = "/idp/v1/products/products_link"
+EXPIRES_IN_DAYS = 30
+MAX_ANSWER = 64 * 1024
+MAX_LINK = 3000  # a Slack link button's url: at most 3,000 characters
+ATTEMPTS = 3
+PIECES = "each"  # an item counted in pieces ("3 carrots") has no unit of its own
+
+
+def body_of(order: Order) -> bytes:
+    """The products_link request for ``order``: one line item per item, in the basket's order."""
+    items: list[dict[str, Any]] = []
+    for item in order.lines:
+        line: dict[str, Any] = {"name": item.name, "display_text": item.line()}
+        if item.quantity is not None:
+            line["quantity"] = item.quantity
+            line["unit"] = item.unit or PIECES
+        items.append(line)
+    body = {
+        "title": order.title,
+        "link_type": "shopping_list",
+        "expires_in": EXPIRES_IN_DAYS,
+        "line_items": items,
+    }
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+class _NotSent(Exception):
+    """The connection failed: nothing of the order was sent."""
+
+
+class InstacartDestination:
+    """Orders become shopping-list pages, made with one workspace's API key on ``base_url``
+    (:data:`SERVERS`; a local stand-in's in the tests and the sandbox)."""
+
+    kind: DestinationKind = "instacart"
+
+    def __init__(
+        self,
+        api_key: str,
+        base_url: str = SERVERS["production"],
+        *,
+        timeout: float = 5.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("https", "http") or not parts.hostname:
+            raise ValueError("the Instacart server must be an http(s) URL")
+        self._key, self.base_url = api_key, base_url.rstrip("/")
+        self.timeout, self.sleep = timeout, sleep
+
+    def place(self, order: Order) -> Placed:
+        body = body_of(order)
+        unknown = False
+        for attempt in range(ATTEMPTS):
+            if attempt:
+                self.sleep(backoff(attempt))
+            try:
+                status, answer = self._post(body)
+            except _NotSent:
+                continue
+            except OSError:  # sent, perhaps made: calling again makes at most a spare page
+                unknown = True
+                continue
+            if 200 <= status < 300:
+                return Placed("instacart", url=self._link(answer), ref="products_link")
+            if status in (401, 403):
+                raise DestinationRefused(
+                    f"Instacart refused the workspace's API key ({status}): enter it again in "
+                    "Settings"
+                )
+            if status != 429 and status < 500:
+                raise DestinationRefused(f"Instacart refused the shopping list ({status})")
+            unknown = False  # it answered: nothing was made
+        if unknown:
+            raise OutcomeUnknown("Instacart did not answer in time")
+        raise DestinationDown("Instacart could not be reached or kept failing")
+
+    def _link(self, answer: bytes) -> str:
+        try:
+            found = json.loads(answer).get("products_link_url")
+        except (ValueError, AttributeError):
+            found = None
+        scheme = urlsplit(found).scheme if isinstance(found, str) else ""
+        # https from Instacart; the local stand-in's own page is http on 127.0.0.1.
+        allowed = ("https",) if self.base_url.startswith("https:") else ("https", "http")
+        if not isinstance(found, str) or scheme not in allowed or len(found) > MAX_LINK:
+            raise DestinationDown("Instacart answered without a link to the list")
+        return found
+
+    def _post(self, body: bytes) -> tuple[int, bytes]:
+        parts = urlsplit(self.base_url)
+        https = parts.scheme == "https"
+        kind = http.client.HTTPSConnection if https else http.client.HTTPConnection
+        connection = kind(parts.hostname or "", parts.port, timeout=self.timeout)
+        try:
+            try:
+                connection.connect()
+            except OSError as exc:
+                raise _NotSent(type(exc).__name__) from exc
+            connection.request(
+                "POST",
+                parts.path.rstrip("/") + PATH,
+                body=body,
+                headers={
+                    "Authorization": f"Bearer {self._key}",
+                    "Accept": "application/json",
+                    "Content-Type": "application/json",
+                    "User-Agent": "weekly-shop/1",
+                },
+            )
+            answer = connection.getresponse()
+            return int(answer.status), answer.read(MAX_ANSWER)
+        finally:
+            connection.close()
