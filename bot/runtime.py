@@ -26,12 +26,14 @@ from bot.steps.rules import Rules
 from .settings import Secret, Settings
 
 if TYPE_CHECKING:
-    from bot.orders.order import Destination
+    from bot.orders.order import Destination, KeyOf
     from bot.orders.place import OrderDesk
     from bot.records.history import History
+    from bot.records.order_choice import OrderChoice
     from bot.records.receipts import Receipts
     from bot.records.timers import Timers
     from bot.records.weekly import WeeklySchedules
+    from bot.records.workspace_secrets import KeyName, WorkspaceSecrets
     from bot.records.workspace_settings import WorkspaceSettings
     from bot.records.workspace_settings_store import Loaded, S3WorkspaceSettings
     from bot.slack.installs import ByWorkspace
@@ -72,6 +74,7 @@ class Runtime:
     web: WebClient
     s3_client: Any = None
     scheduler_client: Any = None
+    ssm_client: Any = None
     shopper_factory: Callable[[], Shopper] | None = None
     clock: Callable[[], float] = time.time
     _store: CheckpointStore | None = field(default=None, repr=False)
@@ -123,6 +126,7 @@ class Runtime:
                 web=make_web_client(settings, renew),
                 s3_client=self._s3(),
                 scheduler_client=self._scheduler,
+                ssm_client=self._ssm,
                 _store=self.store,
                 _lock=self.lock,
                 _workspaces={},
@@ -169,6 +173,15 @@ class Runtime:
         the ack path's WebClient (short timeout, no retry sleeps)."""
         from bot.steps.settings import Desk
 
+        s = self.settings
+        deploy_keys = {
+            name
+            for name, key in (
+                ("instacart-api-key", s.instacart_api_key),
+                ("webhook-signing-secret", s.order_webhook_secret),
+            )
+            if key is not None
+        }
         return Desk(
             web=self.ack_web if ack else self.web,
             store=self.ack_settings_store if ack else self.settings_store,
@@ -176,6 +189,10 @@ class Runtime:
             installer=self.installer_of,
             can_schedule=self.weekly_schedules is not None,
             clock=self.clock,
+            secrets=self.ack_workspace_secrets if ack else self.workspace_secrets,
+            deploy_keys=frozenset(deploy_keys),
+            deploy_webhook_url=s.order_webhook_url,
+            pinned=s.order_webhook_pinned_hosts,
         )
 
     def installer_of(self, team_id: str) -> str | None:
@@ -201,6 +218,7 @@ class Runtime:
     @functools.cached_property
     def defaults(self) -> WorkspaceSettings:
         """The settings of a workspace that saved none: the deploy's environment."""
+        from bot.records.order_choice import OrderChoice
         from bot.records.workspace_settings import WorkspaceSettings
 
         s = self.settings
@@ -213,6 +231,11 @@ class Runtime:
             max_reminders=s.max_reminders,
             expire_after=s.expire_after,
             order_delay=s.order_delay,
+            orders=OrderChoice(
+                destination=s.order_destination,
+                instacart_server=s.instacart_server,
+                webhook_url=s.order_webhook_url,
+            ),
         )
 
     @property
@@ -420,25 +443,89 @@ class Runtime:
         )
         return OrderDesk(records, self._destination(), self.clock)
 
+    @property
+    def order_choice(self) -> OrderChoice:
+        """Where this workspace's orders go: its settings' choice, else the deploy's."""
+        saved = self.current.orders
+        if saved is not None:
+            return saved
+        assert self.defaults.orders is not None  # (the defaults always say)
+        return self.defaults.orders
+
     def _destination(self) -> Destination:
-        s = self.settings
-        if s.order_destination == "webhook" and s.order_webhook_secret is not None:
+        s, choice = self.settings, self.order_choice
+        if choice.destination == "webhook":
             from bot.orders.webhook import WebhookDestination
 
+            # The deploy's signing secret signs only for the deploy's own URL: a workspace's
+            # URL is signed with the workspace's secret, or not sent.
+            deploy = s.order_webhook_secret if choice.webhook_url == s.order_webhook_url else None
             return WebhookDestination(
-                s.order_webhook_url,
-                s.order_webhook_secret.get_secret_value(),
+                choice.webhook_url,
+                self._key_of("webhook-signing-secret", deploy),
                 pinned=s.order_webhook_pinned_hosts,
                 ca_file=s.order_webhook_ca_bundle or None,
             )
-        if s.order_destination == "instacart" and s.instacart_api_key is not None:
+        if choice.destination == "instacart":
             from bot.orders.instacart import SERVERS, InstacartDestination
 
-            server = s.instacart_api_url or SERVERS[s.instacart_server]  # type: ignore[index]
-            return InstacartDestination(s.instacart_api_key.get_secret_value(), server)
+            server = s.instacart_api_url or SERVERS[choice.instacart_server]  # type: ignore[index]
+            return InstacartDestination(
+                self._key_of("instacart-api-key", s.instacart_api_key), server
+            )
         from bot.orders.canvas import CanvasDestination
 
         return CanvasDestination(self.web)
+
+    def _key_of(self, name: KeyName, deploy: Secret | None) -> KeyOf:
+        """A destination's key for a workspace, read as its order is placed: the workspace's
+        own (SSM, decrypted), else the deploy's."""
+        secrets = self.workspace_secrets
+
+        def key(team: str) -> str | None:
+            if secrets is not None:
+                from bot.orders.order import DestinationDown
+                from workflow.errors import StoreError
+
+                try:
+                    found = secrets.read(team, name)
+                except StoreError as exc:
+                    log.error("%s", exc)
+                    raise DestinationDown("the workspace's key could not be read just now") from exc
+                if found is not None:
+                    return found
+            return deploy.get_secret_value() if deploy is not None else None
+
+        return key
+
+    @functools.cached_property
+    def workspace_secrets(self) -> WorkspaceSecrets | None:
+        """Every workspace's write-only keys (``bot.records.workspace_secrets``), when
+        WORKSPACE_SECRETS_PATH says where; its SSM client is made on first use."""
+        return self._secrets(self._ssm)
+
+    @functools.cached_property
+    def ack_workspace_secrets(self) -> WorkspaceSecrets | None:
+        """The same, as a settings save's ack stores a key: one attempt, short timeouts."""
+        import boto3
+
+        from workflow.persistence.s3_client import ACK_S3_CONFIG
+
+        return self._secrets(boto3.client("ssm", config=ACK_S3_CONFIG))
+
+    def _secrets(self, ssm: Any) -> WorkspaceSecrets | None:
+        s = self.settings
+        if not s.workspace_secrets_path:
+            return None
+        from bot.records.workspace_secrets import WorkspaceSecrets
+
+        return WorkspaceSecrets(ssm, s.workspace_secrets_path, s.workspace_secrets_key)
+
+    @property
+    def _ssm(self) -> Any:
+        if self.ssm_client is None:
+            self.ssm_client = _LazyClient("ssm")
+        return self.ssm_client
 
     @functools.cached_property
     def workspace_url(self) -> str:

@@ -54,6 +54,8 @@ ENV_NAMES = {
     "instacart_api_key": "INSTACART_API_KEY",
     "instacart_server": "INSTACART_SERVER",
     "instacart_api_url": "INSTACART_API_URL",
+    "workspace_secrets_path": "WORKSPACE_SECRETS_PATH",
+    "workspace_secrets_key": "WORKSPACE_SECRETS_KEY",
     "timer_group": "TIMER_GROUP",
     "timer_target_arn": "TIMER_TARGET_ARN",
     "timer_role_arn": "TIMER_ROLE_ARN",
@@ -131,6 +133,13 @@ def _webhook_url(value: str) -> str:
     parts = urlsplit(value)
     if parts.scheme != "https" or not parts.hostname or "@" in parts.netloc:
         raise ValueError("must be an https:// URL to a host, with no user name or password")
+    return value
+
+
+def _parameter_path(value: str) -> str:
+    """An SSM parameter path (``/weekly-shop/prod/workspaces``): a workspace's keys go under it."""
+    if not re.fullmatch(r"(/[A-Za-z0-9_.-]+){1,8}", value):
+        raise ValueError("must be a path like /weekly-shop/prod/workspaces")
     return value
 
 
@@ -225,6 +234,8 @@ CONVERT: dict[str, Callable[[str], Any]] = {
     "instacart_server": _choice("development", "production"),
     # For the sandbox and the tests only (their Instacart stand-in is on 127.0.0.1).
     "instacart_api_url": _url,
+    "workspace_secrets_path": _parameter_path,
+    "workspace_secrets_key": _text(1, 2048),
     "timer_group": _text(1, 64),
     "timer_target_arn": _text(20, 2048),
     "timer_role_arn": _text(20, 2048),
@@ -275,6 +286,10 @@ class Settings:
     instacart_api_key: Secret | None = None
     instacart_server: str = "development"
     instacart_api_url: str = ""
+    # Where a workspace's own keys are kept (SSM SecureString parameters under this path, under
+    # this KMS key: bot.records.workspace_secrets); without a path, only the deploy's keys above.
+    workspace_secrets_path: str = ""
+    workspace_secrets_key: str = ""
     # Where its EventBridge Scheduler schedules go; without all three, no timers are armed.
     timer_group: str = ""
     timer_target_arn: str = ""

@@ -42,10 +42,12 @@ from .order import (
     DestinationDown,
     DestinationKind,
     DestinationRefused,
+    KeyOf,
     Order,
     OutcomeUnknown,
     Placed,
     backoff,
+    key_of,
 )
 
 InstacartServer = Literal["development", "production"]
@@ -84,14 +86,15 @@ class _NotSent(Exception):
 
 
 class InstacartDestination:
-    """Orders become shopping-list pages, made with one workspace's API key on ``base_url``
-    (:data:`SERVERS`; a local stand-in's in the tests and the sandbox)."""
+    """Orders become shopping-list pages, made with the workspace's API key (``api_key``: one
+    for all, or read per workspace when an order is placed) on ``base_url`` (:data:`SERVERS`;
+    a local stand-in's in the tests and the sandbox)."""
 
     kind: DestinationKind = "instacart"
 
     def __init__(
         self,
-        api_key: str,
+        api_key: str | KeyOf,
         base_url: str = SERVERS["production"],
         *,
         timeout: float = 5.0,
@@ -100,17 +103,22 @@ class InstacartDestination:
         parts = urlsplit(base_url)
         if parts.scheme not in ("https", "http") or not parts.hostname:
             raise ValueError("the Instacart server must be an http(s) URL")
-        self._key, self.base_url = api_key, base_url.rstrip("/")
+        self._key, self.base_url = key_of(api_key), base_url.rstrip("/")
         self.timeout, self.sleep = timeout, sleep
 
     def place(self, order: Order) -> Placed:
+        key = self._key(order.team)
+        if not key:
+            raise DestinationRefused(
+                "no Instacart API key is saved: an admin can enter one in Settings"
+            )
         body = body_of(order)
         unknown = False
         for attempt in range(ATTEMPTS):
             if attempt:
                 self.sleep(backoff(attempt))
             try:
-                status, answer = self._post(body)
+                status, answer = self._post(key, body)
             except _NotSent:
                 continue
             except OSError:  # sent, perhaps made: calling again makes at most a spare page
@@ -142,7 +150,7 @@ class InstacartDestination:
             raise DestinationDown("Instacart answered without a link to the list")
         return found
 
-    def _post(self, body: bytes) -> tuple[int, bytes]:
+    def _post(self, key: str, body: bytes) -> tuple[int, bytes]:
         parts = urlsplit(self.base_url)
         https = parts.scheme == "https"
         kind = http.client.HTTPSConnection if https else http.client.HTTPConnection
@@ -157,7 +165,7 @@ class InstacartDestination:
                 parts.path.rstrip("/") + PATH,
                 body=body,
                 headers={
-                    "Authorization": f"Bearer {self._key}",
+                    "Authorization": f"Bearer {key}",
                     "Accept": "application/json",
                     "Content-Type": "application/json",
                     "User-Agent": "weekly-shop/1",

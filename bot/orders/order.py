@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal, Protocol
@@ -71,6 +72,16 @@ def basket_sha256(lines: tuple[Item, ...]) -> str:
         ensure_ascii=False,
     )
     return hashlib.sha256(body.encode()).hexdigest()
+
+
+# A destination's key (an API key, a signing secret) for a workspace: read when an order is
+# placed, None when there is none. It may raise DestinationDown (the key store is unreachable).
+KeyOf = Callable[[str], str | None]
+
+
+def key_of(key: str | KeyOf) -> KeyOf:
+    """``key`` as a :data:`KeyOf` (a fixed key serves every workspace)."""
+    return key if callable(key) else lambda _team: key
 
 
 def backoff(attempt: int) -> float:

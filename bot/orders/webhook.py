@@ -41,10 +41,12 @@ from .order import (
     DestinationDown,
     DestinationKind,
     DestinationRefused,
+    KeyOf,
     Order,
     OutcomeUnknown,
     Placed,
     backoff,
+    key_of,
 )
 from .safe_url import Resolver, Target, resolve_public, system_resolver
 
@@ -116,7 +118,7 @@ class WebhookDestination:
     def __init__(
         self,
         url: str,
-        secret: str,
+        secret: str | KeyOf,
         *,
         resolver: Resolver = system_resolver,
         pinned: Mapping[str, tuple[str, int]] | None = None,
@@ -125,12 +127,17 @@ class WebhookDestination:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.url, self._secret = url, secret
+        self.url, self._secret = url, key_of(secret)
         self.resolver, self.pinned = resolver, pinned or {}
         self.context = ssl.create_default_context(cafile=ca_file)
         self.timeout, self.sleep, self.clock = timeout, sleep, clock
 
     def place(self, order: Order) -> Placed:
+        secret = self._secret(order.team)
+        if not secret:
+            raise DestinationRefused(
+                "no webhook signing secret is saved: an admin can enter one in Settings"
+            )
         body = body_of(order)
         unknown = False
         for attempt in range(ATTEMPTS):
@@ -140,7 +147,7 @@ class WebhookDestination:
             if isinstance(target, str):
                 raise DestinationRefused(f"the webhook URL {target}")
             try:
-                status = self._post(target, order, body)
+                status = self._post(target, order, body, secret)
             except _NotSent:  # refused, unreachable, TLS failed: nothing delivered
                 continue
             except OSError:  # sent, perhaps received (no answer in time): the same key again
@@ -157,7 +164,7 @@ class WebhookDestination:
             raise OutcomeUnknown("the webhook did not answer in time")
         raise DestinationDown("the webhook could not be reached or kept failing")
 
-    def _post(self, target: Target, order: Order, body: bytes) -> int:
+    def _post(self, target: Target, order: Order, body: bytes, secret: str) -> int:
         now = int(self.clock())
         connection = _PinnedHTTPS(target, self.context, self.timeout)
         try:
@@ -174,7 +181,7 @@ class WebhookDestination:
                     "User-Agent": "weekly-shop-webhook/1",
                     "Idempotency-Key": order.order_id,
                     TIMESTAMP: str(now),
-                    SIGNATURE: signature(self._secret, now, body),
+                    SIGNATURE: signature(secret, now, body),
                 },
             )
             answer = connection.getresponse()

@@ -22,6 +22,7 @@ from workflow.persistence.values import (
 )
 from workflow.shop.household import Household
 
+from .order_choice import OrderChoice
 from .receipts import check_slack_ids
 from .weekly import WeeklyRun
 
@@ -92,6 +93,8 @@ class WorkspaceSettings:
     # The undo window: an approved basket is ordered this many seconds later, unless an approver
     # presses Undo (0: at once; at once too wherever no timers are armed).
     order_delay: int = DEFAULT_ORDER_DELAY
+    # Where approved baskets go; None: where the deploy sends them (saved before schema 3).
+    orders: OrderChoice | None = None
     weekly: WeeklyRun | None = None
     household: Household = field(default_factory=Household)
     admins: tuple[str, ...] = ()
@@ -120,6 +123,8 @@ class WorkspaceSettings:
             raise ValueError("expire_after must be at most 21 days")
         if check_int(self.order_delay, "order_delay", ge=0) > MAX_ORDER_DELAY:
             raise ValueError("order_delay must be at most a day")
+        if self.orders is not None and not isinstance(self.orders, OrderChoice):
+            raise ValueError("orders must be an OrderChoice or None")
         if self.weekly is not None and not isinstance(self.weekly, WeeklyRun):
             raise ValueError("weekly must be a WeeklyRun or None")
         if not isinstance(self.household, Household):
@@ -143,6 +148,7 @@ class WorkspaceSettings:
             "max_reminders": self.max_reminders,
             "expire_after": self.expire_after,
             "order_delay": self.order_delay,
+            "orders": None if self.orders is None else self.orders.to_json(),
             "weekly": None if self.weekly is None else self.weekly.to_json(),
             "household": self.household.to_json(),
             "admins": list(self.admins),
@@ -155,6 +161,8 @@ class WorkspaceSettings:
         values["household"] = Household.from_json(values["household"])
         weekly = values["weekly"]
         values["weekly"] = None if weekly is None else WeeklyRun.from_json(weekly)
+        orders = values["orders"]
+        values["orders"] = None if orders is None else OrderChoice.from_json(orders)
         changes = check_list(values["changes"], "changes", MAX_CHANGES_KEPT)
         values["changes"] = tuple(Change.from_json(c) for c in changes)
         values["approvers"] = tuple(check_list(values["approvers"], "approvers", MAX_APPROVERS))
@@ -171,6 +179,7 @@ FIELDS = (
     "max_reminders",
     "expire_after",
     "order_delay",
+    "orders",
     "weekly",
     "household",
     "admins",

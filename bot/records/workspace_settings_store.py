@@ -51,7 +51,7 @@ from workflow.persistence.store import validate_id
 
 from .workspace_settings import DEFAULT_ORDER_DELAY, WorkspaceSettings
 
-SCHEMA_VERSION = 2  # 2 added order_delay, the undo window
+SCHEMA_VERSION = 3  # 2 added order_delay, the undo window; 3 orders, where orders go
 
 
 def _v1_to_v2(body: dict[str, Any]) -> dict[str, Any]:
@@ -61,9 +61,16 @@ def _v1_to_v2(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "order_delay": DEFAULT_ORDER_DELAY}
 
 
+def _v2_to_v3(body: dict[str, Any]) -> dict[str, Any]:
+    """Saved before a workspace chose where its orders go: where the deploy sends them."""
+    if not isinstance(body, dict) or "orders" in body:
+        raise ValueError("not a version 2 settings document")
+    return {**body, "orders": None}
+
+
 # Older schema versions' bodies to the next version's, oldest first. A function here must take
 # any body its version wrote and raise ValueError otherwise.
-UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
+UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 Problem = Literal["tampered", "newer"]
 

@@ -27,6 +27,7 @@ from bot.records.workspace_settings_store import Loaded
 from workflow.shop.household import MAX_AVOID, MAX_PEOPLE, MAX_STAPLES
 
 from .blocks import escape, plain
+from .order_form import order_line
 from .settings_ids import OPEN_SETTINGS, SETTINGS_MODAL, loading_modal
 
 __all__ = ["OPEN_SETTINGS", "SETTINGS_MODAL", "loading_modal"]
@@ -217,11 +218,19 @@ def field_id(etag: str | None) -> str:
 
 
 def settings_modal(
-    s: WorkspaceSettings, *, timezone: str, etag: str | None, notice: str = ""
+    s: WorkspaceSettings,
+    *,
+    timezone: str,
+    etag: str | None,
+    notice: str = "",
+    orders: list[Block] | None = None,
 ) -> Block:
     """The editable modal; ``etag`` (the document read when it opened, or None) goes back with
-    the submission, for the conditional save."""
+    the submission, for the conditional save. ``orders``: the "Where orders go" section
+    (``bot.slack.order_form``), before who may change these."""
     blocks = settings_blocks(s, timezone)
+    if orders:
+        blocks[-2:-2] = orders
     version = field_id(etag)
     for block in blocks:  # this version of the settings' own inputs (``field_id``)
         if block.get("type") == "input":
@@ -304,6 +313,7 @@ def summary(s: WorkspaceSettings, visible: Callable[[str], bool] = lambda _: Fal
     lines = [
         f"*Approvers:* {approvers}{needed}{own} · up to {s.rounds} baskets a week",
         f"*Reminders:* {reminders} · *expires* {expiry} · *ordered* {undo}",
+        *([order_line(s.orders)] if s.orders is not None else []),
         f"*Weekly basket:* {weekly}",
         f"*Household:* {home}",
         f"*Household admins:* {admins}",

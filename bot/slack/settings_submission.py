@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from bot.records.order_choice import DESTINATIONS, INSTACART_SERVERS, MAX_URL, OrderChoice
 from bot.records.weekly import DAYS, InvalidWeeklyRun, WeeklyRun
 from bot.records.workspace_settings import (
     DAY,
@@ -23,6 +24,7 @@ from bot.records.workspace_settings import (
 )
 from workflow.shop.household import MAX_AVOID, MAX_PEOPLE, MAX_STAPLES, Household
 
+from .order_form import KEY_BLOCKS, MAX_KEY, MIN_API_KEY, MIN_SECRET
 from .settings_form import (
     MAX_EXPIRE_DAYS,
     MAX_ORDER_DELAY_MINUTES,
@@ -152,6 +154,7 @@ def read_settings(values: Any, current: WorkspaceSettings) -> WorkspaceSettings 
     )
     admins = form.users("admins", MAX_ADMINS)
     weekly = _weekly(form)
+    orders = _orders(form, current)
     if form.errors:
         return form.errors
     try:
@@ -164,6 +167,7 @@ def read_settings(values: Any, current: WorkspaceSettings) -> WorkspaceSettings 
             max_reminders=reminders,
             expire_after=expire_after,
             order_delay=order_delay,
+            orders=orders,
             weekly=weekly,
             household=household,
             admins=admins,
@@ -171,6 +175,41 @@ def read_settings(values: Any, current: WorkspaceSettings) -> WorkspaceSettings 
         )
     except ValueError as exc:  # (a forged submission: "not a Slack user ID", say)
         return {"approvers": f"This could not be saved: {str(exc)[:100]}"}
+
+
+def _orders(form: _Form, current: WorkspaceSettings) -> OrderChoice | None:
+    """Where orders go, as submitted (a modal opened before the choice existed: as it was)."""
+    if "destination" not in form.values:
+        return current.orders
+    destination = form.option("destination", list(DESTINATIONS))
+    server = form.option("instacart_server", list(INSTACART_SERVERS))
+    url = form.text("webhook_url", MAX_URL)
+    if url and not url.startswith("https://"):
+        form.errors["webhook_url"] = "An https:// URL."
+    elif destination == "webhook" and not url:
+        form.errors["webhook_url"] = "A webhook needs its https:// URL."
+    if "webhook_url" in form.errors:
+        return None
+    return OrderChoice(destination=destination, instacart_server=server, webhook_url=url)
+
+
+def read_keys(values: Any) -> tuple[dict[str, str], dict[str, str]]:
+    """The keys typed into the modal (by the name they are kept under; an empty input keeps
+    the saved one), and the problems, by block."""
+    form = _Form(values)
+    typed: dict[str, str] = {}
+    for name, block in KEY_BLOCKS.items():
+        if block not in form.values:
+            continue
+        value = form.text(block, MAX_KEY)
+        least = MIN_SECRET if name == "webhook-signing-secret" else MIN_API_KEY
+        if block in form.errors or not value:
+            continue
+        if len(value) < least or any(c.isspace() for c in value) or not value.isprintable():
+            form.errors[block] = f"{least} to {MAX_KEY} characters, with no spaces."
+            continue
+        typed[name] = value
+    return typed, form.errors
 
 
 def _weekly(form: _Form) -> WeeklyRun | None:
@@ -204,6 +243,7 @@ def changed(old: WorkspaceSettings, new: WorkspaceSettings) -> str:
         ("max_reminders", "reminders"),
         ("expire_after", "expiry"),
         ("order_delay", "undo window"),
+        ("orders", "where orders go"),
         ("weekly", "weekly basket"),
         ("household", "household"),
         ("admins", "household admins"),

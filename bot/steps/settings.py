@@ -31,18 +31,23 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as NoAnswer
 from dataclasses import dataclass
 from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot.orders.safe_url import url_problem
+from bot.records.order_choice import OrderChoice
+from bot.records.workspace_secrets import KeyName, WorkspaceSecrets
 from bot.records.workspace_settings import WorkspaceSettings
 from bot.records.workspace_settings_store import S3WorkspaceSettings, SettingsChanged
+from bot.slack.order_form import KEY_BLOCKS, order_blocks
 from bot.slack.settings_form import NEWER, problem_notice, read_only_modal, settings_modal
-from bot.slack.settings_submission import changed, etag_of, read_settings
+from bot.slack.settings_submission import changed, etag_of, read_keys, read_settings
 from workflow.errors import StoreError
 
 log = logging.getLogger(__name__)
@@ -61,6 +66,11 @@ INVITE = "I'm not in that channel: type `/invite @weekly-shop` there, then save 
 NO_SCHEDULER = "This deploy has no scheduler (TIMER_GROUP is unset), so no weekly basket."
 SLACK_DOWN = "I couldn't check that with Slack just now, so nothing was saved. Try again."
 NOT_READ = ":warning: I couldn't check with Slack who you are, so these are shown read-only."
+KEYS_DOWN = "I couldn't store the key just now, so nothing was saved. Try again in a minute."
+NO_KEY = "Enter the key: this workspace has none saved."
+NO_KEYS_KEPT = "This deploy keeps no keys for a workspace (WORKSPACE_SECRETS_PATH is unset)."
+KEY_LABELS = {"instacart-api-key": "Instacart API key", "webhook-signing-secret": "webhook secret"}
+URL_CHECK_SECONDS = 1.5  # resolving the webhook's host, within Slack's 3 s for the save's ack
 MAX_LOOKUPS_AT_ONCE = 8  # users.info calls in parallel while saving (each at most 2 s)
 DEFAULT_TIMEZONE = "UTC"
 
@@ -110,6 +120,25 @@ class Desk:
     installer: Callable[[str], str | None]
     can_schedule: bool
     clock: Callable[[], float] = time.time
+    # The workspaces' write-only keys (None: this deploy keeps none), the keys the deploy has
+    # itself (its webhook secret only for its own URL), and the pinned hosts of the tests.
+    secrets: WorkspaceSecrets | None = None
+    deploy_keys: frozenset[str] = frozenset()
+    deploy_webhook_url: str = ""
+    pinned: Mapping[str, tuple[str, int]] | None = None
+
+    @property
+    def default_orders(self) -> OrderChoice:
+        return self.defaults.orders or OrderChoice()
+
+    def has_key(self, tenant: str, name: KeyName, choice: OrderChoice) -> bool:
+        """Whether ``choice`` has its key ``name`` without one typed now: the deploy's, or
+        one the workspace saved (raises ``StoreError`` when SSM cannot say)."""
+        if name in self.deploy_keys and (
+            name != "webhook-signing-secret" or choice.webhook_url == self.deploy_webhook_url
+        ):
+            return True
+        return self.secrets is not None and self.secrets.saved_at(tenant, name) is not None
 
     def may_change(self, tenant: str, person: Person | None, current: WorkspaceSettings) -> bool:
         if person is None or tenant not in person.teams:
@@ -131,10 +160,23 @@ def show_settings(desk: Desk, tenant: str, user: str, external_id: str) -> None:
         person, notice = None, "\n".join(n for n in (notice, NOT_READ) if n)
     if desk.may_change(tenant, person, current):
         timezone = person.timezone if person is not None else DEFAULT_TIMEZONE
-        view = settings_modal(current, timezone=timezone, etag=loaded.etag, notice=notice)
+        view = settings_modal(
+            current,
+            timezone=timezone,
+            etag=loaded.etag,
+            notice=notice,
+            orders=orders_section(desk, tenant, current),
+        )
     else:
         view = read_only_modal(current, notice)
     desk.web.views_update(external_id=external_id, view=view)
+
+
+def orders_section(desk: Desk, tenant: str, current: WorkspaceSettings) -> list[dict[str, Any]]:
+    """The modal's "Where orders go", with which keys the workspace saved (their metadata,
+    from SSM: nothing is decrypted)."""
+    saved = desk.secrets.saved(tenant) if desk.secrets is not None else None
+    return order_blocks(current.orders or desk.default_orders, saved, desk.deploy_keys)
 
 
 def save_settings(desk: Desk, tenant: str, user: str, view: Any) -> dict[str, Any] | None:
@@ -156,28 +198,39 @@ def save_settings(desk: Desk, tenant: str, user: str, view: Any) -> dict[str, An
             log.warning("a settings save from someone who may not change them: refused")
             return errors({first_block: NOT_ALLOWED})
         wanted = read_settings(state.get("values"), current)
-        if isinstance(wanted, dict):
-            return errors(wanted)
+        typed, bad = read_keys(state.get("values"))
+        if isinstance(wanted, dict) or bad:
+            return errors({**bad, **(wanted if isinstance(wanted, dict) else {})})
         refused = slack_says(desk, tenant, current, wanted)
+        refused.update(orders_say(desk, tenant, current, wanted, typed))
     except SlackApiError as exc:  # missing_scope, ratelimited, a timeout: said, nothing saved
         log.error("a Slack check of the settings failed: %s", exc.response.get("error"))
         return errors({first_block: SLACK_DOWN})
     if refused:
         return errors(refused)
-    what = changed(current, wanted)
+    what = ", ".join(p for p in (changed(current, wanted), *map(KEY_LABELS.get, typed)) if p)
     if not what:
         return None
+    try:  # the keys first: a save that then loses to another admin's keeps the key typed
+        for name, value in typed.items():
+            assert desk.secrets is not None  # (orders_say refused keys a deploy cannot keep)
+            desk.secrets.save(tenant, name, value)  # type: ignore[arg-type]
+    except StoreError as exc:
+        log.error("a workspace key could not be stored: %s", exc)
+        return errors({KEY_BLOCKS[next(iter(typed))]: KEYS_DOWN})
     try:
         desk.store.save(tenant, wanted.saved_by(user, int(desk.clock()), what), opened_on)
     except SettingsChanged:
         newer = desk.store.read(tenant)
         person = Person.of(desk.web, user)
         timezone = person.timezone if person is not None else DEFAULT_TIMEZONE
+        shown = newer.saved or desk.defaults
         view = settings_modal(
-            newer.saved or desk.defaults,
+            shown,
             timezone=timezone,
             etag=newer.etag,
             notice=CHANGED_MEANWHILE,
+            orders=orders_section(desk, tenant, shown),
         )
         return {"response_action": "update", "view": view}
     except StoreError as exc:
@@ -215,6 +268,53 @@ def slack_says(
     elif run is not None and not bot_is_in(desk.web, run.channel):
         found["weekly_channel"] = INVITE
     return found
+
+
+def orders_say(
+    desk: Desk,
+    tenant: str,
+    current: WorkspaceSettings,
+    wanted: WorkspaceSettings,
+    typed: Mapping[str, str],
+) -> dict[str, str]:
+    """What is wrong with where orders would go, by block: a webhook URL that points inside
+    (resolved now; again at every send), a destination with no key, a key this deploy cannot
+    keep. Raises ``StoreError`` when SSM cannot say whether a key is saved."""
+    found: dict[str, str] = {}
+    if typed and desk.secrets is None:
+        return {KEY_BLOCKS[name]: NO_KEYS_KEPT for name in typed}
+    choice = wanted.orders
+    if choice is None:
+        return found
+    before = current.orders or desk.default_orders
+    if choice.destination == "webhook" and choice.webhook_url != before.webhook_url:
+        problem = checked_url(choice.webhook_url, desk.pinned)
+        if problem is not None:
+            found["webhook_url"] = f"This URL {problem}."
+    need: KeyName | None = (
+        "instacart-api-key"
+        if choice.destination == "instacart"
+        else "webhook-signing-secret"
+        if choice.destination == "webhook"
+        else None
+    )
+    if need is not None and need not in typed and not desk.has_key(tenant, need, choice):
+        found[KEY_BLOCKS[need] if desk.secrets is not None else "destination"] = (
+            NO_KEY if desk.secrets is not None else NO_KEYS_KEPT
+        )
+    return found
+
+
+def checked_url(url: str, pinned: Mapping[str, tuple[str, int]] | None) -> str | None:
+    """:func:`~bot.orders.safe_url.url_problem`, its DNS lookup given at most
+    ``URL_CHECK_SECONDS``: a host that does not resolve in time is not one to save."""
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        return pool.submit(url_problem, url, pinned=pinned).result(timeout=URL_CHECK_SECONDS)
+    except NoAnswer:
+        return "could not be checked: its host did not resolve in time"
+    finally:
+        pool.shutdown(wait=False)
 
 
 def bot_is_in(web: WebClient, channel: str) -> bool:

@@ -12,6 +12,8 @@ Slack also says it) delete, for that workspace only:
     <history prefix><team>/...  its outcome records
     <settings prefix><team>/... its settings (``bot.records.workspace_settings_store``)
     <orders prefix><team>/...   its order records (``bot.records.orders``)
+    its keys                    its Instacart API key and webhook signing secret, SSM parameters
+                                under WORKSPACE_SECRETS_PATH (``bot.records.workspace_secrets``)
 
 Objects are listed under the workspace's own prefixes and removed with ``DeleteObjects``, 1,000
 at a time. A delivery that runs twice (Slack's retry of the event, Lambda's retry of its lazy run,
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
     from bot.records.receipts import Receipts
     from bot.records.timers import Timers
     from bot.records.weekly import WeeklySchedules
+    from bot.records.workspace_secrets import WorkspaceSecrets
     from bot.records.workspace_settings_store import S3WorkspaceSettings
     from bot.settings import Settings
     from bot.slack.installs import ByWorkspace
@@ -67,6 +70,9 @@ class Runtime(Protocol):
 
     @property
     def weekly_schedules(self) -> WeeklySchedules | None: ...
+
+    @property
+    def workspace_secrets(self) -> WorkspaceSecrets | None: ...
 
     def s3(self) -> Any: ...
 
@@ -137,6 +143,8 @@ def forget_workspace(rt: Runtime, team_id: str, said_at: float | None = None) ->
     folder = workspace_folder(settings_prefix(s.checkpoint_prefix), team_id)
     settings = delete_under(s3, s.checkpoint_bucket, folder, before)
     rt.settings_store.forget(team_id)
+    secrets = rt.workspace_secrets
+    keys_deleted = secrets.forget(team_id, before) if secrets is not None else 0
     if rt.oauth is not None and since is None:
         flow, by_workspace = rt.oauth
         store = flow.settings.installation_store
@@ -150,6 +158,7 @@ def forget_workspace(rt: Runtime, team_id: str, said_at: float | None = None) ->
         "outcomes": history,
         "orders": orders,
         "settings": settings,
+        "keys": keys_deleted,
     }
     log.info("workspace %s forgotten: %s", team_id, counts)
     return counts

@@ -125,6 +125,7 @@ def _cp(store: InMemoryCheckpointStore, sid: str) -> SessionCheckpoints:
 def settings_document(target: Path, commit: str) -> None:
     """A workspace's settings document as this code saves it (``settings-v<n>/``), signed with
     the settings key a deploy with :data:`KEY` derives, with what a test needs to read it."""
+    from bot.records.order_choice import OrderChoice
     from bot.records.weekly import WeeklyRun
     from bot.records.workspace_settings import WorkspaceSettings
     from bot.records.workspace_settings_store import SCHEMA_VERSION, encode
@@ -149,6 +150,7 @@ def settings_document(target: Path, commit: str) -> None:
         max_reminders=3,
         expire_after=5 * 86400,
         order_delay=5 * 60,  # schema 2 on: the undo window
+        orders=OrderChoice(destination="instacart", instacart_server="production"),  # 3 on
         weekly=WeeklyRun("C0WEEKLY", "sat", "09:30", "Europe/London", "dinners for four"),
         household=HOUSEHOLD,
         admins=("U0ERIN",),

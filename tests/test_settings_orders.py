@@ -1,0 +1,246 @@
+"""Where a workspace's orders go, chosen in its Settings (issue 22): the destination, Instacart's
+server, the webhook's URL, and the write-only keys (an Instacart API key, a webhook signing
+secret) kept as SSM SecureString parameters under the stack's KMS key.
+
+Through the real handler, moto (S3, SSM, KMS under ``mock_aws``), the fake Web API, the local
+Instacart stand-in and the HTTPS webhook receiver. SSM facts written into the fakes' use:
+``PutParameter`` with ``Type=SecureString`` and ``KeyId`` encrypts under that KMS key, and
+``GetParameter`` without ``WithDecryption`` answers the ciphertext (moto writes it as
+``kms:<key>:<value>``, naming the key it was encrypted under).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+
+from bot.sandbox.instacart_api import FakeInstacart
+from bot.sandbox.slack_events import event_callback
+from bot.sandbox.webhook_receiver import WebhookReceiver
+from bot.sandbox.world import CHANNEL
+from bot.slack.order_form import NO_KEYS_HERE
+from bot.steps.settings import NO_KEY, NO_KEYS_KEPT
+from tests.bot_kit import SECRET, World, objects, start_basket
+from tests.settings_kit import open_settings, option, save, text
+
+TENANT = "T0TEAM"
+PATH = "/weekly-shop/test/workspaces"
+KEY = "ic-dev-0123456789abcdef"
+PARAMETER = f"{PATH}/{TENANT}/instacart-api-key"
+
+
+@pytest.fixture
+def carol(world: World) -> World:
+    world.slack.set_person("U0CAROL", is_admin=True, tz="Europe/London")
+    return world
+
+
+@pytest.fixture
+def kms_key(carol: World) -> str:
+    """The stack's key for the workspaces' keys (moto's KMS), and the bot told where they go."""
+    arn = str(boto3.client("kms").create_key(Description="weekly-shop keys")["KeyMetadata"]["Arn"])
+    carol.boot(WORKSPACE_SECRETS_PATH=PATH, WORKSPACE_SECRETS_KEY=arn)
+    return arn
+
+
+@pytest.fixture
+def instacart(carol: World) -> Iterator[FakeInstacart]:
+    with FakeInstacart(api_key=KEY) as running:
+        carol.boot(INSTACART_API_URL=running.url)
+        yield running
+
+
+def inputs(view: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {b["block_id"]: b for b in view["blocks"] if b["type"] == "input"}
+
+
+def ssm() -> Any:
+    return boto3.client("ssm")
+
+
+def order_reply(world: World, basket: dict[str, Any]) -> dict[str, Any]:
+    (reply,) = [r for r in world.slack.thread(CHANNEL, basket["ts"]) if "rder" in r["text"]]
+    return reply
+
+
+def everything_in(s3: Any, bucket: str) -> str:
+    return "".join(
+        s3.get_object(Bucket=bucket, Key=key)["Body"].read().decode(errors="replace")
+        for key in objects(s3, bucket)
+    )
+
+
+def test_an_admin_chooses_instacart_and_its_key_is_kept_write_only(
+    carol: World,
+    kms_key: str,
+    instacart: FakeInstacart,
+    s3: Any,
+    bucket: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The key goes to one SecureString parameter under the stack's key; no S3 object, log line
+    or modal ever holds it again; the next approve makes the page with it."""
+    caplog.set_level(logging.DEBUG)
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    fields = inputs(form)
+    assert "initial_value" not in fields["instacart_key"]["element"]
+    assert fields["instacart_key"]["hint"]["text"].startswith("None saved yet.")
+    answer = save(
+        carol,
+        "U0CAROL",
+        form,
+        destination=option("instacart"),
+        instacart_key=text(KEY),
+    )
+    assert answer == {}
+    found = ssm().get_parameter(Name=PARAMETER)["Parameter"]
+    assert found["Type"] == "SecureString"
+    assert found["Value"].startswith(f"kms:{kms_key}:")  # encrypted under the stack's key
+    assert ssm().get_parameter(Name=PARAMETER, WithDecryption=True)["Parameter"]["Value"] == KEY
+    again = open_settings(carol, "U0CAROL")
+    assert again is not None and KEY not in json.dumps(again)
+    assert inputs(again)["instacart_key"]["hint"]["text"].startswith("A key is saved (since ")
+    assert inputs(again)["destination"]["element"]["initial_option"]["value"] == "instacart"
+    basket = start_basket(carol)
+    carol.click(basket, "approve_basket", user="U0BOB")
+    carol.run_lazies()
+    assert order_reply(carol, basket)["text"] == "Ordered 10 items."
+    assert len(instacart.lists) == 1  # the stand-in took the workspace's Bearer key
+    assert KEY not in everything_in(s3, bucket)
+    assert KEY not in caplog.text
+    home = json.dumps((carol.open_home("U0ALICE") or {}).get("blocks", []))
+    assert "an Instacart shopping-list page (development)" in home
+    assert "Instacart API key" in home  # the change log says a key was set, never which
+
+
+def test_instacart_without_any_key_is_refused_in_the_modal_and_nothing_is_saved(
+    carol: World, kms_key: str, s3: Any, bucket: str
+) -> None:
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    answer = save(carol, "U0CAROL", form, destination=option("instacart"))
+    assert answer == {"response_action": "errors", "errors": {"instacart_key": NO_KEY}}
+    assert objects(s3, bucket) == [] or all("settings" not in k for k in objects(s3, bucket))
+    with pytest.raises(ssm().exceptions.ParameterNotFound):
+        ssm().get_parameter(Name=PARAMETER)
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("http://hooks.example.com/x", "An https:// URL."),
+        ("https://169.254.169.254/latest/meta-data/", "This URL must not point at an internal"),
+        ("https://127.0.0.1:8443/hook", "This URL must not point at an internal"),
+        ("https://user:pass@hooks.example.com/x", "This URL must be a URL without a user name"),
+        ("https://[fd00:ec2::254]/x", "This URL must not point at an internal"),
+    ],
+)
+def test_a_webhook_url_that_points_inside_is_refused_at_save(
+    carol: World, kms_key: str, s3: Any, bucket: str, url: str, said: str
+) -> None:
+    """Server-side request forgery, refused where it is typed: not https, the metadata
+    address (IPv4 and IPv6), loopback, user info; nothing is saved, no key stored."""
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    answer = save(
+        carol,
+        "U0CAROL",
+        form,
+        destination=option("webhook"),
+        webhook_url=text(url),
+        webhook_secret=text("s" * 32),
+    )
+    assert answer["response_action"] == "errors"
+    assert answer["errors"]["webhook_url"].startswith(said)
+    assert not any("settings" in k for k in objects(s3, bucket))
+    with pytest.raises(ssm().exceptions.ParameterNotFound):
+        ssm().get_parameter(Name=f"{PATH}/{TENANT}/webhook-signing-secret")
+
+
+@pytest.mark.parametrize(
+    ("block", "typed"),
+    [
+        ("instacart_key", "short"),
+        ("instacart_key", "has a space in it"),
+        ("webhook_secret", "fifteen-chars.."),
+        ("instacart_key", "x" * 513),
+    ],
+)
+def test_a_bad_key_is_answered_under_its_input(
+    carol: World, kms_key: str, block: str, typed: str
+) -> None:
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    answer = save(carol, "U0CAROL", form, **{block: text(typed)})
+    assert answer["response_action"] == "errors" and set(answer["errors"]) == {block}
+
+
+def test_a_workspace_webhook_is_signed_with_the_workspace_secret(
+    carol: World, kms_key: str
+) -> None:
+    """The receiver knows only the secret typed in Settings; the delivery verifies with it."""
+    with WebhookReceiver(secret="the-household-own-secret-42") as receiver:
+        carol.boot(**receiver.env)  # (its host pinned to 127.0.0.1, its CA trusted)
+        form = open_settings(carol, "U0CAROL")
+        assert form is not None
+        answer = save(
+            carol,
+            "U0CAROL",
+            form,
+            destination=option("webhook"),
+            webhook_url=text(receiver.url),
+            webhook_secret=text(receiver.secret),
+        )
+        assert answer == {}
+        basket = start_basket(carol)
+        carol.click(basket, "approve_basket", user="U0BOB")
+        carol.run_lazies()
+        assert order_reply(carol, basket)["text"] == "Ordered 10 items."
+        assert sum(receiver.counts().values()) == 1 and receiver.refused == 0
+
+
+def test_the_deploy_webhook_secret_never_signs_for_a_workspace_url(carol: World) -> None:
+    """A deploy's ORDER_WEBHOOK_SECRET is for ORDER_WEBHOOK_URL only: choosing another URL
+    without a secret of the workspace's own is refused (here, a deploy that keeps none)."""
+    with WebhookReceiver() as receiver:
+        carol.boot(
+            ORDER_DESTINATION="webhook",
+            ORDER_WEBHOOK_URL=receiver.url,
+            ORDER_WEBHOOK_SECRET=receiver.secret,
+            **receiver.env,
+        )
+        form = open_settings(carol, "U0CAROL")
+        assert form is not None
+        assert "instacart_key" not in inputs(form)  # no keys kept: nothing to type
+        assert NO_KEYS_HERE in json.dumps(form["blocks"])
+        assert inputs(form)["webhook_url"]["element"]["initial_value"] == receiver.url
+        other = receiver.url.replace("/weekly-shop/orders", "/elsewhere")
+        answer = save(carol, "U0CAROL", form, webhook_url=text(other))
+        assert answer["errors"] == {"destination": NO_KEYS_KEPT}
+        assert save(carol, "U0CAROL", form, rounds=option("2")) == {}  # its own URL: fine
+
+
+def test_removing_the_app_deletes_the_workspace_keys(carol: World, kms_key: str) -> None:
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    assert (
+        save(
+            carol,
+            "U0CAROL",
+            form,
+            instacart_key=text(KEY),
+            webhook_secret=text("w" * 24),
+        )
+        == {}
+    )
+    names = [f"{PATH}/{TENANT}/instacart-api-key", f"{PATH}/{TENANT}/webhook-signing-secret"]
+    assert len(ssm().get_parameters(Names=names)["Parameters"]) == 2
+    carol.send(event_callback(SECRET, {"type": "app_uninstalled"}, team_id=TENANT))
+    carol.run_lazies()
+    assert ssm().get_parameters(Names=names)["Parameters"] == []
