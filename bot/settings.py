@@ -307,15 +307,18 @@ class Settings:
             raise SettingsError("SLACK_BOT_TOKEN is not set")
         if self.multi_workspace and self.shop_channel and not self.shop_team:
             raise SettingsError("SHOP_TEAM is not set: with many workspaces, SHOP_CHANNEL needs it")
-        webhook = self.order_webhook_url and self.order_webhook_secret is not None
+        # A destination's key is the deploy's, or (WORKSPACE_SECRETS_PATH) each workspace's own.
+        keys = bool(self.workspace_secrets_path)
+        webhook = self.order_webhook_url and (keys or self.order_webhook_secret is not None)
         if self.order_destination == "webhook" and not webhook:
             raise SettingsError(
                 "ORDER_WEBHOOK_URL and ORDER_WEBHOOK_SECRET are not set: ORDER_DESTINATION=webhook "
-                "needs both"
+                "needs both (or the URL and WORKSPACE_SECRETS_PATH)"
             )
-        if self.order_destination == "instacart" and self.instacart_api_key is None:
+        if self.order_destination == "instacart" and not (keys or self.instacart_api_key):
             raise SettingsError(
-                "INSTACART_API_KEY is not set: ORDER_DESTINATION=instacart needs it"
+                "INSTACART_API_KEY is not set: ORDER_DESTINATION=instacart needs it (or "
+                "WORKSPACE_SECRETS_PATH, for each workspace's own)"
             )
         if self.approver_ids and self.approvals_needed > len(self.approver_ids):
             raise SettingsError(

@@ -67,6 +67,9 @@ CONFIG_VARIABLES = (
     "SECRETS_REVISION",
     "WORKSPACES",
     "SHOP_TEAM",
+    "ORDER_DESTINATION",
+    "INSTACART_SERVER",
+    "ORDER_WEBHOOK_URL",
 )
 PACKAGE_TIMEOUT = 600
 
@@ -272,6 +275,11 @@ def test_environment_defaults(packaged: Packaged) -> None:
     assert (variables["REMIND_AFTER"], variables["MAX_REMINDERS"]) == ("6h", "2")
     assert variables["EXPIRE_AFTER"] == "72h"
     assert variables["ORDER_DELAY"] == "2m"  # the undo window
+    assert variables["ORDER_DESTINATION"] == "canvas"
+    assert variables["INSTACART_SERVER"] == "development"
+    assert variables["ORDER_WEBHOOK_URL"] == ""
+    assert variables["WORKSPACE_SECRETS_PATH"] == f"/weekly-shop/{STAGE}/workspaces"
+    assert variables["WORKSPACE_SECRETS_KEY"] == {"Fn::GetAtt": ["WorkspaceKeysKey", "Arn"]}
     assert variables["TIMER_GROUP"] == {"Ref": "BasketTimerGroup"}
     assert variables["TIMER_TARGET_ARN"] == {"Fn::Sub": FUNCTION_ARN}
     assert variables["TIMER_ROLE_ARN"] == {"Fn::GetAtt": ["BasketTimerRole", "Arn"]}
@@ -370,10 +378,46 @@ def test_no_wildcard_resources_or_actions(packaged: Packaged) -> None:
         "scheduler:UpdateSchedule",  # a workspace's weekly run (bot/records/weekly.py)
         "scheduler:GetSchedule",
         "iam:PassRole",  # ...invoking the function through BasketTimerRole
+        "ssm:GetParameter",  # a workspace's keys (bot/records/workspace_secrets.py)
+        "ssm:PutParameter",
+        "ssm:DeleteParameters",
         "logs:CreateLogStream",  # the framework's own, for the function's log group
         "logs:CreateLogGroup",
         "logs:TagResource",
         "logs:PutLogEvents",
+    }
+
+
+def test_workspace_keys_are_read_written_and_deleted_under_their_path_only(
+    packaged: Packaged,
+) -> None:
+    """SSM: Get/Put/DeleteParameters on the workspaces' path, no listing; the KMS key they are
+    encrypted with lets the account administer it and only this role use it, only via SSM and
+    only for those parameters (the aws/ssm key would let every principal of the account
+    decrypt: docs.aws.amazon.com, "Restricting decryption of SecureString parameter values")."""
+    path = "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter" + (
+        f"/weekly-shop/{STAGE}/workspaces/*"
+    )
+    [statement] = [s for s in packaged.statements if "ssm:GetParameter" in _as_list(s["Action"])]
+    assert set(_as_list(statement["Action"])) == {
+        "ssm:GetParameter",
+        "ssm:PutParameter",
+        "ssm:DeleteParameters",
+    }
+    assert _as_list(statement["Resource"]) == [{"Fn::Sub": path}]
+    assert not [s for s in packaged.statements if any("kms:" in a for a in _as_list(s["Action"]))]
+    key = packaged.template["Resources"]["WorkspaceKeysKey"]["Properties"]
+    assert key["EnableKeyRotation"] is True
+    admin, use = key["KeyPolicy"]["Statement"]
+    assert not {"kms:Decrypt", "kms:Encrypt", "kms:*"} & set(admin["Action"])
+    assert "GenerateDataKey" not in json.dumps(admin["Action"])
+    assert use["Principal"] == {"AWS": {"Fn::GetAtt": ["IamRoleLambdaExecution", "Arn"]}}
+    assert set(use["Action"]) == {"kms:Encrypt", "kms:Decrypt", "kms:GenerateDataKey"}
+    assert use["Condition"]["StringEquals"] == {
+        "kms:ViaService": {"Fn::Sub": "ssm.${AWS::Region}.amazonaws.com"}
+    }
+    assert use["Condition"]["StringLike"] == {
+        "kms:EncryptionContext:PARAMETER_ARN": {"Fn::Sub": path}
     }
 
 
