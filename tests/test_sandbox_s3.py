@@ -12,6 +12,7 @@ like every other stand-in, and has no ``/moto-api/``.
 from __future__ import annotations
 
 import socket
+import ssl
 import time
 import urllib.error
 import urllib.request
@@ -198,8 +199,11 @@ def test_the_running_sandbox_survives_a_port_scan_and_every_attack() -> None:
         call(sandbox, "/ui/command", {"user": "U0ALICE", "text": "/shop fish on Friday"})
         wait_for(lambda: "Basket 1 of 3" in headers(state(sandbox, "U0BOB")["messages"]))
         ports = [p for _, p in listening_sockets(sandbox.process.pid) if p != sandbox.port]
-        assert len(ports) >= 3  # Slack, Lambda, and S3 with Scheduler
-        for port in ports:
+        assert len(ports) >= 5  # Slack, Lambda, S3 with Scheduler and SSM, Instacart, webhook
+        tls = [p for p in ports if speaks_tls(p)]
+        assert len(tls) == 1  # the household's webhook receiver: a browser cannot even connect
+        assert not trusted_by_default(tls[0])
+        for port in set(ports) - set(tls):
             for extra in BROWSER:
                 got = attacks(f"http://127.0.0.1:{port}", extra)
                 assert all(code >= 400 for code in got.values()), (port, str(got))  # 501: no PUT
@@ -214,6 +218,29 @@ def test_the_running_sandbox_survives_a_port_scan_and_every_attack() -> None:
         )
         replies = lambda: replies_to(sandbox, basket["ts"])  # noqa: E731
         assert wait_for(lambda: [r for r in replies() if r.startswith("Ordered")])
+
+
+def speaks_tls(port: int) -> bool:
+    """Whether 127.0.0.1:``port`` completes a TLS handshake (any certificate)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+            context.wrap_socket(conn).close()
+    except (ssl.SSLError, OSError):
+        return False
+    return True
+
+
+def trusted_by_default(port: int) -> bool:
+    """Whether the system's CAs (a browser's) trust the certificate on 127.0.0.1:``port``: the
+    webhook receiver's is from a CA made for one run, which nothing but the bot trusts."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+            ssl.create_default_context().wrap_socket(conn, server_hostname="127.0.0.1").close()
+    except ssl.SSLCertVerificationError:
+        return False
+    return True
 
 
 def raw(root: str, request: bytes) -> bytes:

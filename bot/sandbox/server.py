@@ -64,6 +64,13 @@ def configure_bot(sandbox: Sandbox, s3_url: str) -> str:
         # The undo window: off unless asked for (ORDER_DELAY=2m make run), when an approved
         # basket shows Undo and the Timers panel fires its order at once.
         ORDER_DELAY=os.environ.get("ORDER_DELAY") or "0",
+        # Where orders go: a canvas unless Settings choose Instacart (the stand-in) or the
+        # webhook (the receiver on 127.0.0.1, its host pinned, its per-run CA trusted); the keys
+        # typed in Settings are SSM parameters in the same moto server.
+        INSTACART_API_URL=sandbox.instacart.url,
+        WORKSPACE_SECRETS_PATH="/weekly-shop/sandbox/workspaces",
+        AWS_ENDPOINT_URL_SSM=s3_url,
+        **sandbox.webhook.env,
         AWS_ACCESS_KEY_ID=sandbox.access_key_id,
         AWS_SECRET_ACCESS_KEY=sandbox.secret_access_key,
         AWS_DEFAULT_REGION="us-east-1",
@@ -96,6 +103,8 @@ async def serve(port: int, ready: asyncio.Event | None = None, many: bool = Fals
     moto = MotoStandIn(sandbox.access_key_id, sandbox.secret_access_key).start()
     sandbox.slack.start()
     sandbox.lam.start()
+    sandbox.instacart.start()
+    sandbox.webhook.start()
     sandbox.banner = configure_bot(sandbox, moto.root)
     try:
         from bot.handler import cold_start
@@ -116,6 +125,12 @@ async def serve(port: int, ready: asyncio.Event | None = None, many: bool = Fals
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         print(f"Weekly-shop sandbox at http://127.0.0.1:{bound}/  ({sandbox.banner})", flush=True)
+        print(
+            "Orders (Carol's Home tab, Settings, Where orders go): Instacart's stand-in takes "
+            f"the API key {sandbox.instacart.api_key}; the webhook receiver is "
+            f"{sandbox.webhook.url} with the signing secret {sandbox.webhook.secret}.",
+            flush=True,
+        )
         print("Press Ctrl-C to stop.", flush=True)
         if ready is not None:
             ready.set()
@@ -127,6 +142,8 @@ async def serve(port: int, ready: asyncio.Event | None = None, many: bool = Fals
         sandbox.pool.shutdown(wait=False, cancel_futures=True)
         sandbox.slack.stop()
         sandbox.lam.stop()
+        sandbox.instacart.stop()
+        sandbox.webhook.stop()
         moto.stop()
 
 

@@ -13,11 +13,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .aws_events import lambda_context
+from .instacart_api import FakeInstacart
 from .lambda_api import FakeLambda, Invocation
 from .lambda_async import invoke_async
 from .moto_server import new_credentials
 from .slack_api import FakeSlack
 from .slack_workspace import SlackWorkspace
+from .webhook_receiver import WebhookReceiver
 
 PEOPLE = {"U0ALICE": "Alice", "U0BOB": "Bob", "U0CAROL": "Carol"}
 
@@ -74,6 +76,10 @@ class Sandbox:
             garden.add_channel(ALLOTMENT, "allotment", members=PEOPLE)
             garden.set_person("U0CAROL", is_admin=True, tz="Europe/Paris")
         self.lam = FakeLambda(on_invoke=self._lazy, access_key_id=self.access_key_id)
+        # Where orders can go besides a canvas, chosen in Settings: Instacart's stand-in (its
+        # key is printed at start) and a household's webhook receiver (its URL and secret too).
+        self.instacart = FakeInstacart(api_key=f"sandbox-instacart-{secrets.token_hex(8)}")
+        self.webhook = WebhookReceiver(secret=f"sandbox-webhook-{secrets.token_hex(12)}")
         # (team, user) -> the Add to Slack waiting on Slack's authorize page (``install_page``)
         self.authorizing: dict[tuple[str, str], dict[str, str]] = {}
         self.channel = CHANNEL
