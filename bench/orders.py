@@ -1,5 +1,5 @@
-"""What placing one order costs, per destination (a Slack canvas, a signed webhook): requests
-and time (issue 22).
+"""What placing one order costs, per destination (a Slack canvas, an Instacart shopping-list
+page, a signed webhook): requests and time (issue 22).
 
 Each order is placed through the bot's own :class:`~bot.orders.place.OrderDesk` (the order record
 created ``placing`` with ``If-None-Match``, the destination called, the record replaced
@@ -23,7 +23,7 @@ from typing import Any
 from bench.common import Loopback, describe_ops, loopback
 from bench.table import Row, ratio, render
 
-N = 20
+N = 40
 CHANNEL = "C0ORDERS"
 
 
@@ -167,8 +167,77 @@ def webhook_rows(lb: Loopback) -> list[Row]:
     ]
 
 
+def instacart_rows(lb: Loopback) -> list[Row]:
+    """The same for an Instacart page, against the local stand-in, with the workspace's key read
+    from SSM (the run's moto server) as each order is placed: ours through the desk (record, the
+    key, POST, record); the baseline the same PUTs, GetParameter and POST made raw."""
+    import http.client
+
+    import boto3
+
+    from bot.orders.instacart import PATH, InstacartDestination, body_of
+    from bot.orders.place import OrderDesk
+    from bot.records.orders import S3Orders, orders_prefix
+    from bot.records.workspace_secrets import WorkspaceSecrets
+    from bot.sandbox.instacart_api import FakeInstacart
+
+    ssm = boto3.client("ssm")
+    calls: list[str] = []
+    ssm.meta.events.register("before-send.ssm.*", lambda **kw: calls.append(kw["event_name"]))
+    secrets = WorkspaceSecrets(ssm, "/weekly-shop/bench/workspaces")
+    with FakeInstacart(api_key="bench-instacart-key-0123") as fake:
+        secrets.save("T0TEAM", "instacart-api-key", fake.api_key)
+        page = InstacartDestination(lambda team: secrets.read(team, "instacart-api-key"), fake.url)
+        records = S3Orders(lb.bucket, orders_prefix("weekly-shop/"), lb.s3, b"k" * 32)
+        desk = OrderDesk(records, page)
+        port = int(fake.url.rsplit(":", 1)[1])
+
+        def ours() -> None:
+            record = desk.place(_order("T0TEAM"))
+            if record.state != "placed":
+                raise RuntimeError(f"the Instacart order was not placed: {record.reason}")
+
+        def alone() -> None:  # the POST alone
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            headers = {
+                "Authorization": f"Bearer {fake.api_key}",
+                "Content-Type": "application/json",
+            }
+            connection.request("POST", PATH, body=body_of(_order("T0TEAM")), headers=headers)
+            connection.getresponse().read()
+            connection.close()
+
+        def raw() -> None:
+            key = f"bench-raw-orders/{uuid.uuid4().hex}"
+            put = lb.s3.put_object(Bucket=lb.bucket, Key=key, Body=b"{}" * 300, IfNoneMatch="*")
+            ssm.get_parameter(Name=secrets.name("T0TEAM", "instacart-api-key"), WithDecryption=True)
+            alone()
+            lb.s3.put_object(Bucket=lb.bucket, Key=key, Body=b"{}" * 300, IfMatch=put["ETag"])
+
+        lb.counter.take()
+        made, calls[:] = len(fake.lists), []
+        ours()
+        s3_calls, ssm_calls, posts = lb.counter.take(), len(calls), len(fake.lists) - made
+        o, r, a = _median_ms(ours, N), _median_ms(raw, N), _median_ms(alone, N)
+    return [
+        Row(
+            "requests per order, Instacart page",
+            f"{sum(s3_calls.values())} S3 + {ssm_calls} SSM + {posts} POST",
+            f"{describe_ops(s3_calls)}; GetParameter (the workspace's key, decrypted)",
+            target="2 S3 + 1 SSM + 1 POST",
+            ok=sum(s3_calls.values()) == 2 and ssm_calls == 1 and posts == 1,
+        ),
+        Row(
+            f"time per order, Instacart page, median of {N}",
+            f"{o:.1f} ms",
+            f"the same requests raw: {r:.1f} ms (the POST alone: {a:.1f} ms)",
+            ratio(o, r),
+        ),
+    ]
+
+
 def measure(lb: Loopback) -> list[Row]:
-    return canvas_rows(lb) + webhook_rows(lb)
+    return canvas_rows(lb) + instacart_rows(lb) + webhook_rows(lb)
 
 
 def main() -> None:

@@ -98,6 +98,9 @@ def test_an_approved_basket_becomes_one_instacart_page_linked_from_the_thread(
     world.click(basket, "approve_basket", user="U0CAROL")  # a late click: no second page
     world.run_lazies()
     assert len(instacart.lists) == 1
+    home = (world.open_home("U0ALICE") or {}).get("blocks", [])  # the past order: its page
+    opened = [e for b in home for e in b.get("elements") or [] if e.get("url") == link["url"]]
+    assert [e["text"]["text"] for e in opened] == ["Open in Instacart"]
 
 
 def test_a_wrong_instacart_key_is_said_with_retry_and_nothing_is_made(
