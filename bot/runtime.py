@@ -51,8 +51,9 @@ if TYPE_CHECKING:
 class _LazyClient:
     """A boto3 client made on its first call (a cold start that never needs it never pays)."""
 
-    def __init__(self, service: str) -> None:
+    def __init__(self, service: str, config: Any = None) -> None:
         self.service = service
+        self.config = config
         self._client: Any = None
 
     def __getattr__(self, name: str) -> Any:
@@ -60,8 +61,8 @@ class _LazyClient:
             import boto3
             from botocore.config import Config
 
-            retries = Config(retries={"mode": "standard", "max_attempts": 5})
-            self._client = boto3.client(self.service, config=retries)
+            config = self.config or Config(retries={"mode": "standard", "max_attempts": 5})
+            self._client = boto3.client(self.service, config=config)
         return getattr(self._client, name)
 
 
@@ -506,12 +507,11 @@ class Runtime:
 
     @functools.cached_property
     def ack_workspace_secrets(self) -> WorkspaceSecrets | None:
-        """The same, as a settings save's ack stores a key: one attempt, short timeouts."""
-        import boto3
-
+        """The same, as a settings save's ack stores a key: one attempt, short timeouts (its
+        client made only if the save needs SSM)."""
         from workflow.persistence.s3_client import ACK_S3_CONFIG
 
-        return self._secrets(boto3.client("ssm", config=ACK_S3_CONFIG))
+        return self._secrets(_LazyClient("ssm", ACK_S3_CONFIG))
 
     def _secrets(self, ssm: Any) -> WorkspaceSecrets | None:
         s = self.settings
