@@ -42,6 +42,9 @@ ORDER_VARIABLES = (
     "INSTACART_API_KEY",
     "INSTACART_SERVER",
     "INSTACART_API_URL",
+    "WORKSPACE_SECRETS_PATH",
+    "WORKSPACE_SECRETS_KEY",
+    "AWS_ENDPOINT_URL_SSM",
 )
 
 
@@ -54,7 +57,12 @@ def order_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fake credentials, and no endpoint override: with one set, mock_aws would not intercept."""
-    for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL_SCHEDULER"):
+    for name in (
+        "AWS_ENDPOINT_URL",
+        "AWS_ENDPOINT_URL_S3",
+        "AWS_ENDPOINT_URL_SCHEDULER",
+        "AWS_ENDPOINT_URL_SSM",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")

@@ -599,6 +599,11 @@ def test_the_sandbox_clears_the_weekly_schedule(monkeypatch: pytest.MonkeyPatch)
         "TIMER_GROUP",
         "TIMER_TARGET_ARN",
         "TIMER_ROLE_ARN",
+        "AWS_ENDPOINT_URL_SSM",
+        "WORKSPACE_SECRETS_PATH",
+        "INSTACART_API_URL",
+        "ORDER_WEBHOOK_PINNED_HOSTS",
+        "ORDER_WEBHOOK_CA_BUNDLE",
     ):
         monkeypatch.setenv(name, "")  # configure_bot sets them; restored after the test
 
