@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from bot.sandbox.anthropic_api import prompt_of, week_of
 from bot.steps.rules import LAST_BASKET
 from tests.bot_kit import (
     CHANNEL,
@@ -82,11 +83,12 @@ def test_a_revision_is_asked_with_the_weeks_request_and_every_change_so_far(worl
     change(world, world.baskets()[-1], "we're away Friday")
     change(world, world.baskets()[-1], "we still have rice")
 
-    first, second, third = (r["messages"][-1]["content"] for r in world.claude.requests)
-    assert first == "tacos on Friday, risotto on Sunday"
-    assert "The week's request was:\ntacos on Friday, risotto on Sunday" in second
+    weeks = {week_of(r) for r in world.claude.requests}  # the end of the cached prefix
+    assert weeks == {"tacos on Friday, risotto on Sunday"}
+    first, second, third = (prompt_of(r) for r in world.claude.requests)
+    assert first == "Write this week's basket."
+    assert second.startswith("Your last basket:\n- chicken breast: 500 g\n")
     assert "before" not in second  # basket 1's change is the only one
-    assert "The week's request was:\ntacos on Friday, risotto on Sunday" in third
     assert "oldest first (they still hold):\n- we're away Friday\n\n" in third
     assert "The household asks for this change:\nwe still have rice" in third
 

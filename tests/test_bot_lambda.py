@@ -10,6 +10,7 @@ import uuid
 
 import pytest
 
+from bot.sandbox.anthropic_api import week_of
 from bot.sandbox.aws_events import scheduled_event
 from bot.settings import Settings, SettingsError
 from tests.bot_kit import CHANNEL, SECRET, TOKEN, World, context_text, header
@@ -141,7 +142,7 @@ def test_a_scheduled_event_starts_the_weekly_shop(served: World) -> None:
     assert result["started"] is True
     (basket,) = [m for m in served.slack.messages("C0WEEKLY") if header(m)]
     assert header(basket) == "Basket 1 of 3"
-    assert served.claude.requests[0]["messages"][0]["content"] == "the usual week"
+    assert week_of(served.claude.requests[0]) == "the usual week"
     assert "For the weekly shop: the usual week" in context_text(basket)
     # EventBridge delivers at least once: the same scheduled run again, under a new event ID.
     again = served.send({**event, "id": str(uuid.uuid4())})

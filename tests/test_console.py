@@ -130,7 +130,7 @@ def test_any_other_answer_is_a_change_and_costs_one_model_call(
     assert "[basket revised] 7 items" in changed.stdout and "Basket 2 of 3:" in changed.stdout
     assert changed.stdout.rstrip().endswith("Waiting for approval. Run again to answer.")
     assert claude.message_calls == 2
-    assert "yes please, but no pizza" in str(claude.requests[-1]["messages"])
+    assert "yes please, but no pizza" in str(claude.requests[-1])
 
 
 def test_the_last_basket_says_so_and_takes_no_change(tmp_path: Path) -> None:
@@ -210,8 +210,8 @@ def test_new_discards_the_waiting_basket_once_confirmed_and_starts_the_week(
     assert out.index("The waiting basket is discarded.") < out.index("[basket written]")
     assert out.rstrip().endswith("Waiting for approval. Run again to answer.")
     assert claude.message_calls == 2
-    assert "tacos on Friday" in str(claude.requests[-1]["messages"])
-    assert "pasta on Monday" not in str(claude.requests[-1]["messages"])
+    assert "tacos on Friday" in str(claude.requests[-1])
+    assert "pasta on Monday" not in str(claude.requests[-1])
     assert folder_checkpoint_ids(tmp_path).isdisjoint(old)  # the old session's are gone
 
     answered = console(tmp_path, "y\n", env=env)  # the new week's basket is the one waiting
@@ -258,7 +258,7 @@ def test_new_works_on_an_s3_store(tmp_path: Path, claude: FakeAnthropic) -> None
         new = console(tmp_path, "y\n", *where, "--new", "tacos on Friday", env=env)
         assert new.returncode == 0, new.stderr
         assert "The waiting basket is discarded." in new.stdout
-        assert "tacos on Friday" in str(claude.requests[-1]["messages"])
+        assert "tacos on Friday" in str(claude.requests[-1])
         now = {info.checkpoint_id for info in store.list(TENANT, SESSION)}
         assert now and now.isdisjoint(old)
         assert not list((tmp_path / "state" / "weekly-shop").glob("checkpoints"))
@@ -320,7 +320,7 @@ def test_a_basket_of_a_retired_version_says_so_and_starts_the_same_week_on_reque
     assert out.index("Start the same week again?") < out.index("[basket checked]")  # version 3
     assert out.index("Basket 1 of 3:") < out.index("Approve this basket?")
     assert out.rstrip().endswith("Ordered 10 items.")
-    assert "pasta on Monday" in str(claude.requests[-1]["messages"])  # the same week's request
+    assert "pasta on Monday" in str(claude.requests[-1])  # the same week's request
     assert claude.message_calls == 2
 
 

@@ -82,7 +82,7 @@ def test_a_damaged_basket_says_so_and_starts_again(
     again = world.baskets()[-1]
     assert again["ts"] != basket["ts"] and header(again) == "Basket 1 of 3"
     assert "For <@U0ALICE>:" in context_text(again)  # the same week's request, and asker
-    assert "dinners this week" in str(world.claude.requests[-1]["messages"])
+    assert "dinners this week" in str(world.claude.requests[-1])
     new_session = session_of(world, again)
     assert new_session != session
     after = objects(s3, bucket)

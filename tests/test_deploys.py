@@ -124,7 +124,7 @@ def test_a_basket_whose_version_was_removed_starts_again_and_orders_once(served:
     assert again["ts"] != basket["ts"] and header(again) == "Basket 1 of 3"
     assert "basket checked: 1 dropped" in context_text(again)  # the new graph wrote it
     assert "For <@U0ALICE>:" in context_text(again)  # the same week's request
-    assert "dinners this week" in str(world.claude.requests[-1]["messages"])
+    assert "dinners this week" in str(world.claude.requests[-1])
     (settled,) = world.slack.thread(CHANNEL, basket["ts"])
     assert world.buttons(settled) == {} and "<@U0CAROL> started this week again" in settled["text"]
 

@@ -325,7 +325,7 @@ def test_the_shopper_is_told_the_household_and_the_basket_shows_it(carol: World)
     assert answer == {}
     carol.shop("tacos on Friday")
     carol.run_lazies()
-    prompt = json.dumps(carol.claude.requests[-1]["messages"])
+    prompt = json.dumps(carol.claude.requests[-1]["system"])
     assert "We are 4. We don't eat: pork <!channel>. Always include: oat milk." in prompt
     (basket,) = carol.baskets()
     (line,) = [

@@ -33,8 +33,10 @@ from workflow.shop.graph import (
 )
 from workflow.shop.shopper import (
     BASKET_TOOL,
+    CACHED,
     SYSTEM_PROMPT,
     TOOL_CHOICE,
+    TOOLS,
     ClaudeShopper,
     items_from_tool,
 )
@@ -191,9 +193,13 @@ async def test_basket_one_asks_claude_as_configured(claude: FakeAnthropic) -> No
     assert progress.output_tokens == 321  # for the logs and make bench, not for the household
     (call,) = claude.requests
     assert call["model"] == "claude-haiku-5-5" and call["max_tokens"] == 4096
-    assert call["system"] == SYSTEM_PROMPT
-    assert call["messages"] == [{"role": "user", "content": "dinners this week"}]
-    assert call["tools"] == [BASKET_TOOL] and call["tool_choice"] == TOOL_CHOICE
+    week = "The household's request for this week:\ndinners this week"
+    assert call["system"] == [
+        {"type": "text", "text": SYSTEM_PROMPT},
+        {"type": "text", "text": week, "cache_control": CACHED},  # the end of the cached prefix
+    ]
+    assert call["messages"] == [{"role": "user", "content": "Write this week's basket."}]
+    assert call["tools"] == TOOLS and call["tool_choice"] == TOOL_CHOICE
     sent = claude.headers[0]
     assert "test-key-not-real" in sent.get("x-api-key", "") + sent.get("authorization", "")
 
@@ -207,9 +213,10 @@ async def test_change_then_approve(claude: FakeAnthropic) -> None:
     events = await answer(resumed, "no pizza")
     (basket2,) = [e.data for e in events if isinstance(e, RequestInfoEvent)]
     assert basket2.round == 2 and len(basket2.items) == 7
-    prompt = claude.requests[1]["messages"][0]["content"]
-    assert "Your last basket:\n500 g chicken breast\n2 bell peppers" in prompt
-    assert "The household asks for this change:\nno pizza" in prompt
+    revision = claude.requests[1]["messages"][0]["content"]
+    assert "Your last basket:\n- chicken breast: 500 g\n- bell peppers: 2\n" in revision
+    assert "The household asks for this change:\nno pizza" in revision
+    assert claude.requests[1]["tool_choice"] == {"type": "any"}  # the difference, or a basket
     events = await answer(resumed, "y")
     assert [e.data for e in events if isinstance(e, OutputEvent)] == ["Ordered 7 items."]
     assert [e.step for e in events if isinstance(e, ShopProgress)] == ["order placed"]

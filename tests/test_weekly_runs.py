@@ -27,6 +27,7 @@ from bot.records.weekly import (
     WeeklySchedules,
     from_payload,
 )
+from bot.sandbox.anthropic_api import week_of
 from bot.sandbox.aws_events import lost_run_record, sqs_event
 from bot.sandbox.slack_events import event_callback
 from bot.slack.payloads import session_id_for
@@ -215,7 +216,7 @@ def test_a_firing_starts_one_basket_in_its_channel_however_often_delivered(
     }
     (basket,) = baskets_in(weekly)
     assert header(basket) == "Basket 1 of 3"
-    assert weekly.claude.requests[0]["messages"][0]["content"] == RUN.request
+    assert week_of(weekly.claude.requests[0]) == RUN.request
     assert baskets_in(weekly, "C0SHOP") == []
 
     again = weekly.send(delivered(schedule, at))
@@ -281,7 +282,7 @@ def test_a_request_naming_a_context_attribute_is_not_rewritten_by_scheduler(
     assert "<" not in json.loads(schedule["Target"]["Input"])["weekly_shop_run"]
 
     assert weekly.send(delivered(schedule))["started"] is True
-    assert weekly.claude.requests[0]["messages"][0]["content"] == odd.request
+    assert week_of(weekly.claude.requests[0]) == odd.request
 
 
 def test_the_longest_request_fits_lambdas_async_payload() -> None:
@@ -468,7 +469,7 @@ def test_a_weekly_run_saved_in_the_settings_modal_is_scheduled_and_turned_off(
     weekly.send(delivered(schedule))
     (basket,) = baskets_in(weekly)
     (basket_timer,) = [s for s in schedules() if s["Name"].startswith("basket-")]
-    assert "We are 3." in json.dumps(weekly.claude.requests[-1]["messages"])
+    assert "We are 3." in json.dumps(weekly.claude.requests[-1])
 
     again = open_settings(weekly, "U0CAROL")
     assert again is not None

@@ -27,9 +27,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from workflow.shop.shopper import EARLIER_OPENING, HOUSEHOLD_OPENING, REVISION_OPENING
+from workflow.shop.shopper import EARLIER_OPENING, REVISION_OPENING, WEEK_OPENING
 
-from .anthropic_tools import forced_tool, tool_input, tools_problem
+from .anthropic_cache import PromptCache, cache_problem, tokens_of
+from .anthropic_tools import called_tool, revision_input, tool_input, tools_problem
 from .loopback import LoopbackServer, QuietHandler, refused
 
 API_KEY = "test-key-not-real"
@@ -66,6 +67,24 @@ class Reply:
     delay: float = 0.0  # seconds before answering (longer than the client's timeout: a timeout)
     tool_input: Any = None  # the forced tool's input as given, instead of read from ``text``
     preamble: str = ""  # a text block before the tool call ("Here is your basket:")
+    tool: str | None = None  # with tool_choice "any": the tool called (default: submit_basket)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        texts = [b.get("text", "") for b in content if isinstance(b, dict)]
+        return "\n\n".join(t for t in texts if isinstance(t, str))
+    return str(content)
+
+
+def prompt_of(request: dict[str, Any]) -> str:
+    """The last user turn's text: a string, or its text blocks joined as paragraphs."""
+    return _text(request["messages"][-1].get("content", ""))
+
+
+def week_of(request: dict[str, Any]) -> str:
+    """The week's request as the shopper sent it (in the system prompt, after its opening)."""
+    return _text(request.get("system", "")).partition(f"{WEEK_OPENING}\n")[2]
 
 
 def default_reply(request: dict[str, Any]) -> Reply:
@@ -80,19 +99,20 @@ def shorter_revisions(request: dict[str, Any]) -> Reply:
     A revision after earlier changes notes on its first item how many changes it follows, so
     that each revision changes the basket (the workflow asks about an unchanged one again,
     as the same round: ``workflow.shop.graph.UNCHANGED``)."""
-    prompt = str(request["messages"][-1].get("content", ""))
-    household = prompt.startswith(HOUSEHOLD_OPENING)
-    asked = prompt.partition("\n\n")[2] if household else prompt
-    if not asked.startswith(REVISION_OPENING):
+    prompt = prompt_of(request)
+    at = prompt.find(REVISION_OPENING)
+    if at < 0:
         return Reply()
+    asked = prompt[at:]
     text = "\n".join(DEFAULT_BASKET.splitlines()[:8])
     earlier = asked.partition(EARLIER_OPENING)[2].partition("\n\n")[0]
     count = sum(1 for line in earlier.splitlines() if line.startswith("- "))
-    if not count:
-        return Reply(text=text)
     given = tool_input(text)
-    given["items"][0]["note"] = f"after {count + 1} changes"
-    return Reply(text=text, tool_input=given)
+    if count:
+        given["items"][0]["note"] = f"after {count + 1} changes"
+    if request.get("tool_choice", {}).get("type") == "any":  # asked for the difference
+        return Reply(text=text, tool="revise_basket", tool_input=revision_input(asked, given))
+    return Reply(text=text, tool_input=given if count else None)
 
 
 def request_problem(body: Any) -> str | None:
@@ -132,6 +152,12 @@ class FakeAnthropic(LoopbackServer):
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     url: str = ""
+    # A model of the API's speed, for make bench: with ``speed`` (output tokens a second), each
+    # reply's output tokens are estimated from what it writes (``tokens_of``) and it answers
+    # ``base_latency`` + tokens ÷ speed seconds later. None: at once, with the reply's tokens.
+    speed: float | None = None
+    base_latency: float = 0.5
+    cache: PromptCache = field(default_factory=PromptCache)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -185,7 +211,7 @@ class FakeAnthropic(LoopbackServer):
             return _error(401, "authentication_error", "invalid x-api-key")
         if not lower.get("anthropic-version"):
             return _error(400, "invalid_request_error", "anthropic-version: header is required")
-        problem = request_problem(body) or tools_problem(body)
+        problem = request_problem(body) or tools_problem(body) or cache_problem(body)
         if problem is not None:
             return _error(400, "invalid_request_error", problem)
         with self._lock:
@@ -196,7 +222,7 @@ class FakeAnthropic(LoopbackServer):
             kind = {529: "overloaded_error", 429: "rate_limit_error"}.get(reply.status, "api_error")
             error = {"type": kind, "message": "fake"}
             return reply.status, {"type": "error", "error": error}, reply.delay
-        tool = forced_tool(body)
+        tool = called_tool(body, reply.tool)
         content: list[dict[str, Any]] = [{"type": "text", "text": reply.preamble or reply.text}]
         if tool is not None:
             call = {
@@ -207,6 +233,12 @@ class FakeAnthropic(LoopbackServer):
             }
             content = content[:1] + [call] if reply.preamble else [call]
         stop = reply.stop_reason or ("tool_use" if tool else "end_turn")
+        output, delay = reply.output_tokens, reply.delay
+        if self.speed is not None:  # the bench's model of the API's speed
+            output = sum(tokens_of(b.get("input", b.get("text"))) for b in content)
+            delay = delay or self.base_latency + output / self.speed
+        with self._lock:
+            usage = {**self.cache.usage(body, time.time()), "output_tokens": output}
         return (
             200,
             {
@@ -217,7 +249,7 @@ class FakeAnthropic(LoopbackServer):
                 "content": content,
                 "stop_reason": stop,
                 "stop_sequence": None,
-                "usage": {"input_tokens": 42, "output_tokens": reply.output_tokens},
+                "usage": usage,
             },
-            reply.delay,
+            delay,
         )

@@ -108,9 +108,38 @@ def tools_problem(body: dict[str, Any]) -> str | None:
         and choice.get("name") not in names
     ):
         return f"tool_choice: Tool {choice.get('name')!r} not found in tools"
+    if isinstance(choice, dict) and choice.get("type") == "any" and not names:
+        return "tool_choice: 'any' needs at least one tool"
     return None
 
 
-def forced_tool(body: dict[str, Any]) -> str | None:
+def called_tool(body: dict[str, Any], wanted: str | None = None) -> str | None:
+    """The tool the reply calls: the one ``tool_choice`` forces; with ``{"type": "any"}`` the
+    one ``wanted`` (a scripted reply's choice, ``submit_basket`` by default); None otherwise."""
     choice = body.get("tool_choice")
-    return choice.get("name") if isinstance(choice, dict) and choice.get("type") == "tool" else None
+    kind = choice.get("type") if isinstance(choice, dict) else None
+    if kind == "tool":
+        return str(choice.get("name"))  # type: ignore[union-attr]
+    if kind == "any":
+        return wanted or "submit_basket"
+    return None
+
+
+def revision_input(asked: str, wanted: dict[str, Any]) -> dict[str, Any]:
+    """A ``revise_basket`` input that turns the last basket, as the revision prompt lists it
+    (``- name: amount (note)`` lines after its opening), into ``wanted`` (a ``submit_basket``
+    input): the names gone, the quantities, units and notes changed, the items new."""
+    last: dict[str, str] = {}
+    for line in asked.split("\n\n", 1)[0].splitlines()[1:]:
+        if line.startswith("- "):
+            name = line[2:].split(": ", 1)[0].split(" (", 1)[0]
+            last[name.casefold()] = line
+    new = {item["name"].casefold(): item for item in wanted["items"]}
+    remove = [name for name in last if name not in new]
+    add = [item for name, item in new.items() if name not in last]
+    changed = [
+        {"name": item["name"], "note": item["note"]}
+        for name, item in new.items()
+        if name in last and item.get("note") and f"({item['note']})" not in last[name]
+    ]
+    return {"remove": remove, "set": changed, "add": add}

@@ -144,6 +144,7 @@ class WriteBasket(Executor):
             change=decision.change or "",
             earlier=[c for c in earlier if isinstance(c, str)],  # none before these keys
             household=request.household if isinstance(request, ShopRequest) else Household(),
+            last_items=tuple(current.items),
         )
         reply = await self.shopper.write(brief)  # a ShopperError when there is no basket
         if reply.items == current.items:

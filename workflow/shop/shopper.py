@@ -29,6 +29,7 @@ from .errors import (
     ShopperUnreachable,
 )
 from .household import Household
+from .revision import REVISE_TOOL_NAME, apply_revision, revise_tool, revision_listing
 
 DEFAULT_MODEL = "claude-haiku-5-5"
 MAX_OUTPUT_TOKENS = 4096
@@ -73,9 +74,19 @@ BASKET_TOOL: dict[str, Any] = {
         "additionalProperties": False,
     },
 }
+REVISE_TOOL = revise_tool(BASKET_TOOL["input_schema"]["properties"]["items"]["items"])
+# Both tools in every request, in this order: the tools are the start of the prompt's cached
+# prefix (tools, then system, then messages), so basket 1 and its revisions share it.
+TOOLS = [BASKET_TOOL, REVISE_TOOL]
 # Forcing the tool makes a complete answer end with stop_reason "tool_use" (never "end_turn").
 TOOL_CHOICE = {"type": "tool", "name": TOOL_NAME}
+# A revision: the model must call a tool, and chooses which (the difference, or a whole basket).
+REVISION_CHOICE = {"type": "any"}
 EXPECTED_STOP = "tool_use"
+# Prompt caching: the stable prefix (tools, system prompt, the week's request) is marked, so a
+# revision reads it from the cache instead of paying for it again (5 minutes from its last use;
+# a prefix shorter than the model's minimum is not cached, silently, and billed as before).
+CACHED = {"type": "ephemeral"}
 
 
 def items_from_tool(data: Any) -> list[Item]:
@@ -102,10 +113,17 @@ def items_from_tool(data: Any) -> list[Item]:
 
 
 REVISION_OPENING = "Your last basket:"
+REVISION_ASK = (
+    "Answer with revise_basket, naming only what changes (items by their names above). Only if "
+    "the change asks for a different basket altogether, answer with submit_basket and the whole "
+    "basket."
+)
 EARLIER_OPENING = "Changes the household asked for before, oldest first (they still hold):"
 
 
 HOUSEHOLD_OPENING = "About the household (from its settings):"
+WEEK_OPENING = "The household's request for this week:"
+WRITE_ASK = "Write this week's basket."
 
 
 @dataclass(frozen=True)
@@ -119,32 +137,63 @@ class Brief:
     change: str | None = None
     earlier: Sequence[str] = ()
     household: Household = field(default_factory=Household)  # what the workspace said of it
+    last_items: Sequence[Item] = ()  # the last basket as items (a revision names them)
+
+    @property
+    def revising(self) -> bool:
+        """A change of a basket held as items: answered as the difference (``revise_basket``)."""
+        return self.change is not None and bool(self.last_items)
 
     def prompt(self) -> str:
-        """The user turn Claude is sent (the last basket one item a line, quantity first), with
-        the household first when the workspace said something of it."""
-        said = self.household.brief()
-        told = f"{HOUSEHOLD_OPENING}\n{said}\n\n" if said else ""
-        return told + self._asked()
+        """Everything the household asks, as one text (what a reader of the logs would want)."""
+        return "\n\n".join(t for t in (self.context(), self.ask()) if t)
 
-    def _asked(self) -> str:
+    def context(self) -> str:
+        """What stays the same all week: the household, when the workspace said something of
+        it, and the week's request. It ends the system prompt, so that basket 1 and every
+        revision share one cached prefix (tools, system; a different ``tool_choice`` would
+        miss a prefix that ends in the messages)."""
+        said = self.household.brief()
+        told = f"{HOUSEHOLD_OPENING}\n{said}" if said else ""
+        week = f"{WEEK_OPENING}\n{self.request}" if self.request else ""
+        return "\n\n".join(t for t in (told, week) if t)
+
+    def ask(self) -> str:
+        """The user turn: write the basket, or (a change) the last basket, the changes asked
+        before and the one asked now."""
         if self.change is None:
-            return self.request
-        items = "\n".join(self.last_basket)
-        parts = [f"{REVISION_OPENING}\n{items}"]
-        if self.request:
-            parts.append(f"The week's request was:\n{self.request}")
+            return WRITE_ASK
+        parts = [f"{REVISION_OPENING}\n{revision_listing(self.last_items)}"]
+        if not self.revising:  # (a brief without items: the whole basket again)
+            parts = [f"{REVISION_OPENING}\n" + "\n".join(self.last_basket)]
         if self.earlier:
             parts.append(EARLIER_OPENING + "\n" + "\n".join(f"- {c}" for c in self.earlier))
         parts.append(f"The household asks for this change:\n{self.change}")
-        parts.append("Return the whole basket.")
+        parts.append(REVISION_ASK if self.revising else "Return the whole basket.")
         return "\n\n".join(parts)
+
+    def system(self) -> list[dict[str, Any]]:
+        """The Messages API ``system``: our prompt, then the week's context; the last block
+        marked for the prompt cache."""
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": SYSTEM_PROMPT}]
+        if self.context():
+            blocks.append({"type": "text", "text": self.context()})
+        blocks[-1] = {**blocks[-1], "cache_control": CACHED}
+        return blocks
 
 
 @dataclass(frozen=True)
 class ShopperReply:
+    """The basket's items, and what writing them cost: output tokens, input tokens billed at
+    the full rate, read from the prompt cache and written to it; ``revised``: the model sent
+    the difference (``revise_basket``), not a whole basket."""
+
     items: list[Item]
     output_tokens: int
+    input_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    revised: bool = False
 
 
 class Shopper(Protocol):
@@ -193,10 +242,10 @@ class ClaudeShopper:
             response = await client.messages.create(
                 model=self.model,
                 max_tokens=self.max_tokens,
-                system=SYSTEM_PROMPT,
-                messages=[{"role": "user", "content": brief.prompt()}],
-                tools=[BASKET_TOOL],
-                tool_choice=TOOL_CHOICE,
+                system=brief.system(),
+                messages=[{"role": "user", "content": brief.ask()}],
+                tools=TOOLS,
+                tool_choice=REVISION_CHOICE if brief.revising else TOOL_CHOICE,
             )
         except (anthropic.APITimeoutError, anthropic.RateLimitError) as exc:
             raise ShopperUnavailable(f"Claude: {type(exc).__name__}") from exc
@@ -213,11 +262,24 @@ class ClaudeShopper:
         stop_reason = str(response.stop_reason)
         if stop_reason != EXPECTED_STOP:  # max_tokens, refusal, ...: the form is not complete
             raise ShopperStoppedEarly(stop_reason)
-        calls = [b for b in response.content if b.type == "tool_use" and b.name == TOOL_NAME]
+        allowed = (TOOL_NAME, REVISE_TOOL_NAME) if brief.revising else (TOOL_NAME,)
+        calls = [b for b in response.content if b.type == "tool_use" and b.name in allowed]
         if len(calls) != 1:
-            raise ShopperReplyUnfit(f"{len(calls)} {TOOL_NAME} calls in the reply, not 1")
+            raise ShopperReplyUnfit(f"{len(calls)} {' or '.join(allowed)} calls, not 1")
+        revised = calls[0].name == REVISE_TOOL_NAME
         try:
-            items = items_from_tool(calls[0].input)
+            if revised:
+                items = apply_revision(brief.last_items, calls[0].input)
+            else:
+                items = items_from_tool(calls[0].input)
         except ValueError as exc:
             raise ShopperReplyUnfit(str(exc)) from None
-        return ShopperReply(items=items, output_tokens=int(response.usage.output_tokens))
+        usage = response.usage
+        return ShopperReply(
+            items=items,
+            output_tokens=int(usage.output_tokens),
+            input_tokens=int(usage.input_tokens),
+            cache_read_tokens=int(getattr(usage, "cache_read_input_tokens", None) or 0),
+            cache_write_tokens=int(getattr(usage, "cache_creation_input_tokens", None) or 0),
+            revised=revised,
+        )
