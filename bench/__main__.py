@@ -5,8 +5,9 @@
 Slack level (bench.slack: the bot handler in this process and in fresh processes), engine
 level (bench.resume), a basket's timers (bench.timers: S3 and Scheduler requests) and the Home
 tab (bench.home: S3 requests with 1 and 500 past outcomes), many workspaces (bench.installs:
-the installation read, cold and warm) and each order's destination (bench.orders: requests and
-time per order), against
+the installation read, cold and warm), each order's destination (bench.orders: requests and
+time per order) and a change's cost (bench.revisions: output tokens and waiting, the difference
+against the whole basket again, with a stated model of the API's speed), against
 moto (S3, Scheduler) and the fake Slack, Lambda and Anthropic APIs on 127.0.0.1; each figure
 beside a baseline measured in the same run.
 """
@@ -18,7 +19,7 @@ import dataclasses
 import os
 import time
 
-from bench import coldstart, home, installs, orders, resume, slack, timers
+from bench import coldstart, home, installs, orders, resume, revisions, slack, timers
 from bench.common import loopback
 from bench.table import render
 
@@ -32,6 +33,7 @@ def main() -> None:
         lb.check_s3.create_bucket(Bucket="bench-engine")
         engine_rows = asyncio.run(resume.measure(lb.check_s3, "bench-engine"))
         engine_rows += orders.measure(lb)
+        engine_rows += revisions.measure(lb)
     with loopback("bench-home") as lb:
         home_rows = home.measure(lb)
     with loopback("bench-installs", **installs.MANY) as lb:

@@ -158,6 +158,7 @@ class FakeAnthropic(LoopbackServer):
     speed: float | None = None
     base_latency: float = 0.5
     cache: PromptCache = field(default_factory=PromptCache)
+    usages: list[dict[str, int]] = field(default_factory=list)  # each answer's, in order
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -239,6 +240,7 @@ class FakeAnthropic(LoopbackServer):
             delay = delay or self.base_latency + output / self.speed
         with self._lock:
             usage = {**self.cache.usage(body, time.time()), "output_tokens": output}
+            self.usages.append(usage)
         return (
             200,
             {

@@ -41,8 +41,21 @@ def minimum_of(model: str) -> int:
 
 
 def tokens_of(block: Any) -> int:
-    """The model of a block's token count: its JSON's characters, four to a token."""
+    """The model of a block's token count: its JSON's characters (its cache mark aside), four
+    to a token."""
+    if isinstance(block, dict) and "cache_control" in block:
+        block = {k: v for k, v in block.items() if k != "cache_control"}
     return math.ceil(len(json.dumps(block, sort_keys=True, ensure_ascii=False)) / 4)
+
+
+def prefix_tokens(body: dict[str, Any]) -> int:
+    """The tokens up to the request's last cache mark (0 without one)."""
+    running, found = 0, 0
+    for block in _blocks(body):
+        running += tokens_of(block)
+        if "cache_control" in block:
+            found = running
+    return found
 
 
 def _blocks(body: dict[str, Any]) -> list[dict[str, Any]]:
