@@ -39,15 +39,16 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from .order import (
+    MAX_ANSWER,
     DestinationDown,
     DestinationKind,
     DestinationRefused,
     KeyOf,
+    NotSent,
     Order,
-    OutcomeUnknown,
     Placed,
-    backoff,
     key_of,
+    with_retries,
 )
 
 InstacartServer = Literal["development", "production"]
@@ -57,9 +58,7 @@ SERVERS: dict[InstacartServer, str] = {
 }
 PATH = "/idp/v1/products/products_link"
 EXPIRES_IN_DAYS = 30
-MAX_ANSWER = 64 * 1024
 MAX_LINK = 3000  # a Slack link button's url: at most 3,000 characters
-ATTEMPTS = 3
 PIECES = "each"  # an item counted in pieces ("3 carrots") has no unit of its own
 
 
@@ -79,10 +78,6 @@ def body_of(order: Order) -> bytes:
         "line_items": items,
     }
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-
-
-class _NotSent(Exception):
-    """The connection failed: nothing of the order was sent."""
 
 
 class InstacartDestination:
@@ -113,30 +108,15 @@ class InstacartDestination:
                 "no Instacart API key is saved: an admin can enter one in Settings"
             )
         body = body_of(order)
-        unknown = False
-        for attempt in range(ATTEMPTS):
-            if attempt:
-                self.sleep(backoff(attempt))
-            try:
-                status, answer = self._post(key, body)
-            except _NotSent:
-                continue
-            except OSError:  # sent, perhaps made: calling again makes at most a spare page
-                unknown = True
-                continue
-            if 200 <= status < 300:
-                return Placed("instacart", url=self._link(answer), ref="products_link")
-            if status in (401, 403):
-                raise DestinationRefused(
-                    f"Instacart refused the workspace's API key ({status}): enter it again in "
-                    "Settings"
-                )
-            if status != 429 and status < 500:
-                raise DestinationRefused(f"Instacart refused the shopping list ({status})")
-            unknown = False  # it answered: nothing was made
-        if unknown:
-            raise OutcomeUnknown("Instacart did not answer in time")
-        raise DestinationDown("Instacart could not be reached or kept failing")
+        # Sent with no answer in time: calling again makes at most a spare page.
+        status, answer = with_retries(lambda: self._post(key, body), self.sleep, "Instacart")
+        if 200 <= status < 300:
+            return Placed("instacart", url=self._link(answer), ref="products_link")
+        if status in (401, 403):
+            raise DestinationRefused(
+                f"Instacart refused the workspace's API key ({status}): enter it again in Settings"
+            )
+        raise DestinationRefused(f"Instacart refused the shopping list ({status})")
 
     def _link(self, answer: bytes) -> str:
         try:
@@ -159,7 +139,7 @@ class InstacartDestination:
             try:
                 connection.connect()
             except OSError as exc:
-                raise _NotSent(type(exc).__name__) from exc
+                raise NotSent(type(exc).__name__) from exc
             connection.request(
                 "POST",
                 parts.path.rstrip("/") + PATH,

@@ -91,6 +91,42 @@ def backoff(attempt: int) -> float:
     return 0.5 * 3.0 ** (attempt - 1) * (1 + random.random() / 2)
 
 
+ATTEMPTS = 3  # a destination's HTTP call: tried three times at most
+MAX_ANSWER = 64 * 1024  # bytes of a destination's answer read, at most
+
+
+class NotSent(Exception):
+    """The connection (TCP, TLS) failed: nothing of the order was sent."""
+
+
+def with_retries(
+    send: Callable[[], tuple[int, bytes]], sleep: Callable[[float], None], what: str
+) -> tuple[int, bytes]:
+    """``send`` (one HTTP call: its status and at most :data:`MAX_ANSWER` of its answer) tried
+    up to :data:`ATTEMPTS` times, backing off: the first answer that is not a 429 or a 5xx (the
+    caller judges it). A connection that fails (:class:`NotSent`) is tried again; so is one
+    that sent and then failed (an ``OSError``: no answer in time), the same order again. After
+    the last attempt: :class:`OutcomeUnknown` if the last that sent had no answer, else
+    :class:`DestinationDown`. ``what`` names the destination in the reason."""
+    unknown = False
+    for attempt in range(ATTEMPTS):
+        if attempt:
+            sleep(backoff(attempt))
+        try:
+            status, answer = send()
+        except NotSent:
+            continue
+        except OSError:  # sent, perhaps received: the next attempt sends the same again
+            unknown = True
+            continue
+        if status != 429 and status < 500:
+            return status, answer
+        unknown = False  # it answered: nothing was placed
+    if unknown:
+        raise OutcomeUnknown(f"{what} did not answer in time")
+    raise DestinationDown(f"{what} could not be reached or kept failing")
+
+
 @dataclass(frozen=True)
 class Placed:
     """What a destination did: ``url`` is what the thread links to ("" for a webhook), ``ref``

@@ -38,15 +38,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .order import (
-    DestinationDown,
+    MAX_ANSWER,
     DestinationKind,
     DestinationRefused,
     KeyOf,
+    NotSent,
     Order,
-    OutcomeUnknown,
     Placed,
-    backoff,
     key_of,
+    with_retries,
 )
 from .safe_url import Resolver, Target, resolve_public, system_resolver
 
@@ -54,8 +54,6 @@ SIGNATURE = "X-Weekly-Shop-Signature"
 TIMESTAMP = "X-Weekly-Shop-Request-Timestamp"
 VERSION = "v1"
 TOLERANCE = 300  # seconds a signature stays good (Slack's own: five minutes)
-MAX_ANSWER = 64 * 1024
-ATTEMPTS = 3
 
 
 def body_of(order: Order) -> bytes:
@@ -91,10 +89,6 @@ def verify(secret: str, timestamp: str, body: bytes, signed: str, now: float) ->
     if abs(now - at) > TOLERANCE:
         return False
     return hmac.compare_digest(signature(secret, at, body), signed)
-
-
-class _NotSent(Exception):
-    """The connection (TCP and TLS) failed: nothing of the order was sent."""
 
 
 class _PinnedHTTPS(http.client.HTTPSConnection):
@@ -139,30 +133,22 @@ class WebhookDestination:
                 "no webhook signing secret is saved: an admin can enter one in Settings"
             )
         body = body_of(order)
-        unknown = False
-        for attempt in range(ATTEMPTS):
-            if attempt:
-                self.sleep(backoff(attempt))
-            target = resolve_public(self.url, self.resolver, self.pinned)
-            if isinstance(target, str):
-                raise DestinationRefused(f"the webhook URL {target}")
-            try:
-                status = self._post(target, order, body, secret)
-            except _NotSent:  # refused, unreachable, TLS failed: nothing delivered
-                continue
-            except OSError:  # sent, perhaps received (no answer in time): the same key again
-                unknown = True
-                continue
-            if 200 <= status < 300:
-                return Placed("webhook", ref=str(status))
-            if 300 <= status < 400:
-                raise DestinationRefused("the webhook answered with a redirect, not followed")
-            if status != 429 and status < 500:
-                raise DestinationRefused(f"the webhook refused the order ({status})")
-            unknown = False  # it answered: not delivered
-        if unknown:
-            raise OutcomeUnknown("the webhook did not answer in time")
-        raise DestinationDown("the webhook could not be reached or kept failing")
+        # Sent with no answer in time: the same Idempotency-Key again, which a receiver dedupes.
+        status, _ = with_retries(
+            lambda: self._attempt(order, body, secret), self.sleep, "the webhook"
+        )
+        if 200 <= status < 300:
+            return Placed("webhook", ref=str(status))
+        if 300 <= status < 400:
+            raise DestinationRefused("the webhook answered with a redirect, not followed")
+        raise DestinationRefused(f"the webhook refused the order ({status})")
+
+    def _attempt(self, order: Order, body: bytes, secret: str) -> tuple[int, bytes]:
+        """One attempt: the URL resolved and checked again (DNS can change), then the POST."""
+        target = resolve_public(self.url, self.resolver, self.pinned)
+        if isinstance(target, str):
+            raise DestinationRefused(f"the webhook URL {target}")
+        return self._post(target, order, body, secret), b""
 
     def _post(self, target: Target, order: Order, body: bytes, secret: str) -> int:
         now = int(self.clock())
@@ -171,7 +157,7 @@ class WebhookDestination:
             try:
                 connection.connect()
             except OSError as exc:
-                raise _NotSent(type(exc).__name__) from exc
+                raise NotSent(type(exc).__name__) from exc
             connection.request(
                 "POST",
                 target.path,
