@@ -26,14 +26,13 @@ from bot.steps.rules import Rules
 from .settings import Secret, Settings
 
 if TYPE_CHECKING:
-    from bot.orders.order import Destination, KeyOf
     from bot.orders.place import OrderDesk
     from bot.records.history import History
     from bot.records.order_choice import OrderChoice
     from bot.records.receipts import Receipts
     from bot.records.timers import Timers
     from bot.records.weekly import WeeklySchedules
-    from bot.records.workspace_secrets import KeyName, WorkspaceSecrets
+    from bot.records.workspace_secrets import WorkspaceSecrets
     from bot.records.workspace_settings import WorkspaceSettings
     from bot.records.workspace_settings_store import Loaded, S3WorkspaceSettings
     from bot.slack.installs import ByWorkspace
@@ -442,7 +441,10 @@ class Runtime:
             self._s3(),
             self._lasting_key(b"weekly-shop orders v1"),
         )
-        return OrderDesk(records, self._destination(), self.clock)
+        from bot.orders.destinations import destination_of
+
+        destination = destination_of(self.order_choice, s, self.web, self.workspace_secrets)
+        return OrderDesk(records, destination, self.clock)
 
     @property
     def order_choice(self) -> OrderChoice:
@@ -452,52 +454,6 @@ class Runtime:
             return saved
         assert self.defaults.orders is not None  # (the defaults always say)
         return self.defaults.orders
-
-    def _destination(self) -> Destination:
-        s, choice = self.settings, self.order_choice
-        if choice.destination == "webhook":
-            from bot.orders.webhook import WebhookDestination
-
-            # The deploy's signing secret signs only for the deploy's own URL: a workspace's
-            # URL is signed with the workspace's secret, or not sent.
-            deploy = s.order_webhook_secret if choice.webhook_url == s.order_webhook_url else None
-            return WebhookDestination(
-                choice.webhook_url,
-                self._key_of("webhook-signing-secret", deploy),
-                pinned=s.order_webhook_pinned_hosts,
-                ca_file=s.order_webhook_ca_bundle or None,
-            )
-        if choice.destination == "instacart":
-            from bot.orders.instacart import SERVERS, InstacartDestination
-
-            server = s.instacart_api_url or SERVERS[choice.instacart_server]  # type: ignore[index]
-            return InstacartDestination(
-                self._key_of("instacart-api-key", s.instacart_api_key), server
-            )
-        from bot.orders.canvas import CanvasDestination
-
-        return CanvasDestination(self.web)
-
-    def _key_of(self, name: KeyName, deploy: Secret | None) -> KeyOf:
-        """A destination's key for a workspace, read as its order is placed: the workspace's
-        own (SSM, decrypted), else the deploy's."""
-        secrets = self.workspace_secrets
-
-        def key(team: str) -> str | None:
-            if secrets is not None:
-                from bot.orders.order import DestinationDown
-                from workflow.errors import StoreError
-
-                try:
-                    found = secrets.read(team, name)
-                except StoreError as exc:
-                    log.error("%s", exc)
-                    raise DestinationDown("the workspace's key could not be read just now") from exc
-                if found is not None:
-                    return found
-            return deploy.get_secret_value() if deploy is not None else None
-
-        return key
 
     @functools.cached_property
     def workspace_secrets(self) -> WorkspaceSecrets | None:
