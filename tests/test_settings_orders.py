@@ -163,6 +163,27 @@ def test_a_webhook_url_that_points_inside_is_refused_at_save(
         ssm().get_parameter(Name=f"{PATH}/{TENANT}/webhook-signing-secret")
 
 
+def test_a_url_saved_while_unused_is_checked_when_the_webhook_is_chosen(
+    carol: World, kms_key: str
+) -> None:
+    """A URL typed while the canvas was chosen was checked for https only; choosing the webhook
+    later, with that URL unchanged, checks it then."""
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    inside = "https://169.254.169.254/latest/meta-data/"
+    assert save(carol, "U0CAROL", form, webhook_url=text(inside)) == {}  # (canvas: unused)
+    again = open_settings(carol, "U0CAROL")
+    assert again is not None
+    answer = save(
+        carol,
+        "U0CAROL",
+        again,
+        destination=option("webhook"),
+        webhook_secret=text("s" * 32),
+    )
+    assert answer["errors"]["webhook_url"].startswith("This URL must not point at an internal")
+
+
 @pytest.mark.parametrize(
     ("block", "typed"),
     [

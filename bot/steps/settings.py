@@ -287,7 +287,8 @@ def orders_say(
     if choice is None:
         return found
     before = current.orders or desk.default_orders
-    if choice.destination == "webhook" and choice.webhook_url != before.webhook_url:
+    newly = choice.webhook_url != before.webhook_url or before.destination != "webhook"
+    if choice.destination == "webhook" and newly:  # (a URL kept while unused was not checked)
         problem = checked_url(choice.webhook_url, desk.pinned)
         if problem is not None:
             found["webhook_url"] = f"This URL {problem}."
