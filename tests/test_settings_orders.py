@@ -265,3 +265,20 @@ def test_removing_the_app_deletes_the_workspace_keys(carol: World, kms_key: str)
     carol.send(event_callback(SECRET, {"type": "app_uninstalled"}, team_id=TENANT))
     carol.run_lazies()
     assert ssm().get_parameters(Names=names)["Parameters"] == []
+
+
+def test_ssm_down_when_settings_open_still_shows_the_form_and_says_it_could_not_check(
+    carol: World, kms_key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SSM answering ThrottlingException (or not at all) as the modal opens: the form opens,
+    each key's hint says it could not check, and an empty input still keeps any saved key."""
+    from bot.records.workspace_secrets import SecretsDown, WorkspaceSecrets
+
+    def down(*args: Any, **kwargs: Any) -> None:
+        raise SecretsDown("read the workspace's key: ThrottlingException")
+
+    monkeypatch.setattr(WorkspaceSecrets, "_get", down)
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None and form["submit"]["text"] == "Save"
+    hint = inputs(form)["instacart_key"]["hint"]["text"]
+    assert hint.startswith("I couldn't check just now whether a key is saved")

@@ -56,9 +56,17 @@ def _input(block_id: str, label: str, element: Block, hint: str, optional: bool 
     }
 
 
-def key_hint(saved: datetime | None, deploy_has_one: bool, what: str) -> str:
+UNKNOWN = object()  # a key's metadata SSM did not give just now
+
+
+def key_hint(saved: datetime | object | None, deploy_has_one: bool, what: str) -> str:
     """What a key's input says of the key it replaces (never any of the key)."""
-    if saved is not None:
+    if saved is UNKNOWN:
+        return (
+            f"I couldn't check just now whether a {what} is saved: leave this empty to keep any "
+            "saved one, or type one to replace it."
+        )
+    if isinstance(saved, datetime):
         return (
             f"A {what} is saved (since {saved:%-d %b %Y}). It is never shown again: type a new "
             "one to replace it, or leave this empty to keep it."
@@ -70,7 +78,7 @@ def key_hint(saved: datetime | None, deploy_has_one: bool, what: str) -> str:
 
 def order_blocks(
     choice: OrderChoice,
-    saved: Mapping[str, datetime | None] | None,
+    saved: Mapping[str, datetime | object | None] | None,
     deploy_keys: frozenset[str] = frozenset(),
 ) -> list[Block]:
     """The section's blocks, pre-filled with ``choice``; ``saved`` says which keys the

@@ -45,7 +45,7 @@ from bot.records.order_choice import OrderChoice
 from bot.records.workspace_secrets import KeyName, WorkspaceSecrets
 from bot.records.workspace_settings import WorkspaceSettings
 from bot.records.workspace_settings_store import S3WorkspaceSettings, SettingsChanged
-from bot.slack.order_form import KEY_BLOCKS, order_blocks
+from bot.slack.order_form import KEY_BLOCKS, UNKNOWN, order_blocks
 from bot.slack.settings_form import NEWER, problem_notice, read_only_modal, settings_modal
 from bot.slack.settings_submission import changed, etag_of, read_keys, read_settings
 from workflow.errors import StoreError
@@ -175,7 +175,13 @@ def show_settings(desk: Desk, tenant: str, user: str, external_id: str) -> None:
 def orders_section(desk: Desk, tenant: str, current: WorkspaceSettings) -> list[dict[str, Any]]:
     """The modal's "Where orders go", with which keys the workspace saved (their metadata,
     from SSM: nothing is decrypted)."""
-    saved = desk.secrets.saved(tenant) if desk.secrets is not None else None
+    saved: dict[str, object] | None = None
+    if desk.secrets is not None:
+        try:
+            saved = dict(desk.secrets.saved(tenant))
+        except StoreError as exc:  # the form still opens; the hints say it could not check
+            log.error("the workspace's keys could not be looked up: %s", exc)
+            saved = {name: UNKNOWN for name in KEY_BLOCKS}
     return order_blocks(current.orders or desk.default_orders, saved, desk.deploy_keys)
 
 
