@@ -2,10 +2,14 @@
 
 A shopper is given a :class:`Brief` (the week's request, or the last basket and the change asked
 for) and answers with a :class:`ShopperReply`: the basket's items as data. ``ClaudeShopper`` turns
-the brief into its prompt and asks for the basket through one forced, strict tool
+the brief into its prompt and asks for basket 1 through one forced, strict tool
 (:data:`BASKET_TOOL`), so the model fills in a form instead of writing a list that has to be
-read back; what it sends is still checked here, field by field (a reply that does not fit, or
-that stopped for another reason than calling the tool, is a :class:`ShopperError`). It imports the
+read back, and for a change through a second one, the difference (``revise_basket``,
+:mod:`workflow.shop.revision`), or the whole basket again if the difference cannot say it; what
+it sends is still checked here, field by field (a reply that does not fit, or that stopped for
+another reason than calling a tool, is a :class:`ShopperError`). The stable part of every
+request (the tools, the system prompt, the week) is one prefix, marked for the prompt cache
+(:meth:`Brief.system`). It imports the
 anthropic SDK only when it is first used (the import alone takes seconds on a small machine), and
 translates the SDK's errors into :mod:`workflow.shop.errors` here, so nothing else names an SDK
 class. ``OfflineShopper`` (:mod:`workflow.shop.offline`) writes a clearly labelled basket from a
@@ -128,9 +132,10 @@ WRITE_ASK = "Write this week's basket."
 
 @dataclass(frozen=True)
 class Brief:
-    """What the shopper is asked for: basket 1 of ``request``, or (with ``change``) the whole of
-    ``last_basket`` again with that change made, the week's request and the ``earlier``
-    changes (oldest first) still in view, so "we're away Friday" said at basket 1 holds at 3."""
+    """What the shopper is asked for: basket 1 of ``request``, or (with ``change``) the last
+    basket (``last_items``; ``last_basket``, its lines) with that change made, the week's
+    request and the ``earlier`` changes (oldest first) still in view, so "we're away Friday"
+    said at basket 1 holds at 3."""
 
     request: str
     last_basket: Sequence[str] = ()
@@ -143,10 +148,6 @@ class Brief:
     def revising(self) -> bool:
         """A change of a basket held as items: answered as the difference (``revise_basket``)."""
         return self.change is not None and bool(self.last_items)
-
-    def prompt(self) -> str:
-        """Everything the household asks, as one text (what a reader of the logs would want)."""
-        return "\n\n".join(t for t in (self.context(), self.ask()) if t)
 
     def context(self) -> str:
         """What stays the same all week: the household, when the workspace said something of
