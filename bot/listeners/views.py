@@ -57,7 +57,27 @@ def listen(app: App, rt: Runtime) -> None:
             settle(here.settings_desk(), tenant, here.weekly_schedules)
             publish_home(here, tenant, user)
 
-    app.view(SETTINGS_MODAL)(ack=ack_settings, lazy=[settle_settings])
+    # A save that carries a key (the Instacart API key, the webhook signing secret) has no lazy
+    # run: Bolt would send the whole submission, the key in it, to Lambda again as the lazy
+    # run's event (and, should it fail every retry, to the lost-runs queue). Such a save may
+    # not change the weekly run (bot.steps.settings), the one thing the lazy run arranges;
+    # the Home tab shows the change the next time it is opened.
+    app.view(SETTINGS_MODAL, matchers=[carries_no_key])(ack=ack_settings, lazy=[settle_settings])
+    app.view(SETTINGS_MODAL, matchers=[carries_a_key])(ack_settings)
+
+
+def carries_a_key(body: dict[str, Any]) -> bool:
+    """Whether a Settings submission has a key typed in (its keys' inputs not empty)."""
+    from bot.slack.settings_submission import read_keys
+
+    view = body.get("view")
+    state = view.get("state") if isinstance(view, dict) else None
+    typed, bad = read_keys(state.get("values") if isinstance(state, dict) else None)
+    return bool(typed or bad)
+
+
+def carries_no_key(body: dict[str, Any]) -> bool:
+    return not carries_a_key(body)
 
 
 def settings_submitter(body: dict[str, Any]) -> tuple[str, str]:

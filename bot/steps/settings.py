@@ -68,6 +68,10 @@ SLACK_DOWN = "I couldn't check that with Slack just now, so nothing was saved. T
 NOT_READ = ":warning: I couldn't check with Slack who you are, so these are shown read-only."
 KEYS_DOWN = "I couldn't store the key just now, so nothing was saved. Try again in a minute."
 NO_KEY = "Enter the key: this workspace has none saved."
+KEY_ALONE = (
+    "A save with a new key cannot change the weekly basket too: save the key first, then the "
+    "weekly basket."
+)
 NO_KEYS_KEPT = "This deploy keeps no keys for a workspace (WORKSPACE_SECRETS_PATH is unset)."
 KEY_LABELS = {"instacart-api-key": "Instacart API key", "webhook-signing-secret": "webhook secret"}
 URL_CHECK_SECONDS = 1.5  # resolving the webhook's host, within Slack's 3 s for the save's ack
@@ -289,6 +293,8 @@ def orders_say(
     found: dict[str, str] = {}
     if typed and desk.secrets is None:
         return {KEY_BLOCKS[name]: NO_KEYS_KEPT for name in typed}
+    if typed and wanted.weekly != current.weekly:  # (no lazy run to arrange it: views.py)
+        found["weekly_day"] = KEY_ALONE
     choice = wanted.orders
     if choice is None:
         return found
