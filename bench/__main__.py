@@ -34,6 +34,7 @@ def main() -> None:
         engine_rows = asyncio.run(resume.measure(lb.check_s3, "bench-engine"))
         engine_rows += orders.measure(lb)
         engine_rows += revisions.measure(lb)
+        engine_rows.append(revisions.fresh_edit(lb))
     with loopback("bench-home") as lb:
         home_rows = home.measure(lb)
     with loopback("bench-installs", **installs.MANY) as lb:

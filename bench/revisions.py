@@ -1,6 +1,8 @@
 """What a change costs the household (issue 23): output tokens and waiting for a one-line change
 ("no pizza, add oat milk") asked as a whole basket again (before) and as the difference (now),
-and the input tokens billed per revision with and without the prompt cache.
+the input tokens billed per revision with and without the prompt cache, and an item edit by
+hand (Edit items, no model call) from its submit to the updated message, in a fresh process,
+against the same run's floor of an approve (``bench.slack.FLOOR``).
 
 The model's reply time is a model, not a measurement of Claude: the fake Messages API answers
 ``BASE`` + output tokens ÷ ``SPEED`` seconds later (0.5 s + tokens ÷ 60 per second), and counts
@@ -175,9 +177,80 @@ def measure(lb: Loopback) -> list[Row]:
     ]
 
 
+def _pending_edit(lb: Loopback) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Basket 1 posted, Edit items pressed and its form filled in, the form submitted with the
+    first item's quantity doubled: (the basket message, the submission's lazy event, not run)."""
+    import json
+
+    from bot.sandbox.slack_requests import view_submission
+    from bot.sandbox.world import SECRET
+    from bot.slack.edit_form import EDIT_MODAL
+
+    world = lb.world
+    world.shop(text="dinners for four this week")
+    world.run_lazies()
+    basket = world.baskets()[-1]
+    world.click(basket, "edit_basket")
+    world.run_lazies()
+    view = world.slack.open_view("U0BOB")
+    if view is None or view.get("callback_id") != EDIT_MODAL:
+        raise RuntimeError("the Edit items form did not open")
+    (first,) = [b for b in view["blocks"] if b.get("block_id") == "qty-0"]
+    doubled = str(2 * float(first["element"]["initial_value"]))
+    ack = world.send(
+        view_submission(
+            SECRET,
+            callback_id=EDIT_MODAL,
+            private_metadata=view["private_metadata"],
+            values={"qty-0": {"quantity": {"type": "number_input", "value": doubled}}},
+            user_id="U0BOB",
+        )
+    )
+    if ack.get("body"):
+        raise RuntimeError(f"the edit was refused: {ack['body']}")
+    (lazy,) = world.lam.take()
+    world.slack.close_view("U0BOB")
+    return basket, json.loads(json.dumps(lazy.payload))
+
+
+def fresh_edit(lb: Loopback, n: int = 5) -> Row:
+    """An item edit in a fresh process until its response is out (the message updated), against
+    the floor of an approve measured the same way in the same run (``bench.slack``)."""
+    import json
+    import statistics
+    import sys
+
+    from bench.slack import PendingClick, floor_argv, process_env, time_to_first_line
+
+    env = process_env(lb)
+    argv = [sys.executable, "-m", "bot.sandbox.invoke"]
+    _, warm = _pending_edit(lb)
+    time_to_first_line(argv, env, json.dumps(warm))  # compiles what an edit imports, once
+    ours, floor = [], []
+    for _ in range(n):
+        basket, payload = _pending_edit(lb)
+        calls = lb.world.claude.message_calls
+        ours.append(time_to_first_line(argv, env, json.dumps(payload)))
+        floor.append(time_to_first_line(floor_argv(PendingClick("C0SHOP", basket, {})), env))
+        shown = lb.world.slack.message("C0SHOP", basket["ts"]) or {}
+        if "edited by" not in json.dumps(shown.get("blocks")):
+            raise RuntimeError("the edited basket did not reach the channel")
+        if lb.world.claude.message_calls != calls:
+            raise RuntimeError("an edit called the model")
+    o, b = statistics.median(ours), statistics.median(floor)
+    return Row(
+        f"item edit in a fresh process, submit to the updated message, median of {n}",
+        f"{o * 1000:.0f} ms (no model call)",
+        f"an approve's floor, the same way: {b * 1000:.0f} ms",
+        ratio(o, b),
+        target="≤ 1.2x",
+        ok=o <= 1.2 * b,
+    )
+
+
 def main() -> None:
     with loopback("bench-revisions") as lb:
-        print(render(measure(lb)))
+        print(render([*measure(lb), fresh_edit(lb)]))
 
 
 if __name__ == "__main__":

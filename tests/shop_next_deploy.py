@@ -1,18 +1,18 @@
 """The next deploy of the weekly shop, as the tests play it: a graph change, in three variants.
 
-Version 4 of the graph puts a ``check-basket`` executor between ``write-basket`` and the
-``approve-basket`` port of version 3, the current one (it drops an item listed twice). A deploy
+Version 5 of the graph puts a ``check-basket`` executor between ``write-basket`` and the
+``approve-basket`` port of version 4, the current one (it drops an item listed twice). A deploy
 that ships it declares what happens to baskets still waiting on version 3 (README.md, "Changing
 the workflow"):
 
-    kept      version 3 stays beside version 4: waiting baskets finish on the graph they
-              started on; new ones start on version 4
-    carried   a carry moves waiting baskets to version 4 (the port has the same ID and types,
+    kept      version 4 stays beside version 5: waiting baskets finish on the graph they
+              started on; new ones start on version 5
+    carried   a carry moves waiting baskets to version 5 (the port has the same ID and types,
               so the pending request moves as it is, approvals counted so far and all)
-    removed   version 3 is removed (and versions 1 and 2, which were carried to it): their
+    removed   version 4 is removed (and versions 1 to 3, which were carried to it): their
               baskets get Start again
 
-Versions 1 and 2 stay as the current code declares them (carried on) where version 3 stays.
+Versions 1 to 3 stay as the current code declares them (carried on) where version 4 stays.
 
 ``install(name)`` makes ``workflow.shop.graph.shop_versions`` that deploy's, in this process (a
 fresh interpreter runs it with ``python -m tests.lambda_invoke --deploy NAME``).
@@ -31,7 +31,7 @@ from workflow.shop.basket import Basket, BasketDecision, ShopProgress
 from workflow.shop.shopper import Shopper
 
 CHECK_BASKET = "check-basket"
-REMOVED_BECAUSE = "v3 baskets skipped the duplicate check"
+REMOVED_BECAUSE = "v4 baskets skipped the duplicate check"
 
 
 class CheckBasket(Executor):
@@ -52,21 +52,24 @@ class CheckBasket(Executor):
         return checked
 
 
-def build_v4(shopper: Shopper, max_rounds: int) -> Workflow:
-    wants_another_basket, needs_more_approvals, is_final = graph.undo_conditions(max_rounds)
+def build_v5(shopper: Shopper, max_rounds: int) -> Workflow:
+    wants_another_basket, is_edit, asks_again, is_final = graph.edit_conditions(max_rounds)
     write_basket, check_basket = graph.WriteBasket(shopper), CheckBasket()
     approve_basket: RequestPort[Basket, BasketDecision] = RequestPort(
         graph.APPROVE_BASKET, Basket, BasketDecision
     )
-    count_approval, place_order = graph.CountApproval(), graph.PlaceOrder()
+    edit_basket, count_approval = graph.EditBasket(), graph.CountApproval()
+    place_order = graph.PlaceOrder()
     return (
         WorkflowBuilder(
-            start=write_basket, registry=graph.shop_registry(), name=graph.NAME, version=4
+            start=write_basket, registry=graph.shop_registry(), name=graph.NAME, version=5
         )
         .add_edge(write_basket, check_basket)
         .add_edge(check_basket, approve_basket)
         .add_edge(approve_basket, write_basket, condition=wants_another_basket)
-        .add_edge(approve_basket, count_approval, condition=needs_more_approvals)
+        .add_edge(approve_basket, edit_basket, condition=is_edit)
+        .add_edge(edit_basket, approve_basket)
+        .add_edge(approve_basket, count_approval, condition=asks_again)
         .add_edge(count_approval, approve_basket)
         .add_edge(approve_basket, place_order, condition=is_final)
         .with_output_from(place_order)
@@ -74,13 +77,13 @@ def build_v4(shopper: Shopper, max_rounds: int) -> Workflow:
     )
 
 
-def v3_to_v4(snapshot: RunSnapshot) -> RunSnapshot:
-    """A basket waiting at approve-basket waits at the same port in version 4."""
+def v4_to_v5(snapshot: RunSnapshot) -> RunSnapshot:
+    """A basket waiting at approve-basket waits at the same port in version 5."""
     return snapshot
 
 
 def _current(shopper: Shopper, max_rounds: int) -> WorkflowVersions:
-    """Versions 1 to 3 as the current code declares them (``graph.shop_versions``)."""
+    """Versions 1 to 4 as the current code declares them (``graph.shop_versions``)."""
     versions = WorkflowVersions(graph.NAME)
     versions.add(1, lambda: graph.build_shop_workflow(shopper, max_rounds))
     versions.add(
@@ -89,24 +92,28 @@ def _current(shopper: Shopper, max_rounds: int) -> WorkflowVersions:
     versions.add(
         3, lambda: graph.build_undo_workflow(shopper, max_rounds), carry=graph.carry_v2_to_v3
     )
+    versions.add(
+        4, lambda: graph.build_edit_workflow(shopper, max_rounds), carry=graph.carry_v3_to_v4
+    )
     return versions
 
 
 def kept(shopper: Shopper, max_rounds: int = graph.DEFAULT_MAX_ROUNDS) -> WorkflowVersions:
     versions = _current(shopper, max_rounds)
-    versions.add(4, lambda: build_v4(shopper, max_rounds))
+    versions.add(5, lambda: build_v5(shopper, max_rounds))
     return versions
 
 
 def carried(shopper: Shopper, max_rounds: int = graph.DEFAULT_MAX_ROUNDS) -> WorkflowVersions:
     versions = _current(shopper, max_rounds)
-    versions.add(4, lambda: build_v4(shopper, max_rounds), carry=v3_to_v4)
+    versions.add(5, lambda: build_v5(shopper, max_rounds), carry=v4_to_v5)
     return versions
 
 
 def removed(shopper: Shopper, max_rounds: int = graph.DEFAULT_MAX_ROUNDS) -> WorkflowVersions:
     versions = WorkflowVersions(graph.NAME)
-    versions.add(4, lambda: build_v4(shopper, max_rounds))
+    versions.add(5, lambda: build_v5(shopper, max_rounds))
+    versions.remove(4, reason=REMOVED_BECAUSE)
     versions.remove(3, reason=REMOVED_BECAUSE)
     versions.remove(2, reason=REMOVED_BECAUSE)
     versions.remove(1, reason=REMOVED_BECAUSE)

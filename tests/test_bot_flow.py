@@ -21,7 +21,7 @@ from tests.bot_kit import (
 from tests.fault_kit import ephemeral_texts
 
 
-def test_shop_posts_basket_one_with_three_buttons(world: World) -> None:
+def test_shop_posts_basket_one_with_four_buttons(world: World) -> None:
     basket = start_basket(world)
     assert header(basket) == "Basket 1 of 3"
     assert "• 500 g chicken breast" in section_text(basket)
@@ -30,11 +30,16 @@ def test_shop_posts_basket_one_with_three_buttons(world: World) -> None:
     assert "tokens" not in context_text(basket)  # model counts are for the logs (issue 20)
     assert basket["text"] == "Basket 1 of 3: 10 items"
     buttons = world.buttons(basket)
-    assert list(buttons) == ["approve_basket", "reject_basket", "change_basket"]
+    assert list(buttons) == [
+        "approve_basket",
+        "reject_basket",
+        "change_basket",
+        "edit_basket",
+    ]
     value = json.loads(buttons["approve_basket"])
     assert set(value) == {"s", "r"}  # the session and the request, nothing else
     actions = next(b for b in basket["blocks"] if b["type"] == "actions")["elements"]
-    assert [a.get("style") for a in actions] == ["primary", "danger", None]
+    assert [a.get("style") for a in actions] == ["primary", "danger", None, None]
     assert actions[1]["confirm"]["confirm"]["text"] == "Reject"
     assert world.slack.violations == []
 
@@ -133,7 +138,9 @@ def test_change_then_approve_basket_two(world: World) -> None:
     assert [m["text"] for m in world.slack.thread(CHANNEL, second["ts"])] == ["Ordered 7 items."]
 
 
-def test_the_last_basket_says_it_is_the_last_and_offers_no_change(world: World) -> None:
+def test_the_last_basket_says_it_is_the_last_and_offers_no_change_but_edit_items(
+    world: World,
+) -> None:
     basket = start_basket(world)
     for text in ("less meat", "more fish"):
         change(world, world.baskets()[-1], text)
@@ -144,7 +151,11 @@ def test_the_last_basket_says_it_is_the_last_and_offers_no_change(world: World) 
         "Basket 3 of 3 — last one: approve or reject",
     ]
     assert basket["ts"] == baskets[0]["ts"]
-    assert list(world.buttons(baskets[-1])) == ["approve_basket", "reject_basket"]
+    assert list(world.buttons(baskets[-1])) == [
+        "approve_basket",
+        "reject_basket",
+        "edit_basket",
+    ]
     assert world.slack.violations == []
 
 

@@ -271,7 +271,7 @@ def test_history_says_which_version_wrote_each_checkpoint(tmp_path: Path) -> Non
     # No shopper banner (--history writes no basket), and whole checkpoint IDs: a UUIDv7's first
     # 8 characters are its time in about minutes, the same for a week's checkpoints.
     assert lines[0:2] == ["No week has ended yet.", "2 checkpoints in this week's session:"]
-    assert all(line.endswith("weekly-shop v3 · format 2 · record v2") for line in lines[2:])
+    assert all(line.endswith("weekly-shop v4 · format 2 · record v2") for line in lines[2:])
     assert {line.split()[3] for line in lines[2:]} == folder_checkpoint_ids(tmp_path)
 
     first = sorted((tmp_path / "state").rglob("*.ckpt"))[0]
@@ -317,7 +317,7 @@ def test_a_basket_of_a_retired_version_says_so_and_starts_the_same_week_on_reque
     again = console(tmp_path, "y\ny\n", env=env, deploy="removed")
     assert again.returncode == 0, again.stderr
     out = again.stdout
-    assert out.index("Start the same week again?") < out.index("[basket checked]")  # version 3
+    assert out.index("Start the same week again?") < out.index("[basket checked]")  # version 5
     assert out.index("Basket 1 of 3:") < out.index("Approve this basket?")
     assert out.rstrip().endswith("Ordered 10 items.")
     assert "pasta on Monday" in str(claude.requests[-1])  # the same week's request

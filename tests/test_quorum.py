@@ -76,7 +76,12 @@ def test_a_quorum_of_two_orders_on_the_second_different_approver(
     now = shown(world)
     assert now["ts"] == basket["ts"] and header(now) == "Basket 1 of 3"  # the same message
     assert "Approved by <@U0BOB> · 1 of 2 needed" in context_text(now)
-    assert set(world.buttons(now)) == {"approve_basket", "reject_basket", "change_basket"}
+    assert set(world.buttons(now)) == {
+        "approve_basket",
+        "reject_basket",
+        "change_basket",
+        "edit_basket",
+    }
     assert world.buttons(now) != world.buttons(basket)  # bound to the request now pending
     assert {live_request(world)} == pending_ids(s3, bucket, session)
     assert thread_texts(world, basket) == [] and orders(world) == []
@@ -101,7 +106,7 @@ def test_a_quorum_of_two_orders_on_the_second_different_approver(
     assert lock_keys(s3, bucket) == []
     last = list(latest_doc(s3, bucket, session)["answered"].values())[-1]
     assert last["by"] == "U0CAROL"
-    assert last["response"]["t"] == "BasketDecision@4"
+    assert last["response"]["t"] == "BasketDecision@5"
     assert last["response"]["v"]["approvals"] == ["U0BOB", "U0CAROL"]
     assert last["response"]["v"]["needed"] == 2
 

@@ -244,7 +244,7 @@ async def test_an_expired_basket_is_answered_by_the_bot_and_orders_nothing(
     answered = run.answered[request_id]
     assert answered.by == "weekly-shop" and answered.response.expired_at == 1_800_000_000
     saved = json.loads(store.latest("T1", "s1").state)
-    assert '"t": "BasketDecision@4"' in json.dumps(saved)  # @4: hold_until, undo
+    assert '"t": "BasketDecision@5"' in json.dumps(saved)  # @4: hold_until, undo; @5: edit
 
 
 def test_a_decision_saved_before_expiry_existed_reads_as_not_expired() -> None:

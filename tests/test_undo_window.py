@@ -77,7 +77,12 @@ def test_undo_returns_the_basket_to_waiting_and_the_approvals_start_again(held: 
     held.click(basket, "undo_order", user="U0CAROL")
     held.run_lazies()
     now = basket_now(held, basket)
-    assert set(held.buttons(now)) == {"approve_basket", "reject_basket", "change_basket"}
+    assert set(held.buttons(now)) == {
+        "approve_basket",
+        "reject_basket",
+        "change_basket",
+        "edit_basket",
+    }
     assert "Approved by" not in context_text(now)
     (said,) = thread_texts(held, basket)
     assert said == "Undo pressed: nothing was ordered, and the basket waits for approval again."

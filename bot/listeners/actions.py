@@ -1,6 +1,7 @@
 """The basket's buttons: Approve and Reject ack at once and answer in a lazy run
 (``bot.steps.clicks``); Change… opens its modal in the ack (the trigger ID lives about three
-seconds and works once); Start again starts a new session (``bot.steps.start``)."""
+seconds and works once); Edit items opens "Reading the basket…" in the ack and fills it in in a
+lazy run (``bot.steps.edit``); Start again starts a new session (``bot.steps.start``)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,14 @@ from bot.runtime import Runtime
 from bot.slack.blocks import (
     APPROVE,
     CHANGE,
+    EDIT,
     OPEN_ORDER,
     REJECT,
     RETRY_ORDER,
     START_AGAIN,
     UNDO,
 )
+from bot.slack.edit_form import edit_view_id, loading_edit_modal, said_modal
 from bot.slack.modal import change_modal, modal_metadata
 from bot.slack.payloads import GONE, Click, Kind, click_from_action
 from workflow.errors import StoreError
@@ -27,6 +30,7 @@ from workflow.errors import StoreError
 log = logging.getLogger(__name__)
 
 NO_MODAL = "The change form didn't open. Try again."
+NO_EDIT_FORM = "The Edit items form didn't open. Try again."
 
 
 def run_click(rt: Runtime, click: Click) -> None:
@@ -85,6 +89,46 @@ def listen(app: App, rt: Runtime) -> None:
     app.action(REJECT)(ack=ack_now, lazy=[lazy_click("reject")])
     app.action(UNDO)(ack=ack_now, lazy=[lazy_click("undo")])
     app.action(OPEN_ORDER)(ack_now)  # a link button: the browser opens the list
+
+    def open_edit_form(ack: Ack, body: dict[str, Any]) -> None:
+        """The modal opens in the ack, saying it reads the basket (the ack reads no S3): the
+        lazy run fills it in, by the ``external_id`` the trigger gives it."""
+        ack()
+        click = click_from_action(body, "edit")
+        trigger = body.get("trigger_id")
+        if click is None or not isinstance(trigger, str) or not trigger:
+            log.warning("malformed Edit items click ignored")
+            return
+        here = rt.for_workspace(click.tenant)
+        try:
+            here.ack_web.views_open(
+                trigger_id=trigger, view=loading_edit_modal(edit_view_id(trigger))
+            )
+        except Exception as exc:  # noqa: BLE001 - any failure: say so, never crash the ack
+            log.error("views.open failed: %s", exc)
+            here.ack_outbox.tell(click.channel, click.user, NO_EDIT_FORM)
+
+    def fill_edit_form(body: dict[str, Any]) -> None:
+        click = click_from_action(body, "edit")
+        trigger = body.get("trigger_id")
+        if click is None or not isinstance(trigger, str) or not trigger:
+            return
+        from bot.steps.clicks import STORE_DOWN
+        from bot.steps.edit import show_edit_form
+
+        external_id = edit_view_id(trigger)
+        try:
+            here = rt.configured(click.tenant)  # who may answer, as the workspace says now
+        except StoreError:  # as a turn that cannot reach S3: said (in the modal), nothing changed
+            view = said_modal(external_id, STORE_DOWN)
+            try:
+                rt.for_workspace(click.tenant).web.views_update(external_id=external_id, view=view)
+            except Exception as exc:  # noqa: BLE001 - closed meanwhile, or Slack down
+                log.error("views.update failed: %s", exc)
+            return
+        show_edit_form(here.sessions, here.rules, here.metadata_key, here.web, click, external_id)
+
+    app.action(EDIT)(ack=open_edit_form, lazy=[fill_edit_form])
 
     @app.action(CHANGE)
     def open_change_modal(ack: Ack, body: dict[str, Any]) -> None:

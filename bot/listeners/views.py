@@ -1,5 +1,6 @@
-"""The change modal's submission: validated and acked (an empty change is refused in the
-modal), then answered in a lazy run as the click it is (``bot.steps.clicks``)."""
+"""The change and Edit items modals' submissions: validated and acked (an empty change, a
+quantity that is no number, an edit that empties the basket are refused in the modal), then
+answered in a lazy run as the click each is (``bot.steps.clicks``); and the Settings modal's."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from typing import Any
 from slack_bolt import Ack, App
 
 from bot.runtime import Runtime
+from bot.slack.edit_form import EDIT_MODAL
 from bot.slack.modal import CHANGE_BLOCK, CHANGE_MODAL
-from bot.slack.payloads import Click, read_change
+from bot.slack.payloads import Click, read_change, read_edit
 from bot.slack.settings_ids import SETTINGS_MODAL
 
 from .actions import run_click
@@ -29,6 +31,27 @@ def listen(app: App, rt: Runtime) -> None:
             run_click(rt, change)
 
     app.view(CHANGE_MODAL)(ack=ack_change, lazy=[run_change])
+
+    def ack_edit(ack: Ack, body: dict[str, Any]) -> None:
+        edit = read_edit(rt.metadata_key, body)
+        if isinstance(edit, dict):
+            ack(response_action="errors", errors=edit)
+            return
+        ack()
+
+    def run_edit(body: dict[str, Any]) -> None:
+        edit = read_edit(rt.metadata_key, body)
+        if isinstance(edit, Click):
+            run_click(rt, edit)
+
+    def a_valid_edit(body: dict[str, Any]) -> bool:
+        return isinstance(read_edit(rt.metadata_key, body), Click)
+
+    # An edit answered in the modal (a quantity that is no number, an emptied basket, metadata
+    # the bot did not write) runs no lazy run: Bolt runs a listener's lazy functions whatever
+    # its ack said, and there is nothing to do.
+    app.view(EDIT_MODAL, matchers=[a_valid_edit])(ack=ack_edit, lazy=[run_edit])
+    app.view(EDIT_MODAL)(ack_edit)
 
     def ack_settings(ack: Ack, body: dict[str, Any]) -> None:
         """Answered in the modal itself: saved (it closes), or why not (``bot.steps.settings``)."""

@@ -86,6 +86,10 @@ _CHECKS: dict[str, list[tuple[str, str, str]]] = {
         ("options", "items", "static_select.options"),
         ("options", "opts", "option.text"),
     ],
+    "multi_static_select": [  # Edit items' Remove: the same limits as a static_select's
+        ("options", "items", "static_select.options"),
+        ("options", "opts", "option.text"),
+    ],
     "number_input": [("is_decimal_allowed", "bool", "number_input.is_decimal_allowed")],
     "timepicker": [("initial_time", "hhmm", "timepicker.initial_time")],
     "input": [("label", "plain", "input.label"), ("hint", "plain", "input.hint")],

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the workflow: imported by the lazy runs that post baskets, 
 APPROVE = "approve_basket"
 REJECT = "reject_basket"
 CHANGE = "change_basket"
+EDIT = "edit_basket"  # Edit items: a modal of the basket's items, answered with no model call
 START_AGAIN = "start_again"
 RETRY_ORDER = "retry_order"  # an order that did not go through: place it again
 UNDO = "undo_order"  # a held basket's Undo: its approvals start again, nothing is ordered
@@ -33,8 +34,8 @@ MAX_SHOWN_REQUEST = 300  # of the request's text on a basket; the whole of it is
 
 SECTION_LIMIT = 3000
 # Blocks for the items, headings and overflow line included: a message holds at most 50, and a
-# basket's header, context, approvals so far and actions take 4.
-MAX_ITEM_BLOCKS = 46
+# basket's header, context, who edited it, approvals so far and actions take 5.
+MAX_ITEM_BLOCKS = 45
 # Item text shown in one message, all sections together: well under the ~11,000 characters at
 # which Slack has been seen to answer msg_blocks_too_long (bolt-js issues #2509 and #2867).
 ITEMS_TEXT_BUDGET = 8000
@@ -204,10 +205,12 @@ def basket_blocks(
     needed: int = 1,
     household: str = "",
     held_until: int | None = None,
+    edited: tuple[str, str] | None = None,
 ) -> list[Block]:
-    """A basket waiting for an answer: header, items, what was asked and by whom, who has
-    approved it so far (when it needs more than one), Approve / Reject / Change…; the last
-    basket says so and offers no change. One approved and held for its undo window
+    """A basket waiting for an answer: header, items, what was asked and by whom, who edited it
+    and how (``edited``: a user ID and the summary), who has approved it so far (when it needs
+    more than one), Approve / Reject / Change… / Edit items; the last basket says so and offers
+    no change (Edit items still: it uses no round). One approved and held for its undo window
     (``held_until``) says when it will be ordered, and offers Undo only."""
     value = ref.to_value()
     last = round >= max_rounds
@@ -230,6 +233,7 @@ def basket_blocks(
         {"type": "header", "text": plain(title, 150)},
         *item_sections(items),
         asked_for(requested_by, request, progress, household),
+        *([edited_by(round, *edited)] if edited is not None else []),
         *so_far,
         {
             "type": "actions",
@@ -247,9 +251,18 @@ def basket_blocks(
                     },
                 },
                 *change,
+                button("Edit items", EDIT, value),
             ],
         },
     ]
+
+
+def edited_by(round: int, user: str, summary: str) -> Block:
+    """ "Basket 1 · edited by @bob: −pizza dough, milk 1 → 2 l": the summary in plain_text, so
+    item names (the model's and people's words) show as written, mentions and formatting inert."""
+    said = context(f"Basket {round} · edited by <@{user}>:")
+    said["elements"].append({"type": "plain_text", "text": summary[:300] or "…", "emoji": False})
+    return said
 
 
 def button(text: str, action_id: str, value: str, style: str | None = None) -> Block:

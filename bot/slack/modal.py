@@ -32,36 +32,59 @@ class ModalTarget:
     message_ts: str
 
 
-def _metadata_mac(key: bytes, tenant: str, ref: Ref, channel: str, message_ts: str) -> str:
-    fields = "\x1f".join([tenant, ref.session_id, ref.request_id, channel, message_ts])
+def _metadata_mac(
+    key: bytes, tenant: str, ref: Ref, channel: str, message_ts: str, extra: dict[str, str]
+) -> str:
+    """The MAC over every field: the change modal's five, then any ``extra`` by name (so a
+    change modal's metadata is no edit modal's, nor the other way round)."""
+    named = [f"{k}={v}" for k, v in sorted(extra.items())]
+    fields = "\x1f".join([tenant, ref.session_id, ref.request_id, channel, message_ts, *named])
     digest = hmac.new(key, fields.encode(), hashlib.sha256).digest()
     return base64.urlsafe_b64encode(digest).decode()[:METADATA_MAC_CHARS]
 
 
 def modal_metadata(key: bytes, tenant: str, ref: Ref, channel: str, message_ts: str) -> str:
     """The change modal's ``private_metadata``: IDs and where the basket is, with their MAC."""
-    data = {"s": ref.session_id, "r": ref.request_id, "c": channel, "m": message_ts}
-    data["h"] = _metadata_mac(key, tenant, ref, channel, message_ts)
+    return metadata_with(key, tenant, ref, channel, message_ts)
+
+
+def metadata_with(
+    key: bytes, tenant: str, ref: Ref, channel: str, message_ts: str, **extra: str
+) -> str:
+    """A modal's ``private_metadata``: the IDs, where the basket is, ``extra`` fields (one
+    letter each), and the MAC over all of them."""
+    data = {"s": ref.session_id, "r": ref.request_id, "c": channel, "m": message_ts, **extra}
+    data["h"] = _metadata_mac(key, tenant, ref, channel, message_ts, extra)
     return json.dumps(data, separators=(",", ":"))
 
 
 def read_modal_metadata(key: bytes, tenant: str, value: object) -> ModalTarget | None:
     """The target in ``value`` if this bot wrote it for ``tenant``; None for anything else
     (garbage, missing keys, edited fields, another workspace's modal)."""
+    read = read_metadata_with(key, tenant, value)
+    return None if read is None else read[0]
+
+
+def read_metadata_with(
+    key: bytes, tenant: str, value: object, *extra: str
+) -> tuple[ModalTarget, dict[str, str]] | None:
+    """The target and the ``extra`` fields in ``value`` if this bot wrote them, with exactly
+    those fields, for ``tenant``; None for anything else."""
     try:
         data = json.loads(value) if isinstance(value, str) else None
     except ValueError:
         return None
-    if not isinstance(data, dict):
+    if not isinstance(data, dict) or set(data) != {"s", "r", "c", "m", "h", *extra}:
         return None
-    fields = [data.get(k) for k in ("s", "r", "c", "m", "h")]
+    fields = [data.get(k) for k in ("s", "r", "c", "m", "h", *extra)]
     if not all(isinstance(f, str) and f for f in fields):
         return None
-    session, request, channel, ts, mac = (str(f) for f in fields)
+    session, request, channel, ts, mac = (str(f) for f in fields[:5])
     ref = Ref(session, request)
-    if not hmac.compare_digest(mac, _metadata_mac(key, tenant, ref, channel, ts)):
+    named = {k: str(data[k]) for k in extra}
+    if not hmac.compare_digest(mac, _metadata_mac(key, tenant, ref, channel, ts, named)):
         return None
-    return ModalTarget(ref, channel, ts)
+    return ModalTarget(ref, channel, ts), named
 
 
 def change_modal(metadata: str) -> dict[str, Any]:

@@ -265,6 +265,7 @@ class Outbox:
             needed=report.needed,
             household=report.household,
             held_until=report.held_until,
+            edited=report.edited,
         )
         if ts is not None:
             if not self._update(where.channel, ts, text, blocks):

@@ -148,6 +148,9 @@ class Report:
     # The basket asked about is approved and held for its undo window until then (epoch
     # seconds): it shows Undo only, and its order timer is armed.
     held_until: int | None = None
+    # Who last edited the basket asked about by hand, and what they changed (Edit items):
+    # shown on it ("Basket 1 · edited by @bob: −pizza dough, milk 1 → 2 l").
+    edited: tuple[str, str] | None = None
 
     @property
     def baskets(self) -> list[RequestInfoEvent]:

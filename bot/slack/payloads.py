@@ -23,11 +23,13 @@ from workflow.persistence.store import validate_id
 
 from .blocks import MAX_CHANGE_LENGTH, Ref
 from .delivery import Where
+from .edit_form import REMOVE_BLOCK, ItemEdit, read_edit_metadata, read_edit_state
 from .modal import CHANGE_BLOCK, CHANGE_INPUT, read_modal_metadata
 
 # "again": Start again on a retired basket; "retry": Retry an order that did not go through (its
-# Ref names the outcome record); "undo": Undo of a basket held for its undo window.
-Kind = Literal["approve", "reject", "change", "again", "retry", "undo"]
+# Ref names the outcome record); "undo": Undo of a basket held for its undo window; "edit": a
+# submitted Edit items modal.
+Kind = Literal["approve", "reject", "change", "again", "retry", "undo", "edit"]
 GONE = "This basket is no longer waiting for an answer."
 
 
@@ -43,6 +45,7 @@ class Click:
     kind: Kind
     change: str = ""
     delivery: str = ""  # names this interaction, the same in every retry of its lazy run
+    edit: ItemEdit | None = None  # a submitted Edit items modal's edit
 
 
 SAY_WHAT = f"Say what should change, in at most {MAX_CHANGE_LENGTH} characters."
@@ -197,6 +200,30 @@ def read_change(metadata_key: bytes, body: dict[str, Any]) -> Click | str:
         "change",
         text,
         delivery=_delivery(body),
+    )
+
+
+def read_edit(metadata_key: bytes, body: dict[str, Any]) -> Click | dict[str, str]:
+    """The edit in an Edit items ``view_submission``, or what to say in the modal, by block."""
+    view = _dict(body.get("view"))
+    tenant = _team(body)
+    user = _slack_id(_dict(body.get("user")).get("id"))
+    opened = read_edit_metadata(metadata_key, tenant or "", view.get("private_metadata"))
+    if not (tenant and user and opened):
+        return {REMOVE_BLOCK: GONE}
+    edit = read_edit_state(opened, _dict(_dict(view.get("state")).get("values")))
+    if isinstance(edit, dict):
+        return edit
+    target = opened.target
+    return Click(
+        tenant,
+        user,
+        target.channel,
+        target.message_ts,
+        target.ref,
+        "edit",
+        delivery=_delivery(body),
+        edit=edit,
     )
 
 

@@ -1,17 +1,24 @@
 """Where a Slack click becomes a workflow response.
 
-Approve, Reject and a submitted change all arrive here, in a lazy invocation with nothing in
-memory. Who may answer at all (``APPROVER_IDS``) is checked before anything is read; then the
-click is a :class:`bot.steps.turn.Step`: ``bot.steps.turn`` takes the session lock and resumes the
-latest checkpoint, :class:`Answer` checks the click against the pending request and the requester,
-and answers it with :func:`workflow.engine.respond.answer_pending`. Every refusal changes nothing
-and leaves no lock; the person sees a short reason.
+Approve, Reject, a submitted change and a submitted edit (Edit items) all arrive here, in a
+lazy invocation with nothing in memory. Who may answer at all (``APPROVER_IDS``) is checked
+before anything is read; then the click is a :class:`bot.steps.turn.Step`: ``bot.steps.turn``
+takes the session lock and resumes the latest checkpoint, :class:`Answer` checks the click
+against the pending request and the requester, and answers it with
+:func:`workflow.engine.respond.answer_pending`. Every refusal changes nothing and leaves no lock;
+the person sees a short reason.
 
 A quorum (``Rules.approvals_needed`` above 1): an approval carries everyone's so far, read from
 the checkpoint under the lock, and the rule at this click. One that leaves the basket short is
 counted and the basket asked again (a new request, the same message, its buttons rebound, "Approved
 by @alice · 1 of 2 needed"); the same person again is told their approval is counted, and nothing
 is written; a click on the buttons before that re-ask answers the basket's request now pending.
+
+An edit (Edit items, ``bot.steps.edit`` fills its form in) is applied to the pending request's
+basket only if that is the basket the form showed (its SHA-256): the edited basket is asked
+about again, the same round and the same message, the approvals starting again (graph version
+4's ``edit-basket``). A click from a screen still showing the basket before an edit is told who
+edited it since, and approves nothing it did not see.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from dataclasses import dataclass, replace
 
 from bot.slack.blocks import slack_date
 from bot.slack.delivery import Where
+from bot.slack.edit_form import ItemEdit
 from bot.slack.outcome import (
     APPROVED,
     NEWER,
@@ -54,8 +62,15 @@ from workflow.errors import (
 )
 from workflow.persistence.checkpoint import AnsweredRequest, PendingRequest
 from workflow.persistence.session import SessionCheckpoints
-from workflow.shop.basket import Basket, BasketDecision, count
-from workflow.shop.graph import UNCHANGED, approvals_of, held_of, shop_request
+from workflow.shop.basket import Basket, BasketDecision, Item, count
+from workflow.shop.edit import (
+    UNCHANGED_EDIT,
+    added_item,
+    basket_sha256,
+    edit_summary,
+    edited_items,
+)
+from workflow.shop.graph import UNCHANGED, approvals_of, edit_of, held_of, shop_request
 
 from .rules import Rules
 from .turn import Redelivered, Sessions, take_turn
@@ -67,6 +82,7 @@ VERDICTS: dict[Kind, str] = {
     "reject": "Rejected",
     "change": "Change asked",
     "undo": "Undone",
+    "edit": "Edited",
 }
 
 BUSY = "Someone else is answering this basket right now."
@@ -79,6 +95,20 @@ WENT_WRONG = "Something went wrong answering that; nothing was ordered twice. Tr
 UNPOSTED = "I couldn't post everything to Slack just now. Press a button above to try again."
 STORE_DOWN = "I couldn't reach the basket store, so nothing changed. Try again in a minute."
 NOTHING_TO_UNDO = "There is nothing to undo: this basket is waiting for approval."
+STALE_EDIT = (
+    "This basket changed since you opened *Edit items*, so your edit was not made: "
+    "press *Edit items* on the basket as it shows now."
+)
+EDIT_MADE = "Your edit is made: the basket above shows it."
+
+
+def edited_since(by: str) -> str:
+    """What a click from a screen showing the basket before someone's edit is told."""
+    return (
+        f"<@{by}> edited this basket since you saw it: the message shows it now; answer it there."
+    )
+
+
 TOO_LATE = "Too late to undo: this basket was ordered."
 
 
@@ -116,6 +146,8 @@ def verdict_of(decision: object) -> tuple[str, str]:
     if isinstance(decision, BasketDecision):
         if decision.expired_at is not None:
             return "Expired", ""
+        if decision.edited:
+            return VERDICTS["edit"], ""
         if decision.approved:
             return APPROVED, ""
         if decision.change is not None:
@@ -147,7 +179,10 @@ class Answer:
         try:
             request = run.pending_request(click.ref.request_id)
         except RequestAlreadyAnswered:
-            followed = self._asked_again(run, run.answered[click.ref.request_id])
+            done = run.answered[click.ref.request_id]
+            if self._same_edit(done):
+                return Redelivered(done)  # a retry of this edit's lazy run
+            followed = self._asked_again(run, done)
             if isinstance(followed, Redelivered):
                 return followed
             request = followed
@@ -165,8 +200,11 @@ class Answer:
         refusal = self.rules.may_give(click.kind, click.user, requester, request.data.round)
         if refusal:
             return Tell(click.user, refusal)
+        edited = self._edited(request.data)
+        if isinstance(edited, str):
+            return Tell(click.user, edited)
         answered = await answer_pending(
-            run, request.request_id, self._decide(approvals), answered_by=click.user
+            run, request.request_id, self._decide(approvals, edited), answered_by=click.user
         )
         if answered.run.status is RunStatus.FAILED:
             return self.failed(answered.run.error)
@@ -180,6 +218,37 @@ class Answer:
             approvals=_ordered_by(answered.run.answered[request.request_id].response),
         )
         return self._report(answered.events, outputs_of(answered.events), run, mark)
+
+    def _edited(self, basket: Basket) -> list[Item] | str | None:
+        """An edit's items, applied to ``basket`` (the pending request's); or why not, for the
+        person: a modal of another basket, an edit that changes nothing or leaves no basket.
+        None for any other click."""
+        edit = self.click.edit
+        if self.click.kind != "edit":
+            return None
+        if edit is None or basket_sha256(basket.items) != edit.basket:
+            return STALE_EDIT
+        try:
+            items = apply_item_edit(basket.items, edit)
+        except ValueError as exc:
+            return str(exc)
+        return UNCHANGED_EDIT if items == basket.items else items
+
+    def _same_edit(self, done: AnsweredRequest) -> bool:
+        """Whether ``done`` is this click's edit, made already: the same person's edit of the
+        same basket, to the same items (Lambda's retry of the lazy run, or the same form sent
+        twice)."""
+        edit, decision, basket = self.click.edit, done.response, done.data
+        if edit is None or not isinstance(decision, BasketDecision) or decision.edit is None:
+            return False
+        if done.by != self.click.user or not isinstance(basket, Basket):
+            return False
+        if basket_sha256(basket.items) != edit.basket:
+            return False
+        try:
+            return apply_item_edit(basket.items, edit) == list(decision.edit)
+        except ValueError:
+            return False
 
     def _asked_again(self, run: Run, done: AnsweredRequest) -> PendingRequest | Redelivered:
         """The clicked request was answered before. If that answer was an approval a quorum
@@ -214,14 +283,18 @@ class Answer:
                 return Counted(answered, so_far=so_far, needed=needed)
         return Tell(self.click.user, counted_text(so_far, needed))
 
-    def _decide(self, approvals: list[str]) -> Callable[[PendingRequest], BasketDecision]:
+    def _decide(
+        self, approvals: list[str], edited: list[Item] | None = None
+    ) -> Callable[[PendingRequest], BasketDecision]:
         """The click's answer: an approval names everyone's so far and this person's, and the
-        approvals the basket needs now (``Rules.quorum``)."""
+        approvals the basket needs now (``Rules.quorum``); an edit, the items it leaves."""
         click = self.click
 
         def decide(request: PendingRequest) -> BasketDecision:
             if click.kind == "undo":
                 return BasketDecision.undone(request.data.round)
+            if edited is not None:
+                return BasketDecision.edited_to(edited, request.data.round)
             approved = click.kind == "approve"
             decision = BasketDecision(
                 approved=approved,
@@ -257,6 +330,7 @@ class Answer:
             approvals=tuple(approvals_of(run)),
             needed=self.rules.quorum,
             held_until=held.hold_until if (held := held_of(run)) is not None else None,
+            edited=_edited_by(run),
         )
         changed = mark is not None and mark.verdict == VERDICTS["change"]
         if changed and report.reasked is not None:  # said in the thread; it keeps its buttons
@@ -268,6 +342,14 @@ class Answer:
     def up_to_date(self, done: Redelivered) -> Outcome:
         if self.click.kind == "undo":
             return Tell(self.click.user, TOO_LATE)
+        answered = done.answered
+        if answered is not None and self._same_edit(answered):
+            return Tell(self.click.user, EDIT_MADE)
+        if self.click.kind == "edit":
+            return Tell(self.click.user, STALE_EDIT)
+        decision = answered.response if answered is not None else None
+        if isinstance(decision, BasketDecision) and decision.edited and answered is not None:
+            return Tell(self.click.user, edited_since(answered.by))
         if isinstance(done, Counted):
             return Tell(self.click.user, counted_text(done.so_far, done.needed))
         decision = done.answered.response if done.answered else None
@@ -346,6 +428,27 @@ def _mark(
     if not isinstance(basket, Basket):
         return None
     return Mark(ts, basket, verdict, by, note, at=at, request_id=request_id, approvals=approvals)
+
+
+def apply_item_edit(items: list[Item], edit: ItemEdit) -> list[Item]:
+    """``items`` as the submitted form leaves them (``workflow.shop.edit``); a ``ValueError`` in
+    the person's words when that is no basket."""
+    added = added_item(*edit.add) if edit.add is not None else None
+    return edited_items(
+        items, removed=frozenset(edit.removed), quantities=dict(edit.quantities), added=added
+    )
+
+
+def _edited_by(run: Run) -> tuple[str, str] | None:
+    """Who last edited the basket the run asks about, and what they changed, for its message
+    ("Basket 1 · edited by @bob: −pizza dough, milk 1 → 2 l"); None when nobody has."""
+    pending = [p.data for p in run.pending_requests.values() if isinstance(p.data, Basket)]
+    answered = edit_of(run, pending[-1].round) if pending else None
+    if answered is None or not isinstance(answered.data, Basket):
+        return None
+    decision = answered.response
+    after = decision.edit if isinstance(decision, BasketDecision) else None
+    return answered.by, edit_summary(answered.data.items, list(after or ()))
 
 
 def _ordered_by(decision: object) -> tuple[str, ...]:

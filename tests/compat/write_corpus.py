@@ -27,7 +27,7 @@ from workflow.persistence.memory_store import InMemoryCheckpointStore
 from workflow.persistence.s3_keys import S3Keys
 from workflow.persistence.session import SessionCheckpoints
 from workflow.persistence.signing import CheckpointSigner
-from workflow.shop.basket import BasketDecision, ShopRequest
+from workflow.shop.basket import BasketDecision, Item, ShopRequest
 from workflow.shop.graph import shop_versions
 from workflow.shop.household import Household
 from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
@@ -62,12 +62,14 @@ async def session(
     fail_revision: bool = False,
     approved_by: str = "",
     held_until: int | None = None,
+    edited: bool = False,
 ) -> dict[str, Any]:
     """One session's latest checkpoint: basket 1 changed ``changes`` times (then a revision
     that fails, with ``fail_revision``), and approved by ``approved_by`` as one of a quorum of
     two (graph version 2 on: the basket waits for the second approval); or, with
     ``held_until``, as the one approval it needs, held for the undo window (graph version 3
-    on: the basket waits for its order timer, or an Undo)."""
+    on: the basket waits for its order timer, or an Undo); or, with ``edited``, edited by hand
+    (graph version 4 on: its last item removed and oat milk added, the same round)."""
     store, shopper = InMemoryCheckpointStore(), Shopper()
     workflow = shop_versions(shopper, 3)  # as the bot resumes: every version this code keeps
     signer = CheckpointSigner(KEY)
@@ -97,6 +99,15 @@ async def session(
             hold_until=held_until,
         )
         run.respond(request_id, approval, answered_by=approved_by)
+        [e async for e in run.watch()]
+    if edited:
+        run = await Run.resume(workflow, SessionCheckpoints(store, signer, TENANT, sid))
+        assert run is not None
+        ((request_id, request),) = run.pending_requests.items()
+        items = [*request.data.items[:-1], Item(name="oat milk", quantity=1, unit="l")]
+        run.respond(
+            request_id, BasketDecision.edited_to(items, request.data.round), answered_by="U0BOB"
+        )
         [e async for e in run.watch()]
     latest = store.latest(TENANT, sid)
     assert latest is not None
@@ -186,6 +197,8 @@ def main(folder: str) -> None:
         "approved-by-one-of-two": session("quorum", 0, approved_by="U0CAROL"),
         # From graph version 3 (the undo window): approved, held until its order timer fires.
         "held-for-undo": session("held", 0, approved_by="U0CAROL", held_until=1_900_000_000),
+        # From graph version 4 (Edit items): edited by hand, waiting for approval again.
+        "edited-by-hand": session("edited", 0, edited=True),
     }
     for name, made in cases.items():
         record = asyncio.run(made)

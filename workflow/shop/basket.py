@@ -256,9 +256,14 @@ class BasketDecision:
     household's undo window, ``ORDER_DELAY``): the basket is ordered when its timer fires, unless
     an approver's Undo (``undo``) comes first and the approvals start again (graph version 3).
 
+    An edit (``edit``: the basket's items as the person left them, Edit items) is an answer of
+    its own: the edited basket is asked about again, the same round, with no model call and the
+    approvals starting again (graph version 4).
+
     Schema version 2 added ``expired_at``, version 3 ``approvals`` and ``needed``, version 4
-    ``hold_until`` and ``undo``, written only when set (``DECISION_VERSION``; older values read
-    as not expired, approved by one person of one, held by nobody).
+    ``hold_until`` and ``undo``, version 5 ``edit``, each written only when set
+    (``DECISION_VERSION``; older values read as not expired, approved by one person of one,
+    held by nobody, no edit).
     """
 
     approved: bool
@@ -269,6 +274,7 @@ class BasketDecision:
     needed: int = 1  # >= 1
     hold_until: int | None = None  # an approval that completes the quorum, held until then
     undo: bool = False  # an approver's Undo of a held approval
+    edit: tuple[Item, ...] | None = None  # the basket as edited by hand (1 to MAX_ITEMS items)
 
     def __post_init__(self) -> None:
         check_bool(self.approved, "BasketDecision.approved")
@@ -288,6 +294,16 @@ class BasketDecision:
             raise ValueError("BasketDecision.hold_until holds an approval that completes a quorum")
         if self.undo and (self.approved or self.change is not None):
             raise ValueError("BasketDecision.undo is an answer of its own")
+        if self.edit is not None:
+            edit = self.edit
+            if not isinstance(edit, tuple | list) or not 1 <= len(edit) <= MAX_ITEMS:
+                raise ValueError(f"BasketDecision.edit must have 1 to {MAX_ITEMS} items")
+            for i, item in enumerate(edit):
+                if not isinstance(item, Item):
+                    raise ValueError(f"BasketDecision.edit[{i}] must be an Item")
+            object.__setattr__(self, "edit", tuple(edit))
+            if self.approved or self.change is not None or self.undo:
+                raise ValueError("BasketDecision.edit is an answer of its own")
 
     @property
     def held(self) -> bool:
@@ -312,6 +328,7 @@ class BasketDecision:
             "needed": self.needed,
             **({"hold_until": self.hold_until} if self.hold_until is not None else {}),
             **({"undo": True} if self.undo else {}),
+            **({"edit": [i.to_json() for i in self.edit]} if self.edit is not None else {}),
         }
 
     @classmethod
@@ -325,14 +342,32 @@ class BasketDecision:
             "needed",
             "hold_until",
             "undo",
+            "edit",
         )
-        data = fields_of(data, "BasketDecision", fields, ("approved", "round"))
+        data = dict(fields_of(data, "BasketDecision", fields, ("approved", "round")))
         approvals = data.get("approvals", [])
         if not isinstance(approvals, list):  # JSON's own type: a list, never a string
             raise ValueError(
                 f"BasketDecision.approvals must be a list, not {type(approvals).__name__}"
             )
+        if "edit" in data:
+            edit = data["edit"]
+            if not isinstance(edit, list) or len(edit) > MAX_ITEMS:
+                raise ValueError(f"BasketDecision.edit must be a list of at most {MAX_ITEMS}")
+            data["edit"] = tuple(
+                Item.from_json(item, f"BasketDecision.edit[{i}]") for i, item in enumerate(edit)
+            )
         return cls(**data)
+
+    @property
+    def edited(self) -> bool:
+        """An edit by hand (Edit items): asked about again, the same round."""
+        return self.edit is not None
+
+    @classmethod
+    def edited_to(cls, items: Sequence[Item], round: int) -> BasketDecision:
+        """A person's edit of basket ``round``: its items as they left them."""
+        return cls(approved=False, round=round, edit=tuple(items))
 
     @classmethod
     def expired(cls, round: int, at: float) -> BasketDecision:

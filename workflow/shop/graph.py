@@ -1,7 +1,22 @@
-"""The weekly-shop workflow: write a basket, ask for approval, revise or order.
+"""The weekly-shop workflow: write a basket, ask for approval, revise, edit or order.
 
-Version 2, the current one (a quorum: a basket is ordered once enough different people
-approved it):
+Version 4, the current one (Edit items: a person's edit of the basket, no model call):
+
+    input ─> write-basket ─> approve-basket ─┬─ change, round < max ──────> write-basket
+                                             ├─ an edit ──────────────────> edit-basket ──┐
+                                             ├─ approved, too few so far ─> count-approval ─┤
+                                             │  (or held, or an Undo: version 3's)          │
+                                             └─ otherwise ────────────────> place-order    │
+                            (the same round, asked again) ◀────────────────────────────────┘
+
+edit-basket writes the edited basket as the basket of the same round (a hand edit uses up none
+of the model's rounds) and clears the approvals, like a change. Version 3's runs are carried to
+version 4 as they are (:func:`carry_v3_to_v4`): the same port, executors and types.
+
+Version 3: version 2's graph, where an approval held for the undo window and an Undo go to
+count-approval too (:func:`undo_conditions`).
+
+Version 2 (a quorum: a basket is ordered once enough different people approved it):
 
     input ─> write-basket ─> approve-basket ─┬─ change, round < max ──────> write-basket
                   ▲                          ├─ approved, too few so far ─> count-approval ─┐
@@ -41,7 +56,7 @@ from workflow.engine.executor import Executor, WorkflowContext, handler
 from workflow.engine.runner import Run
 from workflow.engine.state import scope_key
 from workflow.engine.versions import WorkflowVersions
-from workflow.persistence.checkpoint import RunSnapshot
+from workflow.persistence.checkpoint import AnsweredRequest, RunSnapshot
 from workflow.persistence.registry import TypeRegistry
 
 from .basket import (
@@ -83,6 +98,8 @@ WRITE_BASKET = "write-basket"
 APPROVE_BASKET = "approve-basket"
 COUNT_APPROVAL = "count-approval"
 PLACE_ORDER = "place-order"
+EDIT_BASKET = "edit-basket"
+EDITED_STEP = "basket edited"
 
 
 def shop_request(run: Run | RunSnapshot) -> ShopRequest | None:
@@ -111,6 +128,23 @@ def approvals_of(run: Run, round: int | None = None) -> list[str]:
     if not isinstance(counted, BasketDecision) or round not in (None, counted.round):
         return []
     return list(dict.fromkeys(counted.approvals))
+
+
+def edit_of(run: Run, round: int | None = None) -> AnsweredRequest | None:
+    """The latest edit by hand of the basket a run asks about (basket ``round``, if given): the
+    answered request (who edited, the basket before, the decision with the items after); None
+    when that basket was not edited since it was written."""
+    for answered in reversed(run.answered.values()):
+        decision, basket = answered.response, answered.data
+        if not isinstance(decision, BasketDecision) or not isinstance(basket, Basket):
+            continue
+        if round is not None and basket.round != round:
+            return None
+        if decision.edited:
+            return answered
+        if decision.change is not None or not run.pending_requests:
+            return None  # a revision since, or the end
+    return None
 
 
 class WriteBasket(Executor):
@@ -187,6 +221,25 @@ class CountApproval(Executor):
         return basket  # asked again: a new pending request of the same round
 
 
+class EditBasket(Executor):
+    """Writes a person's edit of the basket as the basket of the same round, with no model
+    call, and asks about it again; the approvals so far start again (version 4)."""
+
+    def __init__(self) -> None:
+        super().__init__(EDIT_BASKET)
+
+    @handler
+    async def edit(self, decision: BasketDecision, ctx: WorkflowContext) -> Basket:
+        current = ctx.read_state(BASKET_KEY, scope=SCOPE)
+        if not isinstance(current, Basket) or decision.edit is None:
+            raise LookupError("no basket in state, or no edit")
+        basket = Basket(items=list(decision.edit), round=current.round)
+        ctx.queue_state_update(BASKET_KEY, basket, scope=SCOPE)
+        ctx.queue_state_update(APPROVALS_KEY, None, scope=SCOPE)  # approved afresh
+        ctx.add_event(ShopProgress(EDITED_STEP, count(len(basket.items))))
+        return basket  # asked again: a new pending request of the same round
+
+
 class PlaceOrder(Executor):
     """Orders the approved basket, or says why nothing was ordered."""
 
@@ -212,8 +265,8 @@ class PlaceOrder(Executor):
         ctx.yield_output(f"No order placed: {reason}")
 
 
-DECISION_VERSION = 4  # BasketDecision: 2 added expired_at, 3 approvals and needed, 4 hold_until
-# and undo (written only when set: a version 3 value reads as it is)
+DECISION_VERSION = 5  # BasketDecision: 2 added expired_at, 3 approvals and needed, 4 hold_until
+# and undo, 5 edit (each written only when set: a version 3 or 4 value reads as it is)
 
 
 def shop_registry() -> TypeRegistry:
@@ -227,6 +280,7 @@ def shop_registry() -> TypeRegistry:
             1: lambda v: {**v, "expired_at": None},
             2: lambda v: {**v, "approvals": [], "needed": 1},  # one approval was enough
             3: lambda v: v,  # held by nobody
+            4: lambda v: v,  # no edit
         },
     )
     return registry
@@ -242,7 +296,15 @@ def shop_versions(shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS) -> Wor
     versions.add(1, lambda: build_shop_workflow(shopper, max_rounds))
     versions.add(2, lambda: build_quorum_workflow(shopper, max_rounds), carry=carry_v1_to_v2)
     versions.add(3, lambda: build_undo_workflow(shopper, max_rounds), carry=carry_v2_to_v3)
+    versions.add(4, lambda: build_edit_workflow(shopper, max_rounds), carry=carry_v3_to_v4)
     return versions
+
+
+def carry_v3_to_v4(snapshot: RunSnapshot) -> RunSnapshot:
+    """A version 3 run as version 4's: unchanged (its pending request waits at approve-basket,
+    which version 4 has with the same ID and types; its queued messages go to executors version
+    4 has too). Carried so that a basket posted before this deploy can be edited like any."""
+    return snapshot
 
 
 def carry_v2_to_v3(snapshot: RunSnapshot) -> RunSnapshot:
@@ -316,6 +378,50 @@ def undo_conditions(
         return not wants_another_basket(decision) and not asks_again(decision)
 
     return wants_another_basket, asks_again, is_final
+
+
+def edit_conditions(
+    max_rounds: int,
+) -> tuple[
+    Callable[[BasketDecision], bool],
+    Callable[[BasketDecision], bool],
+    Callable[[BasketDecision], bool],
+    Callable[[BasketDecision], bool],
+]:
+    """Version 4's four edge conditions: another basket, an edit, asked again (version 3's),
+    or the end. Each answer takes exactly one of them: an edit is neither a change nor an
+    approval, so only the end would take it among version 3's, and the end excludes it here."""
+    wants_another_basket, asks_again, is_final = undo_conditions(max_rounds)
+
+    def is_edit(decision: BasketDecision) -> bool:
+        return decision.edited
+
+    def ends(decision: BasketDecision) -> bool:
+        return is_final(decision) and not decision.edited
+
+    return wants_another_basket, is_edit, asks_again, ends
+
+
+def build_edit_workflow(shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS) -> Workflow:
+    """Version 4 of the graph: version 3 plus edit-basket (the module docstring)."""
+    wants_another_basket, is_edit, asks_again, is_final = edit_conditions(max_rounds)
+    write_basket = WriteBasket(shopper)
+    approve_basket: RequestPort[Basket, BasketDecision] = RequestPort(
+        APPROVE_BASKET, Basket, BasketDecision
+    )
+    edit_basket, count_approval, place_order = EditBasket(), CountApproval(), PlaceOrder()
+    return (
+        WorkflowBuilder(start=write_basket, registry=shop_registry(), name=NAME, version=4)
+        .add_edge(write_basket, approve_basket)
+        .add_edge(approve_basket, write_basket, condition=wants_another_basket)
+        .add_edge(approve_basket, edit_basket, condition=is_edit)
+        .add_edge(edit_basket, approve_basket)
+        .add_edge(approve_basket, count_approval, condition=asks_again)
+        .add_edge(count_approval, approve_basket)
+        .add_edge(approve_basket, place_order, condition=is_final)
+        .with_output_from(place_order)
+        .build()
+    )
 
 
 def build_undo_workflow(shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS) -> Workflow:

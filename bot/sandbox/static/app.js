@@ -312,7 +312,7 @@ function renderInput(b) {
             placeholder="${esc(el.placeholder ? el.placeholder.text : "")}">${esc(initial)}</textarea>`
         : `<input type="text" ${data} maxlength="${el.max_length || 3000}" value="${esc(initial)}">`;
     case "number_input":
-      return `<input type="number" ${data} step="1" min="${esc(el.min_value || "")}"
+      return `<input type="number" ${data} step="${el.is_decimal_allowed ? "any" : "1"}" min="${esc(el.min_value || "")}"
         max="${esc(el.max_value || "")}" value="${esc(initial)}">`;
     case "timepicker":
       return `<input type="time" ${data} value="${esc(el.initial_time || "")}">`;
@@ -326,6 +326,11 @@ function renderInput(b) {
       return `<div ${data}>${el.options.map((o) => `<label class="check"><input type="checkbox"
         value="${esc(o.value)}" ${on.includes(o.value) ? "checked" : ""}> ${esc(o.text.text)}</label>`)
         .join("")}</div>`;
+    }
+    case "multi_static_select": {
+      const on = (el.initial_options || []).map((o) => o.value);
+      return `<select multiple ${data}>${el.options.map((o) => `<option value="${esc(o.value)}"
+        ${on.includes(o.value) ? "selected" : ""}>${esc(o.text.text)}</option>`).join("")}</select>`;
     }
     case "multi_users_select": {
       const on = el.initial_users || [];
@@ -376,6 +381,9 @@ function stateOf(input) {
   switch (type) {
     case "multi_users_select":
       return { type, selected_users: [...input.selectedOptions].map((o) => o.value) };
+    case "multi_static_select":
+      return { type, selected_options: [...input.selectedOptions].map((o) =>
+        ({ text: { type: "plain_text", text: o.text }, value: o.value })) };
     case "static_select": {
       const o = input.selectedOptions[0];
       return { type, selected_option: o ? { text: { type: "plain_text", text: o.text }, value: o.value } : null };

@@ -1,0 +1,135 @@
+"""Edit items, before the edit: the modal the ack opened is filled in with the basket it edits.
+
+The ack of the Edit items button opens "Reading the basket…" (``bot.listeners.actions``); this
+lazy run reads the session's latest checkpoint, without its lock (it writes nothing), finds the
+basket waiting for an answer, and fills the modal in by its ``external_id``: the items, and
+metadata naming that request and the basket's SHA-256 (``bot.slack.edit_form``). Anything that
+stops an edit says so in the modal instead: not an approver, the basket answered or held, a
+basket too long for a modal, a checkpoint of a newer or retired version, a damaged one, S3 down.
+
+The submitted edit is an answer like any click: ``bot.steps.clicks`` (kind ``edit``), under the
+lock, applied to the basket of the pending request only if its SHA-256 is the modal's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from slack_sdk import WebClient
+
+from bot.slack.blocks import Ref
+from bot.slack.edit_form import MAX_EDITABLE, edit_metadata, edit_modal, said_modal
+from bot.slack.outcome import NEWER
+from bot.slack.payloads import GONE, Click
+from workflow.engine.runner import Run
+from workflow.errors import (
+    CheckpointError,
+    CheckpointFromNewerVersion,
+    CheckpointNotFound,
+    InvalidIdentifier,
+    RequestAlreadyAnswered,
+    StoreError,
+    UnknownRequest,
+    WorkflowVersionRemoved,
+)
+from workflow.persistence.checkpoint import PendingRequest
+from workflow.shop.basket import Basket
+from workflow.shop.edit import basket_sha256
+from workflow.shop.graph import held_of
+
+from .clicks import BROKEN, STORE_DOWN, held_text
+from .rules import Rules
+from .turn import Sessions
+
+log = logging.getLogger(__name__)
+
+EDITED_SINCE = "This basket has changed since: press *Edit items* on the basket as it shows now."
+TOO_LONG = (
+    f"This basket has more items than Edit items can show ({MAX_EDITABLE}): use *Change…* to "
+    "say what should change."
+)
+RETIRED = "This basket was saved by a retired version of weekly-shop, so it can't be edited."
+BROKEN_EDIT = BROKEN.replace("answered", "edited")
+
+
+def show_edit_form(
+    sessions: Sessions,
+    rules: Rules,
+    metadata_key: bytes,
+    web: WebClient,
+    click: Click,
+    external_id: str,
+) -> None:
+    """Fill in the modal ``external_id`` for ``click`` (a press of Edit items)."""
+    view = asyncio.run(edit_form(sessions, rules, metadata_key, click, external_id))
+    try:
+        web.views_update(external_id=external_id, view=view)
+    except Exception as exc:  # noqa: BLE001 - closed meanwhile, or Slack down: nothing to undo
+        log.error("views.update of the edit form failed: %s", exc)
+
+
+async def edit_form(
+    sessions: Sessions, rules: Rules, metadata_key: bytes, click: Click, external_id: str
+) -> dict[str, Any]:
+    """The filled-in modal, or the modal saying why this basket cannot be edited."""
+    refusal = rules.may_answer(click.user) or (None if click.ref.session_id else GONE)
+    if refusal:
+        return said_modal(external_id, refusal)
+    try:
+        run = await Run.resume(
+            sessions.workflow(), sessions.checkpoints(click.tenant, click.ref.session_id)
+        )
+        found = None if run is None else waiting(run, click.ref.request_id)
+    except (UnknownRequest, CheckpointNotFound, InvalidIdentifier):
+        found = None
+    except CheckpointFromNewerVersion:
+        return said_modal(external_id, NEWER)
+    except WorkflowVersionRemoved:
+        return said_modal(external_id, RETIRED)
+    except CheckpointError:
+        return said_modal(external_id, BROKEN_EDIT)
+    except StoreError as exc:
+        log.error("reading the basket to edit failed: %s", exc)
+        return said_modal(external_id, STORE_DOWN)
+    if isinstance(found, str):
+        return said_modal(external_id, found)
+    if run is None or found is None:
+        return said_modal(external_id, GONE)
+    held = held_of(run, found.data.round)
+    if held is not None:
+        return said_modal(external_id, held_text(held.hold_until or 0))
+    items = found.data.items
+    if len(items) > MAX_EDITABLE:
+        return said_modal(external_id, TOO_LONG)
+    ref = Ref(click.ref.session_id, found.request_id)
+    metadata = edit_metadata(
+        metadata_key,
+        click.tenant,
+        ref,
+        click.channel,
+        click.message_ts,
+        basket_sha256(items),
+        len(items),
+    )
+    return edit_modal(external_id, metadata, items)
+
+
+def waiting(run: Run, request_id: str) -> PendingRequest | str | None:
+    """The basket request ``request_id`` names, if it waits for an answer; or, when it was
+    answered but its basket is asked about again unchanged (an approval a quorum still waits
+    on), the request now pending for it; or why not (None: it is gone)."""
+    try:
+        pending = run.pending_request(request_id)
+    except RequestAlreadyAnswered:
+        done = run.answered[request_id]
+        if not isinstance(done.data, Basket):
+            return None
+        same = basket_sha256(done.data.items)
+        for pending in run.pending_requests.values():
+            basket = pending.data
+            if isinstance(basket, Basket) and basket.round == done.data.round:
+                return pending if basket_sha256(basket.items) == same else EDITED_SINCE
+        return None
+    return pending if isinstance(pending.data, Basket) else None
