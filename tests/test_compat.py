@@ -46,9 +46,15 @@ PLANS: dict[str, list[tuple[str, str]]] = {
     # Approved by U0CAROL and held for the undo window: U0BOB's Undo, then his approval (no
     # timers here: it orders at once).
     "held-for-undo": [("undo_order", UNDONE), ("approve_basket", "Ordered 5 items.")],
+    # Edited by U0BOB with Edit items (its last item removed, oat milk added): approved as edited.
+    "edited-by-hand": [("approve_basket", "Ordered 5 items.")],
 }
 # A case the code could write only from a given folder on, and the environment its plan runs in.
-SINCE = {"approved-by-one-of-two": "format2-graph2", "held-for-undo": "format2-graph3"}
+SINCE = {
+    "approved-by-one-of-two": "format2-graph2",
+    "held-for-undo": "format2-graph3",
+    "edited-by-hand": "format2-graph4",
+}
 # What the basket shows of the household, from ShopRequest@2 on (the workspace's settings).
 HOUSEHOLD = "· For 4 · no pork · always oat milk"
 ENV = {"approved-by-one-of-two": {"APPROVALS_NEEDED": "2"}}
@@ -76,8 +82,9 @@ FOLDERS = {
     "format2-graph2": "weekly-shop v2 · format 2 · record v2 · Basket@2 · ShopRequest@1",
     "format2-request2": "weekly-shop v2 · format 2 · record v2 · Basket@2 · ShopRequest@2",
     "format2-graph3": "weekly-shop v3 · format 2 · record v2 · Basket@2 · ShopRequest@2",
+    "format2-graph4": "weekly-shop v4 · format 2 · record v2 · Basket@2 · ShopRequest@2",
 }
-NEWEST = "format2-graph3"  # what the current code writes
+NEWEST = "format2-graph4"  # what the current code writes
 
 
 def described(record: Any) -> str:
@@ -234,3 +241,28 @@ def test_a_settings_document_saved_by_older_code_is_read(
     world.run_lazies()
     approvers = ", ".join(f"<@{u}>" for u in loaded.saved.approvers)
     assert ephemeral_texts(world, "U0BOB") == [f"Only {approvers} can answer baskets here."]
+
+
+@pytest.mark.parametrize("path", ROUND_ONE, ids=[p.parent.name for p in ROUND_ONE])
+def test_a_basket_saved_by_older_code_can_be_edited(
+    world: World, s3: Any, bucket: str, path: Path
+) -> None:
+    """Every version is carried on to graph version 4 (``carry_v3_to_v4`` the last step), so a
+    basket posted by any older code is edited like one posted today: its form lists its items
+    (a ``Basket@1`` line, with no quantity of its own, can be removed, not given a quantity),
+    the edit reaches its message, and it orders as edited."""
+    from tests.test_edit_items import open_edit, removing, submit
+
+    case = json.loads(path.read_text())
+    world.boot(CHECKPOINT_SIGNING_KEY=KEY.decode())
+    basket = put_back(world, s3, bucket, case)
+    view = open_edit(world, basket)
+    assert submit(world, view, **removing(view, "mozzarella")) == {}
+    world.run_lazies()
+    edited = world.slack.message(CHANNEL, basket["ts"]) or {}
+    assert "Basket 1 · edited by <@U0BOB>:" in context_text(edited)
+    assert "mozzarella" not in json.dumps(edited["blocks"]).split("edited by")[0]
+    world.click(edited, "approve_basket", user="U0CAROL")
+    world.run_lazies()
+    assert [m["text"] for m in world.slack.thread(CHANNEL, basket["ts"])] == ["Ordered 4 items."]
+    assert world.slack.violations == [] and lock_keys(s3, bucket) == []
