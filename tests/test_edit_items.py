@@ -13,6 +13,7 @@ modal opens in the ack and is filled in by ``views.update`` with its ``external_
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -24,7 +25,7 @@ from bot.slack.edit_form import EDIT_MODAL, MAX_EDITABLE
 from bot.steps.clicks import EDIT_MADE, STALE_EDIT, edited_since
 from bot.steps.edit import EDITED_SINCE
 from tests.bot_kit import SECRET, World, change, context_text, header, objects, start_basket
-from tests.fault_kit import ephemeral_texts, lock_keys, session_of, thread_texts
+from tests.fault_kit import ephemeral_texts, lock_keys, s3_of, session_of, thread_texts
 from tests.settings_kit import STATE_OF
 from tests.test_quorum import latest_doc, orders
 from workflow.shop import basket as shop_basket
@@ -399,3 +400,85 @@ def test_edited_items_and_the_summary() -> None:
         edited_items(items, removed=frozenset({0, 1, 2}))
     with pytest.raises(ValueError, match="another basket"):
         edited_items(items, removed=frozenset({3}))
+
+
+def test_the_form_and_the_edit_work_each_in_a_fresh_process(served: World) -> None:
+    """The form is filled in, and the edit made, each by a lazy run in a new interpreter: all
+    they need is in the checkpoint and the modal's metadata, nothing in memory."""
+    world = served
+    basket = start_basket(world)
+    ack = world.click(basket, "edit_basket")
+    assert ack["statusCode"] == 200
+    world.run_lazies(fresh_process=True)
+    view = world.slack.open_view("U0BOB")
+    assert view is not None and view["callback_id"] == EDIT_MODAL
+    submit(world, view, **removing(view, "mushrooms"), **quantity(view, "carrots", "2.5"))
+    world.run_lazies(fresh_process=True)
+    shown = now(world, basket)
+    assert "−mushrooms, carrots 3 → 2.5" in context_text(shown)
+    assert "2.5 carrots" in json.dumps(shown["blocks"])
+
+
+EDIT_POINTS = ["lock-taken", "checkpoint-read", "between-saves", "checkpoint-written", "posted"]
+
+
+@pytest.mark.parametrize("recovery", ["lambda retry", "next click"])
+@pytest.mark.parametrize("point", EDIT_POINTS)
+def test_an_edit_killed_at_each_point_is_made_once(
+    served: World, point: str, recovery: str
+) -> None:
+    """The edit's lazy run dies (``os._exit``, as a killed Lambda) at each point of its turn.
+    Lambda's retry of the same event makes the edit, once, and shows it; or, before any retry,
+    Carol presses Approve on the basket as her screen still shows it: an edit that was saved is
+    shown to her and nothing is approved; one that was not, was never made, and her approval
+    orders the basket she saw."""
+    from tests.test_crash_points import LEASE, check_session
+
+    world = served
+    world.boot(LOCK_TTL_SECONDS=str(LEASE))
+    basket = start_basket(world)
+    session = session_of(world, basket)
+    view = open_edit(world, basket)
+    submit(world, view, **removing(view, "mushrooms"))
+    (lost,) = world.lam.take()
+    world.in_fresh_process(lost.payload, crash_at=point)
+    time.sleep(LEASE + 0.2)  # the dead process's lease passes
+    if recovery == "lambda retry":
+        world.in_fresh_process(lost.payload)
+        world.in_fresh_process(lost.payload)  # delivered once more: nothing new
+    else:
+        world.click(basket, "approve_basket", user="U0CAROL")
+        world.run_lazies(fresh_process=True)
+    check_session(world, session)
+    saved = point not in ("lock-taken", "checkpoint-read")
+    shown = now(world, basket)
+    if recovery == "lambda retry" or saved:
+        assert "Basket 1 · edited by <@U0BOB>:" in context_text(shown)
+        assert orders(world) == []
+        doc = latest_doc(s3_of(world), "bot-bucket", session)
+        assert [a["by"] for a in doc["answered"].values()] == ["U0BOB"]  # one edit
+    else:
+        assert orders(world) == ["Ordered 10 items."] and "edited by" not in context_text(shown)
+
+
+def test_a_lost_edit_is_said_in_the_baskets_thread(world: World) -> None:
+    """Lambda gave up on the edit's lazy run (every attempt failed): the lost-runs queue says so
+    where the modal's MACed metadata says the basket is; and on the form's, in its thread too."""
+    from bot.sandbox.aws_events import lambda_context, lost_run_record, sqs_event
+
+    basket = start_basket(world)
+    world.click(basket, "edit_basket")
+    (form,) = world.lam.take()
+    world.send(form.payload)
+    view = world.slack.open_view("U0BOB")
+    assert view is not None
+    submit(world, view, **quantity(view, "carrots", "4"))
+    (edit,) = world.lam.take()
+    from bot.handler import handler
+
+    for lost in (form, edit):
+        handler(sqs_event(lost_run_record(lost.payload)), lambda_context())
+    assert thread_texts(world, basket) == [
+        "<@U0BOB> The Edit items form of basket 1 couldn't be filled in — press Edit items again.",
+        "<@U0BOB> Your edit didn't go through — press Edit items again.",
+    ]

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .blocks import APPROVE, REJECT, START_AGAIN
+from .blocks import APPROVE, EDIT, REJECT, START_AGAIN
+from .edit_form import EDIT_MODAL, read_edit_metadata
 from .modal import read_modal_metadata
 from .payloads import request_text
 
@@ -58,9 +59,12 @@ def lost_click(payload: dict[str, Any]) -> Said | None:
     if action == START_AGAIN:  # pressed in a basket's thread: say it in that thread
         text = f"<@{user}> {AGAIN_LOST}"
         return Said(str(team), str(channel), text, thread_ts=str(container.get("thread_ts") or ts))
-    noun, button = VERBS.get(str(action), ("answer", "the button"))
     basket = basket_number(as_dict(payload.get("message")))
     of = f" of basket {basket}" if basket else ""
+    if action == EDIT:  # the form opened, but was never filled in
+        text = f"<@{user}> The Edit items form{of} couldn't be filled in — press Edit items again."
+        return Said(str(team), str(channel), text, thread_ts=str(ts))
+    noun, button = VERBS.get(str(action), ("answer", "the button"))
     text = f"<@{user}> Your {noun}{of} didn't go through — press {button} again."
     return Said(str(team), str(channel), text, thread_ts=str(ts))
 
@@ -77,11 +81,17 @@ def basket_number(message: dict[str, Any]) -> str:
 
 
 def lost_change(payload: dict[str, Any], metadata_key: bytes) -> Said | None:
-    """A change submitted from the modal: said in the basket's thread, where the modal's MACed
-    metadata says it is."""
+    """A change (or an edit) submitted from its modal: said in the basket's thread, where the
+    modal's MACed metadata says it is."""
     team = as_dict(payload.get("team")).get("id")
     user = as_dict(payload.get("user")).get("id")
     view = as_dict(payload.get("view"))
+    if view.get("callback_id") == EDIT_MODAL:
+        opened = read_edit_metadata(metadata_key, str(team), view.get("private_metadata"))
+        if not (isinstance(team, str) and isinstance(user, str) and opened):
+            return None
+        text = f"<@{user}> Your edit didn't go through — press Edit items again."
+        return Said(team, opened.target.channel, text, thread_ts=opened.target.message_ts)
     target = read_modal_metadata(metadata_key, str(team), view.get("private_metadata"))
     if not (isinstance(team, str) and isinstance(user, str) and target):
         return None
