@@ -213,7 +213,7 @@ def _pending_edit(lb: Loopback) -> tuple[dict[str, Any], dict[str, Any]]:
     return basket, json.loads(json.dumps(lazy.payload))
 
 
-def fresh_edit(lb: Loopback, n: int = 5) -> Row:
+def fresh_edit(lb: Loopback, n: int = 9) -> Row:
     """An item edit in a fresh process until its response is out (the message updated), against
     the floor of an approve measured the same way in the same run (``bench.slack``)."""
     import json

@@ -137,12 +137,6 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _amount(quantity: int | float) -> str:
-    if float(quantity).is_integer():
-        return str(int(quantity))
-    return format(Decimal(repr(float(quantity))), "f")
-
-
 def edit_modal(external_id: str, metadata: str, items: list[Item]) -> dict[str, Any]:
     """The form for ``items`` (at most :data:`MAX_EDITABLE`): plain_text labels and options,
     so the model's and people's words show as written."""
@@ -173,7 +167,7 @@ def edit_modal(external_id: str, metadata: str, items: list[Item]) -> dict[str, 
                 "type": "number_input",
                 "action_id": QUANTITY_INPUT,
                 "is_decimal_allowed": True,
-                "initial_value": _amount(item.quantity),
+                "initial_value": item.quantity_text,
                 "max_value": str(MAX_QUANTITY),
             },
         }

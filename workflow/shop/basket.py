@@ -88,10 +88,19 @@ class Item:
         if self.aisle is not None and self.aisle not in AISLES:
             raise ValueError(f"Item.aisle must be one of {', '.join(AISLES)}")
 
+    @property
+    def quantity_text(self) -> str:
+        """``500``, ``1.5``: the quantity as a person writes it ("" for none of its own)."""
+        return "" if self.quantity is None else _amount(self.quantity)
+
+    @property
+    def amount(self) -> str:
+        """``500 g``: the quantity and its unit, as much of them as there is."""
+        return " ".join(part for part in (self.quantity_text, self.unit) if part)
+
     def line(self) -> str:
         """``500 g chicken thighs — for Friday``: quantity first, as a shopping list reads."""
-        amount = "" if self.quantity is None else _amount(self.quantity)
-        text = " ".join(part for part in (amount, self.unit, self.name) if part)
+        text = " ".join(part for part in (self.amount, self.name) if part)
         return f"{text} — {self.note}" if self.note else text
 
     def to_json(self) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from .basket import MAX_ITEM_LENGTH, MAX_ITEMS, MAX_QUANTITY, MAX_UNIT_LENGTH, Item, _amount
+from .basket import MAX_ITEM_LENGTH, MAX_ITEMS, MAX_QUANTITY, MAX_UNIT_LENGTH, Item
 
 MAX_SUMMARY = 300  # characters of the summary shown on the basket
 EMPTY = "That would leave the basket empty: keep at least one item, or reject the basket."
@@ -81,11 +81,6 @@ def added_item(name: str, quantity: int | float, unit: str) -> Item:
     return Item(name=name, quantity=quantity, unit=unit)
 
 
-def _amount_of(item: Item) -> str:
-    amount = "" if item.quantity is None else _amount(item.quantity)
-    return " ".join(part for part in (amount, item.unit) if part)
-
-
 def edit_summary(before: Sequence[Item], after: Sequence[Item]) -> str:
     """What an edit changed: removals, then new quantities, then the item added, each in the
     basket's order: "−pizza dough, milk 1 → 2 l, +oat milk 1 l" (plain text: the names are the
@@ -97,10 +92,9 @@ def edit_summary(before: Sequence[Item], after: Sequence[Item]) -> str:
     for item in before:
         now = after_by.get(_key(item.name))
         if now is not None and (now.quantity != item.quantity or now.unit != item.unit):
-            was = _amount(item.quantity) if item.quantity is not None else "?"
-            changed.append(f"{item.name} {was} → {_amount_of(now)}")
+            changed.append(f"{item.name} {item.quantity_text or '?'} → {now.amount}")
     added = [
-        "+" + " ".join(p for p in (i.name, _amount_of(i)) if p)
+        "+" + " ".join(p for p in (i.name, i.amount) if p)
         for i in after
         if _key(i.name) not in before_keys
     ]
