@@ -18,6 +18,7 @@ from .bot_kit import SECRET, World
 
 STATE_OF = {
     "multi_users_select": lambda e: {"selected_users": list(e.get("initial_users", []))},
+    "multi_static_select": lambda e: {"selected_options": list(e.get("initial_options", []))},
     "number_input": lambda e: {"value": e.get("initial_value")},
     "checkboxes": lambda e: {"selected_options": list(e.get("initial_options", []))},
     "static_select": lambda e: {"selected_option": e.get("initial_option")},

@@ -26,7 +26,7 @@ from bot.steps.clicks import EDIT_MADE, STALE_EDIT, edited_since
 from bot.steps.edit import EDITED_SINCE
 from tests.bot_kit import SECRET, World, change, context_text, header, objects, start_basket
 from tests.fault_kit import ephemeral_texts, lock_keys, s3_of, session_of, thread_texts
-from tests.settings_kit import STATE_OF
+from tests.settings_kit import submitted
 from tests.test_quorum import latest_doc, orders
 from workflow.shop import basket as shop_basket
 from workflow.shop.edit import EMPTY, edit_summary, edited_items
@@ -52,24 +52,6 @@ def open_edit(world: World, basket: dict[str, Any], user: str = "U0BOB") -> dict
     return view
 
 
-def state(view: dict[str, Any], **changes: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """``view.state.values`` as Slack sends them for the form as shown, with ``changes``."""
-    values: dict[str, dict[str, Any]] = {}
-    for block in view["blocks"]:
-        if block["type"] != "input":
-            continue
-        element = block["element"]
-        shape = STATE_OF.get(element["type"], lambda e: {"selected_options": []})
-        values[block["block_id"]] = {
-            element["action_id"]: {
-                "type": element["type"],
-                **shape(element),
-                **changes.get(block["block_id"], {}),
-            }
-        }
-    return values
-
-
 def positions(view: dict[str, Any], *names: str) -> list[str]:
     (remove,) = [b for b in view["blocks"] if b.get("block_id") == "remove"]
     options = remove["element"]["options"]
@@ -89,7 +71,7 @@ def submit(
             SECRET,
             callback_id=EDIT_MODAL,
             private_metadata=view["private_metadata"] if metadata is None else metadata,
-            values=state(view, **changes),
+            values=submitted(view, **changes),
             user_id=user,
         )
     )

@@ -24,7 +24,7 @@ from workflow.persistence.store import validate_id
 from .blocks import MAX_CHANGE_LENGTH, Ref
 from .delivery import Where
 from .edit_form import REMOVE_BLOCK, ItemEdit, read_edit_metadata, read_edit_state
-from .modal import CHANGE_BLOCK, CHANGE_INPUT, read_modal_metadata
+from .modal import CHANGE_BLOCK, CHANGE_INPUT, ModalTarget, read_modal_metadata
 
 # "again": Start again on a retired basket; "retry": Retry an order that did not go through (its
 # Ref names the outcome record); "undo": Undo of a basket held for its undo window; "edit": a
@@ -191,16 +191,15 @@ def read_change(metadata_key: bytes, body: dict[str, Any]) -> Click | str:
     text = text.strip() if isinstance(text, str) else ""
     if not text or len(text) > MAX_CHANGE_LENGTH:
         return SAY_WHAT
-    return Click(
-        tenant,
-        user,
-        target.channel,
-        target.message_ts,
-        target.ref,
-        "change",
-        text,
-        delivery=_delivery(body),
-    )
+    return _submitted(body, tenant, user, target, "change", change=text)
+
+
+def _submitted(
+    body: dict[str, Any], tenant: str, user: str, target: ModalTarget, kind: Kind, **what: Any
+) -> Click:
+    """A modal's submission as the click on its basket that it is."""
+    where = (target.channel, target.message_ts, target.ref)
+    return Click(tenant, user, *where, kind, delivery=_delivery(body), **what)
 
 
 def read_edit(metadata_key: bytes, body: dict[str, Any]) -> Click | dict[str, str]:
@@ -214,17 +213,7 @@ def read_edit(metadata_key: bytes, body: dict[str, Any]) -> Click | dict[str, st
     edit = read_edit_state(opened, _dict(_dict(view.get("state")).get("values")))
     if isinstance(edit, dict):
         return edit
-    target = opened.target
-    return Click(
-        tenant,
-        user,
-        target.channel,
-        target.message_ts,
-        target.ref,
-        "edit",
-        delivery=_delivery(body),
-        edit=edit,
-    )
+    return _submitted(body, tenant, user, opened.target, "edit", edit=edit)
 
 
 @dataclass(frozen=True)

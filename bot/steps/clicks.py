@@ -95,6 +95,7 @@ WENT_WRONG = "Something went wrong answering that; nothing was ordered twice. Tr
 UNPOSTED = "I couldn't post everything to Slack just now. Press a button above to try again."
 STORE_DOWN = "I couldn't reach the basket store, so nothing changed. Try again in a minute."
 NOTHING_TO_UNDO = "There is nothing to undo: this basket is waiting for approval."
+TOO_LATE = "Too late to undo: this basket was ordered."
 STALE_EDIT = (
     "This basket changed since you opened *Edit items*, so your edit was not made: "
     "press *Edit items* on the basket as it shows now."
@@ -107,9 +108,6 @@ def edited_since(by: str) -> str:
     return (
         f"<@{by}> edited this basket since you saw it: the message shows it now; answer it there."
     )
-
-
-TOO_LATE = "Too late to undo: this basket was ordered."
 
 
 def held_text(until: int) -> str:
