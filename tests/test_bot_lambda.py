@@ -64,6 +64,26 @@ def test_an_answer_in_a_fresh_process_never_imports_pydantic(served: World, acti
     assert said["text"].startswith("Ordered" if verdict == "Approved" else "No order placed")
 
 
+def test_an_edit_in_a_fresh_process_never_imports_pydantic(served: World) -> None:
+    """Edit items reads the basket (to fill its form in) and answers with the edited basket,
+    each in a fresh process and with no model call: neither imports pydantic nor the SDK."""
+    from tests.test_edit_items import quantity, submit
+
+    served.shop()
+    served.run_lazies()
+    (basket,) = served.baskets()
+    served.click(basket, "edit_basket")
+    (filled,) = served.run_lazies(fresh_process=True)
+    view = served.slack.open_view("U0BOB")
+    assert view is not None and view["callback_id"] == "edit_basket_modal"
+    submit(served, view, **quantity(view, "carrots", "4"))
+    (edited,) = served.run_lazies(fresh_process=True)
+    for result in (filled, edited):
+        assert result["response"]["statusCode"] == 200
+        assert not result["pydantic_imported"] and not result["anthropic_imported"]
+    assert "edited by <@U0BOB>" in context_text(served.baskets()[0])
+
+
 LAZY_ONLY = [
     "anthropic",
     "pydantic",
@@ -78,7 +98,16 @@ SETTINGS_ONLY = ["bot.records.workspace_settings", "bot.slack.settings_form", "z
 
 
 @pytest.mark.parametrize(
-    "action", ["/shop", "approve_basket", "change_basket", "home", "settings", "save_settings"]
+    "action",
+    [
+        "/shop",
+        "approve_basket",
+        "change_basket",
+        "edit_basket",
+        "home",
+        "settings",
+        "save_settings",
+    ],
 )
 def test_the_ack_path_imports_only_what_it_needs(served: World, action: str) -> None:
     """An ack in a fresh process loads neither the model SDK nor the workflow engine nor

@@ -17,11 +17,15 @@ import time
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bot.sandbox.block_kit import parsed_texts
 from bot.sandbox.slack_requests import view_submission
 from bot.slack import edit_form
+from bot.slack.blocks import Ref
 from bot.slack.edit_form import EDIT_MODAL, MAX_EDITABLE
+from bot.slack.modal import ModalTarget
 from bot.steps.clicks import EDIT_MADE, STALE_EDIT, edited_since
 from bot.steps.edit import EDITED_SINCE
 from tests.bot_kit import SECRET, World, change, context_text, header, objects, start_basket
@@ -464,3 +468,16 @@ def test_a_lost_edit_is_said_in_the_baskets_thread(world: World) -> None:
         "<@U0BOB> The Edit items form of basket 1 couldn't be filled in — press Edit items again.",
         "<@U0BOB> Your edit didn't go through — press Edit items again.",
     ]
+
+
+@given(st.floats(min_value=1e-9, max_value=100_000, allow_nan=False, allow_infinity=False))
+def test_every_quantity_the_form_shows_reads_back_as_the_same_number(quantity: float) -> None:
+    """The form pre-fills each quantity as the basket writes it (``Item.quantity_text``: no
+    exponent, never rounded); submitted unchanged, it must read back as the number it was, or
+    an untouched field would refuse the whole edit."""
+    item = shop_basket.Item(name="flour", quantity=quantity)
+    opened = edit_form.EditTarget(ModalTarget(Ref("s", "r"), "C0SHOP", "1.2"), "sha", 1)
+    values = {"qty-0": {"quantity": {"type": "number_input", "value": item.quantity_text}}}
+    edit = edit_form.read_edit_state(opened, values)
+    assert isinstance(edit, edit_form.ItemEdit)
+    assert edit.quantities == ((0, quantity),)

@@ -56,7 +56,7 @@ NAME_IT = "Name the item to add."
 LONG_NAME = f"An item's name has at most {MAX_NAME} characters."
 LONG_UNIT = f"A unit has at most {MAX_UNIT} characters."
 NOTE = "Change a quantity, remove items or add one. Approvals so far start again."
-_NUMBER = re.compile(r"\s*\d{1,9}(\.\d{1,6})?\s*")
+_NUMBER = re.compile(r"\s*\d{1,9}(\.\d{1,30})?\s*")
 
 
 def quantity_block(position: int) -> str:
