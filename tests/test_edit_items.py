@@ -481,3 +481,22 @@ def test_every_quantity_the_form_shows_reads_back_as_the_same_number(quantity: f
     edit = edit_form.read_edit_state(opened, values)
     assert isinstance(edit, edit_form.ItemEdit)
     assert edit.quantities == ((0, quantity),)
+
+
+def test_a_form_closed_before_it_was_filled_in_is_left_and_slack_down_is_retried(
+    world: World,
+) -> None:
+    """``views.update`` answers ``not_found`` for a modal the person closed (nobody to tell: the
+    lazy run ends); a Slack failure that outlasts slack_sdk's retries raises, so Lambda retries
+    the lazy run (``bot.sandbox.lambda_async``), and the retry fills the form in."""
+    basket = start_basket(world)
+    world.click(basket, "edit_basket")
+    world.slack.fail_next("views.update", error="not_found")
+    (run,) = world.run_async()
+    assert run.errors == [""] and world.slack.open_view("U0BOB") is not None
+    world.click(basket, "edit_basket")
+    world.slack.fail_next("views.update", error="internal_error")
+    (run,) = world.run_async()
+    assert run.errors == ["LazyRunFailed", ""]
+    view = world.slack.open_view("U0BOB")
+    assert view is not None and view.get("submit", {}).get("text") == "Save"

@@ -114,17 +114,14 @@ def listen(app: App, rt: Runtime) -> None:
         if click is None or not isinstance(trigger, str) or not trigger:
             return
         from bot.steps.clicks import STORE_DOWN
-        from bot.steps.edit import show_edit_form
+        from bot.steps.edit import fill_in, show_edit_form
 
         external_id = edit_view_id(trigger)
         try:
             here = rt.configured(click.tenant)  # who may answer, as the workspace says now
         except StoreError:  # as a turn that cannot reach S3: said (in the modal), nothing changed
             view = said_modal(external_id, STORE_DOWN)
-            try:
-                rt.for_workspace(click.tenant).web.views_update(external_id=external_id, view=view)
-            except Exception as exc:  # noqa: BLE001 - closed meanwhile, or Slack down
-                log.error("views.update failed: %s", exc)
+            fill_in(rt.for_workspace(click.tenant).web, external_id, view)
             return
         show_edit_form(here.sessions, here.rules, here.metadata_key, here.web, click, external_id)
 

@@ -18,6 +18,7 @@ import logging
 from typing import Any
 
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 
 from bot.slack.blocks import Ref
 from bot.slack.edit_form import MAX_EDITABLE, edit_metadata, edit_modal, said_modal
@@ -64,10 +65,20 @@ def show_edit_form(
 ) -> None:
     """Fill in the modal ``external_id`` for ``click`` (a press of Edit items)."""
     view = asyncio.run(edit_form(sessions, rules, metadata_key, click, external_id))
+    fill_in(web, external_id, view)
+
+
+def fill_in(web: WebClient, external_id: str, view: dict[str, Any]) -> None:
+    """``views.update`` of the modal the ack opened. Closed meanwhile (Slack answers
+    ``not_found``), there is no one to tell; any other failure (after slack_sdk's retries) is
+    raised, so that Lambda retries the lazy run and, at the last, the lost-runs queue says in the
+    basket's thread that the form was not filled in."""
     try:
         web.views_update(external_id=external_id, view=view)
-    except Exception as exc:  # noqa: BLE001 - closed meanwhile, or Slack down: nothing to undo
-        log.error("views.update of the edit form failed: %s", exc)
+    except SlackApiError as exc:
+        if exc.response.get("error") != "not_found":
+            raise
+        log.info("the Edit items form was closed before it was filled in")
 
 
 async def edit_form(
