@@ -500,3 +500,25 @@ def test_a_form_closed_before_it_was_filled_in_is_left_and_slack_down_is_retried
     assert run.errors == ["LazyRunFailed", ""]
     view = world.slack.open_view("U0BOB")
     assert view is not None and view.get("submit", {}).get("text") == "Save"
+
+
+def test_adding_an_item_already_in_the_basket_or_changing_nothing_is_told_and_writes_nothing(
+    world: World,
+) -> None:
+    """The ack does not know the basket's names (it reads no S3): the lazy run, which does,
+    tells the person, under the lock, and writes nothing."""
+    basket = start_basket(world)
+    bucket = world.env["CHECKPOINT_BUCKET"]
+    before = objects(world.s3, bucket)
+    view = open_edit(world, basket)
+    submit(world, view, add_name={"value": "  Carrots "})
+    world.run_lazies()
+    submit(world, view)  # every field as it was
+    world.run_lazies()
+    assert ephemeral_texts(world, "U0BOB") == [
+        "Carrots is in the basket already: change its quantity.",
+        "That edit changed nothing: the basket is as it was.",
+    ]
+    assert objects(world.s3, bucket) == before and "edited by" not in context_text(
+        now(world, basket)
+    )
