@@ -26,7 +26,7 @@ from workflow.engine.builder import RequestPort, Workflow, WorkflowBuilder
 from workflow.engine.executor import Executor, WorkflowContext, handler
 from workflow.engine.versions import WorkflowVersions
 from workflow.persistence.checkpoint import RunSnapshot
-from workflow.shop import graph
+from workflow.shop import conditions, graph
 from workflow.shop.basket import Basket, BasketDecision, ShopProgress
 from workflow.shop.shopper import Shopper
 
@@ -53,7 +53,7 @@ class CheckBasket(Executor):
 
 
 def build_v5(shopper: Shopper, max_rounds: int) -> Workflow:
-    wants_another_basket, is_edit, asks_again, is_final = graph.edit_conditions(max_rounds)
+    wants_another_basket, is_edit, asks_again, is_final = conditions.edit_conditions(max_rounds)
     write_basket, check_basket = graph.WriteBasket(shopper), CheckBasket()
     approve_basket: RequestPort[Basket, BasketDecision] = RequestPort(
         graph.APPROVE_BASKET, Basket, BasketDecision

@@ -37,7 +37,8 @@ def run_click(rt: Runtime, click: Click) -> None:
     """A lazy listener's work: the click's turn of its session (``bot.steps.clicks``)."""
     import asyncio
 
-    from bot.steps.clicks import STORE_DOWN, answer_click
+    from bot.slack.outcome import STORE_DOWN
+    from bot.steps.clicks import answer_click
 
     try:
         here = rt.configured(click.tenant)  # who may answer, as the workspace says now
@@ -113,7 +114,7 @@ def listen(app: App, rt: Runtime) -> None:
         trigger = body.get("trigger_id")
         if click is None or not isinstance(trigger, str) or not trigger:
             return
-        from bot.steps.clicks import STORE_DOWN
+        from bot.slack.outcome import STORE_DOWN
         from bot.steps.edit import fill_in, show_edit_form
 
         external_id = edit_view_id(trigger)

@@ -27,6 +27,8 @@ from workflow.engine.events import OutputEvent, RequestInfoEvent, WorkflowEvent
 from workflow.errors import ExecutorFailed, WorkflowError
 from workflow.shop.errors import ShopperError
 
+from .blocks import slack_date
+
 if TYPE_CHECKING:  # the workflow: imported by the lazy runs that make Reports, not by an ack
     from workflow.shop.basket import Basket, Item
 
@@ -220,6 +222,21 @@ RETIRED = (
     "This basket was saved by a version of weekly-shop that has since been retired, so it can't "
     "be answered any more: *Start again* writes the same week's basket afresh."
 )
+
+
+BROKEN = (
+    "This basket is damaged: its saved state did not pass its checks, so it can't be answered. "
+    "*Start again* writes the same week's basket afresh."
+)
+STORE_DOWN = "I couldn't reach the basket store, so nothing changed. Try again in a minute."
+
+
+def held_text(until: int) -> str:
+    """What a click other than Undo on a held basket is told."""
+    return (
+        f"This basket is approved and will be ordered {slack_date(until)}. "
+        "Press *Undo* on it to stop the order."
+    )
 
 
 def outputs_of(events: list[WorkflowEvent]) -> list[str]:

@@ -29,10 +29,11 @@ from dataclasses import dataclass, replace
 
 from bot.slack.blocks import slack_date
 from bot.slack.delivery import Where
-from bot.slack.edit_form import ItemEdit
 from bot.slack.outcome import (
     APPROVED,
+    BROKEN,
     NEWER,
+    STORE_DOWN,
     Damaged,
     Mark,
     Outcome,
@@ -41,6 +42,7 @@ from bot.slack.outcome import (
     Retired,
     Tell,
     describe_failure,
+    held_text,
     outputs_of,
 )
 from bot.slack.payloads import GONE, Click, Kind
@@ -63,19 +65,23 @@ from workflow.errors import (
 from workflow.persistence.checkpoint import AnsweredRequest, PendingRequest
 from workflow.persistence.session import SessionCheckpoints
 from workflow.shop.basket import Basket, BasketDecision, Item, count
-from workflow.shop.edit import (
-    UNCHANGED_EDIT,
-    added_item,
-    basket_sha256,
-    edit_summary,
-    edited_items,
-)
-from workflow.shop.graph import UNCHANGED, approvals_of, edit_of, held_of, shop_request
+from workflow.shop.graph import UNCHANGED, approvals_of, held_of, shop_request
 
+from .edit import EDIT_MADE, STALE_EDIT, edited_by, edited_for, edited_since, same_edit
 from .rules import Rules
 from .turn import Redelivered, Sessions, take_turn
 
-__all__ = ["BUSY", "GONE", "OWN_CLICK", "Answer", "Click", "Kind", "answer_click"]
+__all__ = [
+    "BROKEN",
+    "BUSY",
+    "GONE",
+    "OWN_CLICK",
+    "STORE_DOWN",
+    "Answer",
+    "Click",
+    "Kind",
+    "answer_click",
+]
 
 VERDICTS: dict[Kind, str] = {
     "approve": APPROVED,
@@ -87,37 +93,10 @@ VERDICTS: dict[Kind, str] = {
 
 BUSY = "Someone else is answering this basket right now."
 OWN_CLICK = "Your earlier click on this basket is still being answered: its answer will show here."
-BROKEN = (
-    "This basket is damaged: its saved state did not pass its checks, so it can't be answered. "
-    "*Start again* writes the same week's basket afresh."
-)
 WENT_WRONG = "Something went wrong answering that; nothing was ordered twice. Try again."
 UNPOSTED = "I couldn't post everything to Slack just now. Press a button above to try again."
-STORE_DOWN = "I couldn't reach the basket store, so nothing changed. Try again in a minute."
 NOTHING_TO_UNDO = "There is nothing to undo: this basket is waiting for approval."
 TOO_LATE = "Too late to undo: this basket was ordered."
-STALE_EDIT = (
-    "This basket changed since you opened *Edit items*, so your edit was not made: "
-    "press *Edit items* on the basket as it shows now."
-)
-EDIT_MADE = "Your edit is made: the basket above shows it."
-
-
-def edited_since(by: str) -> str:
-    """What a click from a screen showing the basket before someone's edit is told."""
-    return (
-        f"<@{by}> edited this basket since you saw it: the message shows it now; answer it there."
-    )
-
-
-def held_text(until: int) -> str:
-    """What a click other than Undo on a held basket is told."""
-    return (
-        f"This basket is approved and will be ordered {slack_date(until)}. "
-        "Press *Undo* on it to stop the order."
-    )
-
-
 # Said in the thread when an approver's Undo stops a held order (an output: plain text, so it
 # names nobody; who pressed it is in the basket's audit trail).
 UNDONE = "Undo pressed: nothing was ordered, and the basket waits for approval again."
@@ -178,7 +157,7 @@ class Answer:
             request = run.pending_request(click.ref.request_id)
         except RequestAlreadyAnswered:
             done = run.answered[click.ref.request_id]
-            if self._same_edit(done):
+            if same_edit(click, done):
                 return Redelivered(done)  # a retry of this edit's lazy run
             followed = self._asked_again(run, done)
             if isinstance(followed, Redelivered):
@@ -198,7 +177,7 @@ class Answer:
         refusal = self.rules.may_give(click.kind, click.user, requester, request.data.round)
         if refusal:
             return Tell(click.user, refusal)
-        edited = self._edited(request.data)
+        edited = edited_for(click, request.data)
         if isinstance(edited, str):
             return Tell(click.user, edited)
         answered = await answer_pending(
@@ -216,37 +195,6 @@ class Answer:
             approvals=_ordered_by(answered.run.answered[request.request_id].response),
         )
         return self._report(answered.events, outputs_of(answered.events), run, mark)
-
-    def _edited(self, basket: Basket) -> list[Item] | str | None:
-        """An edit's items, applied to ``basket`` (the pending request's); or why not, for the
-        person: a modal of another basket, an edit that changes nothing or leaves no basket.
-        None for any other click."""
-        edit = self.click.edit
-        if self.click.kind != "edit":
-            return None
-        if edit is None or basket_sha256(basket.items) != edit.basket:
-            return STALE_EDIT
-        try:
-            items = apply_item_edit(basket.items, edit)
-        except ValueError as exc:
-            return str(exc)
-        return UNCHANGED_EDIT if items == basket.items else items
-
-    def _same_edit(self, done: AnsweredRequest) -> bool:
-        """Whether ``done`` is this click's edit, made already: the same person's edit of the
-        same basket, to the same items (Lambda's retry of the lazy run, or the same form sent
-        twice)."""
-        edit, decision, basket = self.click.edit, done.response, done.data
-        if edit is None or not isinstance(decision, BasketDecision) or decision.edit is None:
-            return False
-        if done.by != self.click.user or not isinstance(basket, Basket):
-            return False
-        if basket_sha256(basket.items) != edit.basket:
-            return False
-        try:
-            return apply_item_edit(basket.items, edit) == list(decision.edit)
-        except ValueError:
-            return False
 
     def _asked_again(self, run: Run, done: AnsweredRequest) -> PendingRequest | Redelivered:
         """The clicked request was answered before. If that answer was an approval a quorum
@@ -328,7 +276,7 @@ class Answer:
             approvals=tuple(approvals_of(run)),
             needed=self.rules.quorum,
             held_until=held.hold_until if (held := held_of(run)) is not None else None,
-            edited=_edited_by(run),
+            edited=edited_by(run),
         )
         changed = mark is not None and mark.verdict == VERDICTS["change"]
         if changed and report.reasked is not None:  # said in the thread; it keeps its buttons
@@ -341,7 +289,7 @@ class Answer:
         if self.click.kind == "undo":
             return Tell(self.click.user, TOO_LATE)
         answered = done.answered
-        if answered is not None and self._same_edit(answered):
+        if answered is not None and same_edit(self.click, answered):
             return Tell(self.click.user, EDIT_MADE)
         if self.click.kind == "edit":
             return Tell(self.click.user, STALE_EDIT)
@@ -426,27 +374,6 @@ def _mark(
     if not isinstance(basket, Basket):
         return None
     return Mark(ts, basket, verdict, by, note, at=at, request_id=request_id, approvals=approvals)
-
-
-def apply_item_edit(items: list[Item], edit: ItemEdit) -> list[Item]:
-    """``items`` as the submitted form leaves them (``workflow.shop.edit``); a ``ValueError`` in
-    the person's words when that is no basket."""
-    added = added_item(*edit.add) if edit.add is not None else None
-    return edited_items(
-        items, removed=frozenset(edit.removed), quantities=dict(edit.quantities), added=added
-    )
-
-
-def _edited_by(run: Run) -> tuple[str, str] | None:
-    """Who last edited the basket the run asks about, and what they changed, for its message
-    ("Basket 1 · edited by @bob: −pizza dough, milk 1 → 2 l"); None when nobody has."""
-    pending = [p.data for p in run.pending_requests.values() if isinstance(p.data, Basket)]
-    answered = edit_of(run, pending[-1].round) if pending else None
-    if answered is None or not isinstance(answered.data, Basket):
-        return None
-    decision = answered.response
-    after = decision.edit if isinstance(decision, BasketDecision) else None
-    return answered.by, edit_summary(answered.data.items, list(after or ()))
 
 
 def _ordered_by(decision: object) -> tuple[str, ...]:

@@ -1,4 +1,4 @@
-"""Edit items, before the edit: the modal the ack opened is filled in with the basket it edits.
+"""Edit items: its form filled in with the basket it edits, and the edit applied to it.
 
 The ack of the Edit items button opens "Reading the basket…" (``bot.listeners.actions``); this
 lazy run reads the session's latest checkpoint, without its lock (it writes nothing), finds the
@@ -7,8 +7,10 @@ metadata naming that request and the basket's SHA-256 (``bot.slack.edit_form``).
 stops an edit says so in the modal instead: not an approver, the basket answered or held, a
 basket too long for a modal, a checkpoint of a newer or retired version, a damaged one, S3 down.
 
-The submitted edit is an answer like any click: ``bot.steps.clicks`` (kind ``edit``), under the
-lock, applied to the basket of the pending request only if its SHA-256 is the modal's.
+The submitted edit is an answer like any click (``bot.steps.clicks``, kind ``edit``), under the
+lock; the functions at the end are its part of that turn: the edit applied only if the pending
+request's basket is the one the form showed (its SHA-256), a retry of the same edit known as
+such, and the "edited by" line of the basket it changed.
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.slack.blocks import Ref
-from bot.slack.edit_form import MAX_EDITABLE, edit_metadata, edit_modal, said_modal
-from bot.slack.outcome import NEWER
+from bot.slack.edit_form import MAX_EDITABLE, ItemEdit, edit_metadata, edit_modal, said_modal
+from bot.slack.outcome import BROKEN, NEWER, STORE_DOWN, held_text
 from bot.slack.payloads import GONE, Click
 from workflow.engine.runner import Run
 from workflow.errors import (
@@ -35,12 +37,17 @@ from workflow.errors import (
     UnknownRequest,
     WorkflowVersionRemoved,
 )
-from workflow.persistence.checkpoint import PendingRequest
-from workflow.shop.basket import Basket
-from workflow.shop.edit import basket_sha256
-from workflow.shop.graph import held_of
+from workflow.persistence.checkpoint import AnsweredRequest, PendingRequest
+from workflow.shop.basket import Basket, BasketDecision, Item
+from workflow.shop.edit import (
+    UNCHANGED_EDIT,
+    added_item,
+    basket_sha256,
+    edit_summary,
+    edited_items,
+)
+from workflow.shop.graph import edit_of, held_of
 
-from .clicks import BROKEN, STORE_DOWN, held_text
 from .rules import Rules
 from .turn import Sessions
 
@@ -53,6 +60,18 @@ TOO_LONG = (
 )
 RETIRED = "This basket was saved by a retired version of weekly-shop, so it can't be edited."
 BROKEN_EDIT = BROKEN.replace("answered", "edited")
+STALE_EDIT = (
+    "This basket changed since you opened *Edit items*, so your edit was not made: "
+    "press *Edit items* on the basket as it shows now."
+)
+EDIT_MADE = "Your edit is made: the basket above shows it."
+
+
+def edited_since(by: str) -> str:
+    """What a click from a screen showing the basket before someone's edit is told."""
+    return (
+        f"<@{by}> edited this basket since you saw it: the message shows it now; answer it there."
+    )
 
 
 def show_edit_form(
@@ -144,3 +163,60 @@ def waiting(run: Run, request_id: str) -> PendingRequest | str | None:
                 return pending if basket_sha256(basket.items) == same else EDITED_SINCE
         return None
     return pending if isinstance(pending.data, Basket) else None
+
+
+# The edit answered (``bot.steps.clicks``, kind "edit"): applied only to the basket its form
+# showed, and said on the basket it changed.
+
+
+def edited_for(click: Click, basket: Basket) -> list[Item] | str | None:
+    """An edit's items, applied to ``basket`` (the pending request's); or why not, for the
+    person: a form of another basket, an edit that changes nothing or leaves no basket. None for
+    any other click."""
+    edit = click.edit
+    if click.kind != "edit":
+        return None
+    if edit is None or basket_sha256(basket.items) != edit.basket:
+        return STALE_EDIT
+    try:
+        items = apply_item_edit(basket.items, edit)
+    except ValueError as exc:
+        return str(exc)
+    return UNCHANGED_EDIT if items == basket.items else items
+
+
+def same_edit(click: Click, done: AnsweredRequest) -> bool:
+    """Whether ``done`` is ``click``'s edit, made already: the same person's edit of the same
+    basket, to the same items (Lambda's retry of the lazy run, or the same form sent twice)."""
+    edit, decision, basket = click.edit, done.response, done.data
+    if edit is None or not isinstance(decision, BasketDecision) or decision.edit is None:
+        return False
+    if done.by != click.user or not isinstance(basket, Basket):
+        return False
+    if basket_sha256(basket.items) != edit.basket:
+        return False
+    try:
+        return apply_item_edit(basket.items, edit) == list(decision.edit)
+    except ValueError:
+        return False
+
+
+def apply_item_edit(items: list[Item], edit: ItemEdit) -> list[Item]:
+    """``items`` as the submitted form leaves them (``workflow.shop.edit``); a ``ValueError`` in
+    the person's words when that is no basket."""
+    added = added_item(*edit.add) if edit.add is not None else None
+    return edited_items(
+        items, removed=frozenset(edit.removed), quantities=dict(edit.quantities), added=added
+    )
+
+
+def edited_by(run: Run) -> tuple[str, str] | None:
+    """Who last edited the basket the run asks about, and what they changed, for its message
+    ("Basket 1 · edited by @bob: −pizza dough, milk 1 → 2 l"); None when nobody has."""
+    pending = [p.data for p in run.pending_requests.values() if isinstance(p.data, Basket)]
+    answered = edit_of(run, pending[-1].round) if pending else None
+    if answered is None or not isinstance(answered.data, Basket):
+        return None
+    decision = answered.response
+    after = decision.edit if isinstance(decision, BasketDecision) else None
+    return answered.by, edit_summary(answered.data.items, list(after or ()))
