@@ -136,7 +136,10 @@ def test_instacart_without_any_key_is_refused_in_the_modal_and_nothing_is_saved(
     [
         ("http://hooks.example.com/x", "An https:// URL."),
         ("https://169.254.169.254/latest/meta-data/", "This URL must not point at an internal"),
-        ("https://127.0.0.1:8443/hook", "This URL must not point at an internal"),
+        ("https://127.0.0.1/hook", "This URL must not point at an internal"),
+        ("https://127.0.0.1:8443/hook", "This URL must be an https:// URL on port 443"),
+        ("https://hooks.example.com:6379/x", "This URL must be an https:// URL on port 443"),
+        ("https://[64:ff9b::a9fe:a9fe]/latest/meta-data/", "This URL must not point at an internal"),
         ("https://user:pass@hooks.example.com/x", "This URL must be a URL without a user name"),
         ("https://[fd00:ec2::254]/x", "This URL must not point at an internal"),
     ],
@@ -145,7 +148,8 @@ def test_a_webhook_url_that_points_inside_is_refused_at_save(
     carol: World, kms_key: str, s3: Any, bucket: str, url: str, said: str
 ) -> None:
     """Server-side request forgery, refused where it is typed: not https, the metadata
-    address (IPv4 and IPv6), loopback, user info; nothing is saved, no key stored."""
+    address (IPv4, IPv6 and NAT64), loopback, user info, a port but 443; nothing is saved, no
+    key stored."""
     form = open_settings(carol, "U0CAROL")
     assert form is not None
     answer = save(

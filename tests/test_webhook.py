@@ -202,6 +202,20 @@ INTERNAL = [
     "https://100.64.0.1/hook",  # carrier-grade NAT
     "https://0.0.0.0/hook",
     "https://224.0.0.1/hook",  # multicast
+    # IPv6 forms that carry an internal IPv4 address. Python 3.11's ipaddress calls the first
+    # four global (is_global), so the check is an explicit table (safe_url.NOT_PUBLIC).
+    "https://[64:ff9b::a9fe:a9fe]/latest/meta-data/",  # NAT64 of 169.254.169.254
+    "https://[64:ff9b::a00:5]/hook",  # NAT64 of 10.0.0.5
+    "https://[::a9fe:a9fe]/hook",  # IPv4-compatible (deprecated)
+    "https://[::ffff:0:a9fe:a9fe]/hook",  # SIIT
+    "https://[::ffff:a9fe:a9fe]/hook",  # IPv4-mapped
+    "https://[64:ff9b:1::a9fe:a9fe]/hook",  # local-use NAT64
+    "https://[2002:a9fe:a9fe::1]/hook",  # 6to4 of 169.254.169.254
+    "https://[2001:0:a9fe:a9fe::1]/hook",  # Teredo (server 169.254.169.254)
+    "https://[2001:db8::1]/hook",  # documentation
+    "https://192.0.2.10/hook",  # documentation (TEST-NET-1)
+    "https://198.18.0.1/hook",  # benchmarking
+    "https://240.0.0.1/hook",  # reserved
 ]
 
 
@@ -249,9 +263,46 @@ def test_a_name_that_resolves_to_a_private_address_is_refused_whatever_else_it_h
     )
 
 
+@pytest.mark.parametrize("aaaa", ["64:ff9b::a9fe:a9fe", "::ffff:0:a00:5", "::a9fe:a9fe"])
+def test_a_name_whose_aaaa_record_carries_an_internal_ipv4_is_refused_at_save_and_at_send(
+    receiver: WebhookReceiver, aaaa: str
+) -> None:
+    """Where the function has IPv6 egress through NAT64 (a dual-stack VPC with a NAT gateway),
+    64:ff9b::a9fe:a9fe reaches 169.254.169.254: a host name may not resolve to it either."""
+    opened: list[str] = []
+
+    def resolver(host: str, port: int) -> list[str]:
+        opened.append(host)
+        return ["93.184.215.14", aaaa]
+
+    url = "https://hooks.example.com/x"
+    assert url_problem(url, resolver) == (
+        "must not point at an internal address (loopback, private, link-local or reserved)"
+    )
+    destination = WebhookDestination(url, receiver.secret, resolver=resolver, sleep=lambda _: None)
+    with pytest.raises(DestinationRefused, match="must not point at"):
+        destination.place(order())
+    assert opened == ["hooks.example.com", "hooks.example.com"] and receiver.deliveries == []
+
+
+@pytest.mark.parametrize("port", [25, 6379, 8443, 80])
+def test_only_port_443_is_a_webhook(receiver: WebhookReceiver, port: int) -> None:
+    url = f"https://hooks.example.com:{port}/x"
+    problem = url_problem(url, lambda h, p: ["93.184.215.14"])
+    assert problem == "must be an https:// URL on port 443 (no other port)"
+    destination = WebhookDestination(
+        url, receiver.secret, resolver=lambda h, p: ["93.184.215.14"], sleep=lambda _: None
+    )
+    with pytest.raises(DestinationRefused, match="port 443"):
+        destination.place(order())
+    assert url_problem("https://hooks.example.com:443/x", lambda h, p: ["93.184.215.14"]) is None
+
+
 def test_public_addresses_pass() -> None:
     assert address_problem("93.184.215.14") is None
     assert address_problem("2606:4700:4700::1111") is None
+    assert address_problem("64:ff9b::808:808") is None  # NAT64 of a public address
+    assert address_problem("2002:808:808::1") is None  # 6to4 of a public address
     assert address_problem("not-an-address") is not None
 
 

@@ -10,12 +10,21 @@ cannot move it), while TLS still verifies the certificate for the name.
 Refused:
 
 - anything but ``https``; a URL with user info (``https://user:pass@host``), no host, or a
-  fragment; a port outside 1-65535;
-- a host that resolves to any address that is not globally routable: loopback (127.0.0.0/8,
-  ::1), private (10/8, 172.16/12, 192.168/16, fc00::/7), link-local (169.254/16, fe80::/10:
-  the cloud metadata endpoints 169.254.169.254 and fd00:ec2::254 are there and in fc00::/7),
-  carrier-grade NAT (100.64/10), unspecified, multicast, reserved, and IPv4-mapped or NAT64
-  forms of any of those (``ipaddress``'s ``is_global``, checked on the mapped address too).
+  fragment; any port but 443 (a webhook on port 25 or 6379 is not a webhook, and the port is
+  the one thing a URL could still aim at a service that is not HTTPS);
+- a host that resolves to any address in :data:`NOT_PUBLIC`, IANA's special-purpose registries
+  (for IPv4 and IPv6) written out as a table rather than trusted to ``ipaddress.is_global``:
+  Python 3.11 calls NAT64 ``64:ff9b::/96``, IPv4-compatible ``::/96``, SIIT ``::ffff:0:0:0/96``,
+  ``64:ff9b:1::/48`` and 6to4 ``2002::/16`` global, and each of them can carry
+  169.254.169.254. Loopback, private, link-local (the metadata endpoints 169.254.169.254 and
+  fd00:ec2::254), carrier-grade NAT, documentation, benchmarking, multicast and reserved ranges
+  are all in it;
+- an IPv6 address that carries an IPv4 one (:func:`embedded_ipv4`: IPv4-mapped, SIIT, NAT64
+  ``64:ff9b::/96``, 6to4, both ends of Teredo) whose IPv4 address is not public by the same
+  table: where the function has IPv6 egress through NAT64 (a dual-stack VPC with a NAT gateway)
+  such an address reaches the IPv4 one. The local-use NAT64 prefix ``64:ff9b:1::/48`` and the
+  deprecated IPv4-compatible ``::/96`` are refused whole (an operator's own translation, and a
+  form nothing public uses).
 
 Pinned hosts (``pinned``: host → (address, port), like ``curl --resolve``) skip the address
 check: the deployer sets them (``ORDER_WEBHOOK_PINNED_HOSTS``, for the sandbox and the tests,
@@ -50,17 +59,75 @@ def system_resolver(host: str, port: int) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
+def _networks(*cidrs: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    return tuple(ipaddress.ip_network(cidr) for cidr in cidrs)
+
+
+# IANA IPv4 and IPv6 Special-Purpose Address Registries (every entry not "globally reachable",
+# and the translation prefixes whose reachability is that of the IPv4 address they carry),
+# plus multicast and the deprecated site-local range.
+NOT_PUBLIC = _networks(
+    # IPv4
+    "0.0.0.0/8",  # "this network"
+    "10.0.0.0/8",  # private
+    "100.64.0.0/10",  # carrier-grade NAT
+    "127.0.0.0/8",  # loopback
+    "169.254.0.0/16",  # link-local: instance metadata 169.254.169.254
+    "172.16.0.0/12",  # private
+    "192.0.0.0/24",  # IETF protocol assignments
+    "192.0.2.0/24",  # documentation (TEST-NET-1)
+    "192.88.99.0/24",  # 6to4 relay anycast (deprecated)
+    "192.168.0.0/16",  # private
+    "198.18.0.0/15",  # benchmarking
+    "198.51.100.0/24",  # documentation (TEST-NET-2)
+    "203.0.113.0/24",  # documentation (TEST-NET-3)
+    "224.0.0.0/4",  # multicast
+    "240.0.0.0/4",  # reserved, and 255.255.255.255 broadcast
+    # IPv6
+    "::/96",  # unspecified, loopback and IPv4-compatible (deprecated): refused whole
+    "100::/64",  # discard-only
+    "64:ff9b:1::/48",  # local-use IPv4/IPv6 translation: an operator's own NAT64
+    "2001::/23",  # IETF protocol assignments (Teredo 2001::/32 is checked for its IPv4 too)
+    "2001:db8::/32",  # documentation
+    "3fff::/20",  # documentation
+    "5f00::/16",  # segment routing (SRv6) SIDs
+    "fc00::/7",  # unique local: fd00:ec2::254 (instance metadata over IPv6)
+    "fe80::/10",  # link-local
+    "fec0::/10",  # site-local (deprecated)
+    "ff00::/8",  # multicast
+)
+SIIT = ipaddress.IPv6Network("::ffff:0:0:0/96")
+NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+
+
+def embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 one carries: where a translator or tunnel would send it."""
+    found: list[ipaddress.IPv4Address] = []
+    if address.ipv4_mapped is not None:
+        found.append(address.ipv4_mapped)
+    if address in SIIT or address in NAT64:
+        found.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+    if address.sixtofour is not None:
+        found.append(address.sixtofour)
+    if address.teredo is not None:
+        found.extend(address.teredo)  # (server, client)
+    return found
+
+
+def _public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    return not any(address.version == net.version and address in net for net in NOT_PUBLIC)
+
+
 def address_problem(text: str) -> str | None:
     """Why the address ``text`` may not be called, or None for a public one."""
     try:
         address = ipaddress.ip_address(text.split("%", 1)[0])
     except ValueError:
         return "an address that is not an IP address"
+    carried: list[ipaddress.IPv4Address] = []
     if isinstance(address, ipaddress.IPv6Address):
-        mapped = address.ipv4_mapped or address.sixtofour
-        if mapped is not None and not mapped.is_global:
-            return "an internal address"
-    if not address.is_global or address.is_multicast:
+        carried = embedded_ipv4(address)
+    if not _public(address) or not all(_public(ipv4) for ipv4 in carried):
         return "an internal address (loopback, private, link-local or reserved)"
     return None
 
@@ -76,6 +143,8 @@ def _parts(url: str) -> tuple[str, int, str] | str:
         return "not a URL"
     if parts.scheme != "https":
         return "an https:// URL"
+    if port != 443:
+        return "an https:// URL on port 443 (no other port)"
     if parts.username is not None or parts.password is not None or "@" in parts.netloc:
         return "a URL without a user name or password in it"
     if not parts.hostname or parts.fragment:
