@@ -187,9 +187,19 @@ def people(users: Sequence[str]) -> str:
     return f"{', '.join(mentions[:-1])} and {mentions[-1]}"
 
 
-def approved_so_far(approvals: Sequence[str], needed: int) -> Block:
-    """ "Approved by @alice · 1 of 2 needed": a basket a quorum still waits on."""
-    return context(f"Approved by {people(approvals)} · {len(approvals)} of {needed} needed")
+def approved_so_far(approvals: Sequence[str], needed: int, uncounted: Sequence[str] = ()) -> Block:
+    """ "Approved by @alice · 1 of 2 needed": a basket a quorum still waits on; and whose
+    approval no longer counts, and why ("1 of 2 needed: @bob's approval no longer counts, @bob
+    is not an approver now")."""
+    so_far = f"Approved by {people(approvals)} · " if approvals else ""
+    text = f"{so_far}{len(approvals)} of {needed} needed"
+    if uncounted:
+        who = people(uncounted)
+        one = len(uncounted) == 1
+        counts = "'s approval no longer counts" if one else "'s approvals no longer count"
+        now = "is not an approver now" if one else "are not approvers now"
+        text += f": {who}{counts}, {who} {now}"
+    return context(text)
 
 
 def basket_blocks(
@@ -203,6 +213,7 @@ def basket_blocks(
     ref: Ref,
     approvals: Sequence[str] = (),
     needed: int = 1,
+    uncounted: Sequence[str] = (),
     household: str = "",
     held_until: int | None = None,
     edited: tuple[str, str] | None = None,
@@ -228,7 +239,7 @@ def basket_blocks(
             },
         ]
     change = [] if last else [button("Change…", CHANGE, value)]
-    so_far = [approved_so_far(approvals, needed)] if approvals else []
+    so_far = [approved_so_far(approvals, needed, uncounted)] if approvals or uncounted else []
     return [
         {"type": "header", "text": plain(title, 150)},
         *item_sections(items),

@@ -263,6 +263,7 @@ class Outbox:
             ref=Ref(where.session_id, event.request_id),
             approvals=report.approvals,
             needed=report.needed,
+            uncounted=report.uncounted,
             household=report.household,
             held_until=report.held_until,
             edited=report.edited,

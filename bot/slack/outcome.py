@@ -146,6 +146,8 @@ class Report:
     # it ("Approved by @alice · 1 of 2 needed") while it waits for the others.
     approvals: tuple[str, ...] = ()
     needed: int = 1
+    # Who approved it too but no longer counts: not an approver since Settings changed.
+    uncounted: tuple[str, ...] = ()
     order: OrderShown | None = None  # an approved basket's order, once placed (or not)
     # The basket asked about is approved and held for its undo window until then (epoch
     # seconds): it shows Undo only, and its order timer is armed.

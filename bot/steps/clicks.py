@@ -65,7 +65,7 @@ from workflow.errors import (
 from workflow.persistence.checkpoint import AnsweredRequest, PendingRequest
 from workflow.persistence.session import SessionCheckpoints
 from workflow.shop.basket import Basket, BasketDecision, Item, count
-from workflow.shop.graph import UNCHANGED, approvals_of, held_of, shop_request
+from workflow.shop.graph import UNCHANGED, approvals_of, approved_since, held_of, shop_request
 
 from .edit import EDIT_MADE, STALE_EDIT, edited_by, edited_for, edited_since, same_edit
 from .rules import Rules
@@ -168,7 +168,7 @@ class Answer:
             return Tell(click.user, held_text(held.hold_until or 0))
         if held is None and click.kind == "undo":
             return Tell(click.user, NOTHING_TO_UNDO)
-        approvals = approvals_of(run, request.data.round)
+        approvals = self.rules.counting(approvals_of(run, request.data.round))
         needed = self.rules.quorum
         if click.kind == "approve" and click.user in approvals and len(approvals) < needed:
             return self._counted(run, request, len(approvals), needed)
@@ -232,8 +232,9 @@ class Answer:
     def _decide(
         self, approvals: list[str], edited: list[Item] | None = None
     ) -> Callable[[PendingRequest], BasketDecision]:
-        """The click's answer: an approval names everyone's so far and this person's, and the
-        approvals the basket needs now (``Rules.quorum``); an edit, the items it leaves."""
+        """The click's answer: an approval names everyone's so far that still counts
+        (``Rules.counting``) and this person's, and the approvals the basket needs now
+        (``Rules.quorum``); an edit, the items it leaves."""
         click = self.click
 
         def decide(request: PendingRequest) -> BasketDecision:
@@ -246,7 +247,7 @@ class Answer:
                 approved=approved,
                 change=click.change if click.kind == "change" else None,
                 round=request.data.round,
-                approvals=(*approvals, click.user) if approved else (),
+                approvals=tuple(dict.fromkeys((*approvals, click.user))) if approved else (),
                 needed=self.rules.quorum,
             )
             hold = self.rules.hold_seconds
@@ -274,6 +275,7 @@ class Answer:
             household=asked.household.line() if asked is not None else "",
             ended=not run.pending_requests,
             approvals=tuple(approvals_of(run)),
+            uncounted=self._uncounted(run),
             needed=self.rules.quorum,
             held_until=held.hold_until if (held := held_of(run)) is not None else None,
             edited=edited_by(run),
@@ -284,6 +286,14 @@ class Answer:
         if mark is not None and mark.verdict == VERDICTS["undo"]:
             report = replace(report, outputs=[UNDONE, *outputs])
         return report
+
+    def _uncounted(self, run: Run) -> tuple[str, ...]:
+        """Who approved the basket now asked about but no longer counts (not an approver now)."""
+        waiting = [p.data for p in run.pending_requests.values() if isinstance(p.data, Basket)]
+        if not waiting:
+            return ()
+        given = approved_since(run, waiting[0].round)
+        return tuple(user for user in given if not self.rules.counts(user))
 
     def up_to_date(self, done: Redelivered) -> Outcome:
         if self.click.kind == "undo":

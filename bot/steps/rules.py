@@ -1,6 +1,7 @@
 """Who may answer a basket (``APPROVER_IDS``, empty: anyone; ``NO_SELF_APPROVAL``), and how:
 the last basket (``MAX_ROUNDS``) takes no change, and an order takes ``approvals_needed``
-different approvers (a quorum, ``workflow.shop.graph`` version 2).
+different approvers (a quorum, ``workflow.shop.graph`` version 2), counted against the rules at
+each click: an approval by someone no longer an approver stops counting.
 
 Checked twice: who may answer at all in the ack path (a Change… from someone else never opens a
 modal), and who may give this answer on this basket once its requester is known, in the lazy run.
@@ -32,6 +33,16 @@ class Rules:
         than there are approvers to give them (a list shortened since would strand a basket)."""
         needed = max(1, self.approvals_needed)
         return min(needed, len(self.approvers)) if self.approvers else needed
+
+    def counts(self, user: str) -> bool:
+        """Whether ``user``'s approval counts toward the quorum now: an approval is counted
+        against the settings in force at each click, so one given by someone who is no longer
+        an approver stops counting (and a lowered ``approvals_needed`` holds at the next click)."""
+        return not self.approvers or user in self.approvers
+
+    def counting(self, approvals: list[str]) -> list[str]:
+        """Those of ``approvals`` that count now, in order."""
+        return [user for user in approvals if self.counts(user)]
 
     def may_answer(self, user: str) -> str | None:
         """A refusal for ``user``, or None."""

@@ -134,6 +134,21 @@ def approvals_of(run: Run, round: int | None = None) -> list[str]:
     return list(dict.fromkeys(counted.approvals))
 
 
+def approved_since(run: Run, round: int) -> list[str]:
+    """Everyone who pressed Approve on basket ``round`` since its approvals last started again
+    (a change, an edit, an Undo), each once, in order: the audit trail, not the count. Some of
+    them may no longer count (an approver removed in Settings since: ``bot.steps.rules``)."""
+    who: list[str] = []
+    for answered in reversed(run.answered.values()):
+        decision = answered.response
+        if not isinstance(decision, BasketDecision) or decision.round != round:
+            break
+        if not decision.approved:
+            break
+        who.append(answered.by)
+    return list(dict.fromkeys(reversed(who)))
+
+
 def edit_of(run: Run, round: int | None = None) -> AnsweredRequest | None:
     """The latest edit by hand of the basket a run asks about (basket ``round``, if given): the
     answered request (who edited, the basket before, the decision with the items after); None
