@@ -54,6 +54,10 @@ log = logging.getLogger(__name__)
 
 LAZY_ONLY = "x-slack-bolt-lazy-only"  # the header Bolt's runner puts on its self-invocations
 LAZY_NAME = "x-slack-bolt-lazy-function-name"
+# Bolt's runner also sets the event's own top-level "method" to "NONE" (LambdaLazyListenerRunner
+# .start). An API Gateway event's top-level keys are API Gateway's: a client can send any header,
+# but never that key. So the header says which lazy function, the key says it is a lazy run.
+SELF_INVOKED = ("method", "NONE")
 
 
 class LazyRunFailed(Exception):
@@ -99,6 +103,19 @@ def lazy_run_name(event: dict[str, Any]) -> str | None:
     return str(headers.get(LAZY_NAME) or "?")
 
 
+def posing_as_lazy(event: dict[str, Any]) -> bool:
+    """A request through API Gateway that carries Bolt's lazy-run headers: only the function
+    itself invokes a lazy run (with the event key no request can set), so this one is refused
+    with 401 before Bolt sees it, as an unsigned request would be. Bolt alone would check its
+    signature and answer 401 too, but as a lazy run that "failed", which would raise."""
+    key, value = SELF_INVOKED
+    headers = event.get("headers")
+    has_header = isinstance(headers, dict) and any(
+        str(name).lower() in (LAZY_ONLY, LAZY_NAME) for name in headers
+    )
+    return has_header and event.get(key) != value
+
+
 class GuardedRequestHandler(SlackRequestHandler):
     """Bolt's Lambda adapter, answering 400 to a body it cannot even parse.
 
@@ -120,6 +137,9 @@ class GuardedRequestHandler(SlackRequestHandler):
         except Exception as exc:  # noqa: BLE001 - whatever the parser raised, the body is bad
             log.warning("unparseable Slack request refused: %s", type(exc).__name__)
             return {"statusCode": 400, "body": "", "headers": {}}
+        if posing_as_lazy(event):
+            log.warning("a public request carrying the lazy-run headers refused")
+            return {"statusCode": 401, "body": "", "headers": {}}
         lazy = lazy_run_name(event)
         reset = _lazy_failure.set(None)
         try:

@@ -206,3 +206,34 @@ def test_an_ill_shaped_signed_payload_gets_400_and_an_unsigned_one_401(world: Wo
         event["headers"]["x-slack-signature"] = "v0=" + "0" * 64
         assert world.send(event)["statusCode"] == 401, shape
     assert world.lam.invocations == [] and world.slack.calls == []
+
+
+@pytest.mark.parametrize("signed", [False, True])
+def test_a_public_request_posing_as_a_lazy_run_gets_401_and_runs_nothing(
+    world: World, s3: Any, bucket: str, caplog: pytest.LogCaptureFixture, signed: bool
+) -> None:
+    """Bolt's runner marks its self-invocations with the ``x-slack-bolt-lazy-only`` and
+    ``x-slack-bolt-lazy-function-name`` headers and sets the event's top-level ``method`` to
+    ``NONE`` (slack_bolt/adapter/aws_lambda/lazy_listener_runner.py). Anyone can send the
+    headers through API Gateway, never that key: such a request is answered 401 (before, an
+    unsigned one made the handler raise LazyRunFailed: a 500 and an ERROR line), and a signed
+    one (a replayed Slack request with the headers added) runs no lazy function either."""
+    basket = paused_basket(world)
+    before = objects_of(s3, bucket)
+    event = signed_payload(click_payload("approve_basket", world.buttons(basket)["approve_basket"]))
+    if not signed:
+        event["headers"]["x-slack-signature"] = "v0=" + "0" * 64
+    event["headers"]["x-slack-bolt-lazy-only"] = "1"
+    event["headers"]["x-slack-bolt-lazy-function-name"] = "run_approve"
+    calls = len(world.slack.calls)
+    with caplog.at_level("WARNING"):
+        assert world.send(event)["statusCode"] == 401
+    assert world.lam.invocations == [] and len(world.slack.calls) == calls
+    assert objects_of(s3, bucket) == before
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
+    assert "lazy-run headers refused" in caplog.text
+
+
+def objects_of(s3: Any, bucket: str) -> dict[str, str]:
+    listed = s3.list_objects_v2(Bucket=bucket).get("Contents", [])
+    return {o["Key"]: o["ETag"] for o in listed}
