@@ -5,7 +5,9 @@ request ID) and lambda_request_id is known in the current context. Tokens and se
 a log line: we never pass them, and as a last resort :func:`redact` masks, in every line and
 traceback, Slack and Anthropic tokens and what Bolt's own DEBUG lines would show of a request
 (it logs whole events): the request signature, the OAuth ``code``, ``state`` and state cookie,
-a client secret, an ``Authorization`` header, a ``response_url`` and the request body.
+a client secret, an ``Authorization`` header, a ``response_url`` and the request body; and
+every bytes literal (``b'…'``), which is how botocore at DEBUG shows a request's or an
+answer's body (an SSM parameter's value among them).
 """
 
 from __future__ import annotations
@@ -34,10 +36,15 @@ _NAMES = (
 _QUOTED = re.compile(rf"""(['"])({_NAMES})\1(\s*:\s*)(['"])((?:\\.|(?!\4).)*)\4""", re.I)
 # name=value in a query string, a form body or a cookie
 _ASSIGNED = re.compile(rf"(?<![A-Za-z0-9_-])({_NAMES})=([^&\s'\";]+)", re.I)
+# b'…' / b"…": a bytes repr in a log line is a request's or an answer's body (botocore at DEBUG
+# logs ``'body': b'{"Name": …, "Value": …}'`` and ``Response body:\nb'…'``, an SSM key's
+# value among them): masked whole, whatever names it holds
+_BYTES = re.compile(r"""(?<![A-Za-z0-9_])b(['"])(?:\\.|(?!\1).)*\1""", re.S)
 
 
 def redact(text: str) -> str:
     """``text`` with every secret it could carry masked (see the module docstring)."""
+    text = _BYTES.sub(lambda m: f"b{m[1]}[redacted]{m[1]}", text)
     text = _QUOTED.sub(lambda m: f"{m[1]}{m[2]}{m[1]}{m[3]}{m[4]}[redacted]{m[4]}", text)
     text = _ASSIGNED.sub(lambda m: f"{m[1]}=[redacted]", text)
     return _SECRET.sub("[redacted]", text)

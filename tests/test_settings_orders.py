@@ -11,6 +11,7 @@ Instacart stand-in and the HTTPS webhook receiver. SSM facts written into the fa
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 from collections.abc import Iterator
@@ -324,3 +325,54 @@ def test_a_save_with_a_key_sends_no_lazy_run_so_the_key_travels_nowhere_else(
         weekly_request=text("dinners for four"),
     )
     assert answer["errors"] == {"weekly_day": KEY_ALONE}
+
+
+def test_with_botocore_at_debug_neither_key_reaches_a_log_line(carol: World, kms_key: str) -> None:
+    """botocore at DEBUG logs each request's params (``botocore.endpoint``: ``'body':
+    b'{"Name": …, "Value": …}'``) and each answer (``botocore.parsers``: ``Response body:
+    b'…'``), bytes reprs that a redaction of quoted names alone lets through. Nothing turns
+    DEBUG on; if an operator does, neither the Instacart key nor the webhook secret is written
+    (``bot.logs.redact`` masks every bytes literal: a body)."""
+    from bot.logs import JsonFormatter
+
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(JsonFormatter())
+    names = ("", "botocore", "urllib3")
+    levels = {name: logging.getLogger(name).level for name in names}
+    logging.getLogger().addHandler(handler)
+    for name in names:
+        logging.getLogger(name).setLevel(logging.DEBUG)
+    receiver = WebhookReceiver(secret="the-households-own-webhook-secret")
+    try:
+        form = open_settings(carol, "U0CAROL")
+        assert form is not None
+        saved = save(
+            carol, "U0CAROL", form, destination=option("instacart"), instacart_key=text(KEY)
+        )
+        assert saved == {}
+        with receiver:
+            carol.boot(**receiver.env)  # (its host pinned to 127.0.0.1, its CA trusted)
+            form = open_settings(carol, "U0CAROL")
+            assert form is not None
+            answer = save(
+                carol,
+                "U0CAROL",
+                form,
+                destination=option("webhook"),
+                webhook_url=text(receiver.url),
+                webhook_secret=text(receiver.secret),
+            )
+            assert answer == {}
+            basket = start_basket(carol)
+            carol.click(basket, "approve_basket", user="U0BOB")
+            carol.run_lazies()
+            assert order_reply(carol, basket)["text"] == "Ordered 10 items."
+    finally:
+        logging.getLogger().removeHandler(handler)
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
+    logged = out.getvalue()
+    assert "PutParameter" in logged and "GetParameter" in logged  # botocore did log at DEBUG
+    assert "Response body" in logged
+    assert KEY not in logged and receiver.secret not in logged
