@@ -32,6 +32,7 @@ from tests.fault_kit import (
     thread_texts,
 )
 from workflow.shop.basket import AISLES, MAX_ITEM_LENGTH, MAX_ITEMS, Item
+from workflow.shop.text import one_line
 
 INJECTION = "\n".join(
     [
@@ -217,7 +218,7 @@ names = st.text(
     st.characters(codec="utf-8", exclude_categories=["Cs"]) | st.sampled_from("<>&@!|*_`\n"),
     min_size=1,
     max_size=MAX_ITEM_LENGTH,
-)
+).filter(one_line)  # a name of control characters alone is no name (workflow.shop.text)
 items_lists = st.lists(
     st.builds(
         Item,
@@ -305,3 +306,30 @@ def test_what_the_approver_sees_is_what_is_ordered(world: World) -> None:
     _approve_and_check(world, world.baskets()[0], 4)
     (answered,) = item_blocks(world.baskets()[0]["blocks"])
     assert answered == items  # the answered message shows the same items, the same way
+
+
+def test_control_characters_the_model_writes_are_dropped_before_anything_keeps_them(
+    world: World,
+) -> None:
+    """The model's names go through the same rule as a person's (``workflow.shop.text``): an
+    escape sequence, a NUL or a right-to-left override never reaches the checkpoint, Slack, a
+    canvas or a destination, and the rest of the name stays."""
+    world.claude.script(Reply(text="2 \x1b[2Jleeks\n1 milk\u202eegg\n3 on\x00ions"))
+    basket = start_basket(world)
+    lines = "\n".join(b["text"]["text"] for b in item_blocks(basket["blocks"])).splitlines()
+    assert sorted(lines) == ["• 1 milkegg", "• 2 [2Jleeks", "• 3 onions"]
+    world.click(basket, "approve_basket", user="U0BOB")
+    world.run_lazies()
+    said = repr(world.slack.messages(CHANNEL)) + repr(world.slack.calls)
+    assert "\x1b" not in said and "\u202e" not in said and "\x00" not in said
+
+
+def test_a_quantity_below_the_least_from_the_model_is_no_basket() -> None:
+    """0.0001 is the least quantity of a new item (``MIN_QUANTITY``: 0.1 g as kg), the
+    model's too: a reply with less does not fit a basket (said plainly, as any unfit reply)."""
+    from workflow.shop.shopper import items_from_tool as items_of
+
+    with pytest.raises(ValueError, match="at least 0.0001"):
+        items_of({"items": [{"name": "salt", "quantity": 0.00001, "unit": "kg"}]})
+    (salt,) = items_of({"items": [{"name": "salt", "quantity": 0.0001, "unit": "kg"}]})
+    assert salt.quantity == 0.0001

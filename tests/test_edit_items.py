@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import time
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -28,11 +29,21 @@ from bot.slack.edit_form import EDIT_MODAL, MAX_EDITABLE
 from bot.slack.modal import ModalTarget
 from bot.steps.clicks import EDIT_MADE, STALE_EDIT, edited_since
 from bot.steps.edit import EDITED_SINCE
-from tests.bot_kit import SECRET, World, change, context_text, header, objects, start_basket
+from tests.bot_kit import (
+    CHANNEL,
+    SECRET,
+    World,
+    change,
+    context_text,
+    header,
+    objects,
+    start_basket,
+)
 from tests.fault_kit import ephemeral_texts, lock_keys, s3_of, session_of, thread_texts
 from tests.settings_kit import submitted
 from tests.test_quorum import latest_doc, orders
 from workflow.shop import basket as shop_basket
+from workflow.shop import edit as shop_edit
 from workflow.shop.edit import EMPTY, edit_summary, edited_items
 from workflow.shop.graph import EDIT_BASKET
 
@@ -370,6 +381,8 @@ def test_the_form_and_the_workflow_agree_on_the_limits() -> None:
     assert edit_form.MAX_NAME == shop_basket.MAX_ITEM_LENGTH
     assert edit_form.MAX_UNIT == shop_basket.MAX_UNIT_LENGTH
     assert edit_form.MAX_QUANTITY == shop_basket.MAX_QUANTITY
+    assert Decimal(str(shop_basket.MIN_QUANTITY)) == edit_form.MIN_QUANTITY
+    assert edit_form.A_NUMBER == shop_edit.A_NUMBER
     assert EDIT_BASKET == "edit-basket"
 
 
@@ -470,7 +483,7 @@ def test_a_lost_edit_is_said_in_the_baskets_thread(world: World) -> None:
     ]
 
 
-@given(st.floats(min_value=1e-9, max_value=100_000, allow_nan=False, allow_infinity=False))
+@given(st.floats(min_value=0.0001, max_value=100_000, allow_nan=False, allow_infinity=False))
 def test_every_quantity_the_form_shows_reads_back_as_the_same_number(quantity: float) -> None:
     """The form pre-fills each quantity as the basket writes it (``Item.quantity_text``: no
     exponent, never rounded); submitted unchanged, it must read back as the number it was, or
@@ -522,3 +535,41 @@ def test_adding_an_item_already_in_the_basket_or_changing_nothing_is_told_and_wr
     assert objects(world.s3, bucket) == before and "edited by" not in context_text(
         now(world, basket)
     )
+
+
+CONTROL_NAME = "\x00\x1b[31moat\u202e milk\u2066\x85"
+
+
+def test_control_characters_in_an_added_name_reach_neither_the_checkpoint_nor_slack(
+    world: World, s3: Any, bucket: str
+) -> None:
+    """C0 (``\\x00``, ``\\x1b`` opening a terminal escape), C1 (U+0085) and bidirectional
+    controls (U+202E, U+2066) are dropped as the item is made (``workflow.shop.text``): the
+    checkpoint, the items shown and the "edited by" line hold the name without them."""
+    basket = start_basket(world)
+    session = session_of(world, basket)
+    view = open_edit(world, basket)
+    assert submit(world, view, add_name={"value": CONTROL_NAME}) == {}
+    world.run_lazies()
+    doc = latest_doc(s3, bucket, session)
+    names = [i["name"] for r in doc["requests"] for i in r["data"]["v"]["items"]]
+    assert "[31moat milk" in names
+    raw = json.dumps(doc) + json.dumps(world.slack.messages(CHANNEL))
+    for control in ("\\u0000", "\\u001b", "\\u202e", "\\u2066", "\\u0085"):
+        assert control not in raw
+    assert "edited by <@U0BOB>" in context_text(now(world, basket))
+
+
+@pytest.mark.parametrize("typed", ["0.000000001", "0.00001", "0.00009"])
+def test_a_quantity_below_the_least_is_refused_under_its_field(world: World, typed: str) -> None:
+    """The least quantity a person may type is 0.0001 (0.1 g written as kg): below it is a
+    mistake or a probe, answered under the field; the modal stays open, nothing runs."""
+    basket = start_basket(world)
+    view = open_edit(world, basket)
+    added = submit(world, view, add_name={"value": "salt"}, add_quantity={"value": typed})
+    assert added == {"response_action": "errors", "errors": {"add_quantity": edit_form.A_NUMBER}}
+    changed = submit(world, view, **quantity(view, "carrots", typed))
+    (block,) = changed["errors"]
+    assert changed["errors"][block] == edit_form.A_NUMBER
+    assert edit_form.A_NUMBER == "Enter a number of at least 0.0001 and at most 100,000."
+    assert world.lam.invocations == []

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from workflow.shop.text import strip_controls
+
 if TYPE_CHECKING:  # the workflow: imported by the lazy runs that post baskets, not by an ack
     from workflow.shop.basket import Item
 
@@ -45,7 +47,9 @@ Block = dict[str, Any]
 
 
 def escape(text: str) -> str:
-    """Text safe inside mrkdwn: nothing in it can format a link or ping anyone."""
+    """Text safe inside mrkdwn: nothing in it can format a link or ping anyone, and no
+    control or bidirectional-control character changes how it reads (``workflow.shop.text``)."""
+    text = strip_controls(text)
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
@@ -80,7 +84,8 @@ def slack_date(at: int) -> str:
 
 
 def plain(text: str, limit: int) -> dict[str, Any]:
-    return {"type": "plain_text", "text": text[:limit], "emoji": True}
+    """A ``plain_text`` object: nothing in it formats or pings; no control character stays."""
+    return {"type": "plain_text", "text": strip_controls(text)[:limit], "emoji": True}
 
 
 def _item_line(item: Item) -> str:

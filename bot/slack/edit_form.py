@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
+from workflow.shop.text import one_line
+
 from .blocks import Ref, plain
 from .modal import ModalTarget, metadata_with, read_metadata_with
 
@@ -49,8 +51,9 @@ MAX_EDITABLE = 90  # items a modal shows: 100 blocks, less the note, Remove and 
 MAX_NAME = 500
 MAX_UNIT = 30
 MAX_QUANTITY = 100_000
+MIN_QUANTITY = Decimal("0.0001")  # workflow.shop.basket's, for a quantity typed or changed
 
-A_NUMBER = f"Enter a number more than 0 and at most {MAX_QUANTITY:,}."
+A_NUMBER = f"Enter a number of at least {MIN_QUANTITY} and at most {MAX_QUANTITY:,}."
 EMPTY = "That would leave the basket empty: keep at least one item, or reject the basket."
 NAME_IT = "Name the item to add."
 LONG_NAME = f"An item's name has at most {MAX_NAME} characters."
@@ -219,15 +222,16 @@ def _dict(value: object) -> dict[str, Any]:
 
 
 def _number(value: object) -> int | float | None:
-    """A quantity as a number_input sends it ("2", "1.5"); None for anything else, ≤ 0 or too
-    large (a number_input's value is a string; a forged one may be anything)."""
+    """A quantity as a number_input sends it ("2", "1.5"); None for anything else, under
+    ``MIN_QUANTITY`` or too large (a number_input's value is a string; a forged one may be
+    anything)."""
     if not isinstance(value, str) or not _NUMBER.fullmatch(value):
         return None
     try:
         number = Decimal(value.strip())
     except InvalidOperation:
         return None
-    if not 0 < number <= MAX_QUANTITY:
+    if not MIN_QUANTITY <= number <= MAX_QUANTITY:
         return None
     return int(number) if number == number.to_integral_value() else float(number)
 
@@ -267,7 +271,7 @@ def _read_add(
 ) -> tuple[str, int | float, str] | None:
     def text(block: str, action: str) -> str:
         value = _dict(_dict(values.get(block)).get(action)).get("value")
-        return " ".join(value.split()) if isinstance(value, str) else ""
+        return " ".join(one_line(value).split()) if isinstance(value, str) else ""
 
     name, unit = text(ADD_NAME, NAME_INPUT), text(ADD_UNIT, UNIT_INPUT)
     typed = _dict(_dict(values.get(ADD_QUANTITY)).get(QUANTITY_INPUT)).get("value")

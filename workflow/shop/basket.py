@@ -21,12 +21,17 @@ from workflow.persistence.values import (
 )
 
 from .household import Household
+from .text import one_line
 
 MAX_ITEMS = 500
 MAX_ITEM_LENGTH = 500  # an item's name
 MAX_UNIT_LENGTH = 30
 MAX_NOTE_LENGTH = 300
 MAX_QUANTITY = 100_000
+# The least quantity a new item may have, the model's and a person's (``check_new_quantity``):
+# 0.1 g written as kg (a pinch of saffron is 0.0004 kg); less is a mistake or a probe. Smaller
+# ones read back from older checkpoints still read.
+MIN_QUANTITY = 0.0001
 # Where an item is found in a shop: the basket is shown grouped in this order.
 AISLES = (
     "produce",
@@ -48,6 +53,13 @@ def _quantity(value: Any, where: str) -> int | float:
     if not math.isfinite(value) or not 0 < value <= MAX_QUANTITY:
         raise ValueError(f"{where} must be more than 0 and at most {MAX_QUANTITY}")
     return value
+
+
+def check_new_quantity(item: Item, where: str) -> Item:
+    """``item``, if its quantity (when it has one) is at least :data:`MIN_QUANTITY`."""
+    if item.quantity is not None and item.quantity < MIN_QUANTITY:
+        raise ValueError(f"{where}.quantity must be at least {MIN_QUANTITY}")
+    return item
 
 
 def _amount(quantity: int | float) -> str:
@@ -80,6 +92,12 @@ class Item:
     aisle: str | None = None
 
     def __post_init__(self) -> None:
+        # Control and bidirectional-control characters never stay in an item (text.py): from
+        # the model, a person's edit, or a checkpoint written before this rule.
+        for name in ("name", "unit", "note"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, one_line(value))
         check_str(self.name, "Item.name", min_length=1, max_length=MAX_ITEM_LENGTH)
         if self.quantity is not None:
             _quantity(self.quantity, "Item.quantity")

@@ -16,7 +16,17 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from .basket import MAX_ITEM_LENGTH, MAX_ITEMS, MAX_QUANTITY, MAX_UNIT_LENGTH, Item
+from .basket import (
+    MAX_ITEM_LENGTH,
+    MAX_ITEMS,
+    MAX_QUANTITY,
+    MAX_UNIT_LENGTH,
+    MIN_QUANTITY,
+    Item,
+)
+from .text import one_line
+
+A_NUMBER = f"Enter a number of at least {MIN_QUANTITY} and at most {MAX_QUANTITY:,}."
 
 MAX_SUMMARY = 300  # characters of the summary shown on the basket
 EMPTY = "That would leave the basket empty: keep at least one item, or reject the basket."
@@ -53,7 +63,9 @@ def edited_items(
         if i in removed:
             continue
         quantity = quantities.get(i)
-        if quantity is not None and item.quantity is not None:
+        if quantity is not None and item.quantity is not None and quantity != item.quantity:
+            if quantity < MIN_QUANTITY:
+                raise ValueError(A_NUMBER)
             item = replace(item, quantity=quantity)  # checked as an Item is built
         kept.append(item)
     if added is not None:
@@ -69,15 +81,15 @@ def edited_items(
 
 def added_item(name: str, quantity: int | float, unit: str) -> Item:
     """The one item a person adds: a ``ValueError`` in their words if it cannot be one."""
-    name, unit = " ".join(name.split()), " ".join(unit.split())
+    name, unit = " ".join(one_line(name).split()), " ".join(one_line(unit).split())
     if not name:
         raise ValueError("Name the item to add.")
     if len(name) > MAX_ITEM_LENGTH:
         raise ValueError(f"An item's name has at most {MAX_ITEM_LENGTH} characters.")
     if len(unit) > MAX_UNIT_LENGTH:
         raise ValueError(f"A unit has at most {MAX_UNIT_LENGTH} characters.")
-    if not 0 < quantity <= MAX_QUANTITY:
-        raise ValueError(f"Enter a number more than 0 and at most {MAX_QUANTITY:,}.")
+    if not MIN_QUANTITY <= quantity <= MAX_QUANTITY:
+        raise ValueError(A_NUMBER)
     return Item(name=name, quantity=quantity, unit=unit)
 
 

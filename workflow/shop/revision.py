@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from .basket import MAX_ITEMS, Item
+from .basket import MAX_ITEMS, Item, check_new_quantity
 
 REVISE_TOOL_NAME = "revise_basket"
 SETTABLE = ("quantity", "unit", "note")
@@ -107,7 +107,8 @@ def apply_revision(items: Sequence[Item], data: Any) -> list[Item]:
         if not values:
             raise ValueError(f"{where} sets nothing")
         try:
-            basket[at] = replace(basket[at], **values)
+            changed = replace(basket[at], **values)
+            basket[at] = check_new_quantity(changed, where) if "quantity" in values else changed
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{where}: {exc}") from None
     for i, entry in enumerate(data["add"]):
@@ -115,7 +116,7 @@ def apply_revision(items: Sequence[Item], data: Any) -> list[Item]:
         if isinstance(entry, dict) and entry.get("quantity") is None:
             raise ValueError(f"{where}.quantity is required")
         try:
-            item = Item.from_json(entry, where)
+            item = check_new_quantity(Item.from_json(entry, where), where)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{where}: {str(exc).split(' has unknown field ')[0]}") from None
         if any(_key(other.name) == _key(item.name) for other in basket):

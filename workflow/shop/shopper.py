@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .basket import AISLES, MAX_ITEMS, Item
+from .basket import AISLES, MAX_ITEMS, Item, check_new_quantity
 from .errors import (
     ShopperError,
     ShopperReplyUnfit,
@@ -110,7 +110,7 @@ def items_from_tool(data: Any) -> list[Item]:
         if isinstance(entry, dict) and entry.get("quantity") is None:
             raise ValueError(f"items[{i}].quantity is required")
         try:
-            items.append(Item.from_json(entry, f"items[{i}]"))
+            items.append(check_new_quantity(Item.from_json(entry, f"items[{i}]"), f"items[{i}]"))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"items[{i}]: {str(exc).split(' has unknown field ')[0]}") from None
     return items
