@@ -259,6 +259,23 @@ def test_429_is_retried_by_rate_limit_handler(slack: FakeSlack) -> None:
     assert err.value.response["error"] == "channel_not_found"
 
 
+def test_a_late_answer_times_the_client_out_and_a_dropped_one_fails_the_call(
+    slack: FakeSlack,
+) -> None:
+    """``delay_next``: the call is made (and recorded) but answered after the client's timeout;
+    ``drop``: the connection closes with no answer. Neither is an ``ok: false``: the client
+    raises its own error (no retry handler here)."""
+    hurried = WebClient(token=TOKEN, base_url=slack.url, timeout=0.2, retry_handlers=[])
+    slack.delay_next("users.info", 0.6)
+    with pytest.raises(TimeoutError):
+        hurried.users_info(user="U0BOB")
+    slack.delay_next("users.info", 0, drop=True)
+    with pytest.raises(OSError):  # (a reset or a closed connection, as the timing falls)
+        hurried.users_info(user="U0BOB")
+    assert [c.error for c in slack.calls_to("users.info")] == [None, "(connection dropped)"]
+    assert hurried.users_info(user="U0BOB")["user"]["id"] == "U0BOB"  # on time again
+
+
 def test_response_url_replaces_original_and_posts_ephemeral(
     slack: FakeSlack, client: WebClient
 ) -> None:

@@ -16,14 +16,8 @@ import pytest
 from bot.records.workspace_settings import WorkspaceSettings
 from bot.records.workspace_settings_store import S3WorkspaceSettings, settings_key, settings_prefix
 from bot.slack.settings_form import NEWER, TAMPERED
-from bot.steps.settings import (
-    CHANGED_MEANWHILE,
-    INVITE,
-    NO_SCHEDULER,
-    NOT_ALLOWED,
-    NOT_HERE,
-    SLACK_DOWN,
-)
+from bot.steps.settings import CHANGED_MEANWHILE, NOT_ALLOWED
+from bot.steps.settings_checks import INVITE, NO_SCHEDULER, NOT_HERE, SLACK_DOWN
 from tests.bot_kit import CHANNEL, SECRET, World, header, objects, start_basket
 from tests.fault_kit import ephemeral_texts
 from tests.settings_kit import number, open_settings, option, save, text, users

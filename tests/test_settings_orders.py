@@ -25,9 +25,10 @@ from bot.sandbox.slack_events import event_callback
 from bot.sandbox.webhook_receiver import WebhookReceiver
 from bot.sandbox.world import CHANNEL
 from bot.slack.order_form import NO_KEYS_HERE
-from bot.steps.settings import KEY_ALONE, NO_KEY, NO_KEYS_KEPT
+from bot.steps.settings import CHANGED_MEANWHILE, KEY_ALONE, NO_KEY, NO_KEYS_KEPT, key_not_kept
 from tests.bot_kit import SECRET, World, objects, start_basket
 from tests.settings_kit import open_settings, option, save, text
+from tests.test_settings import saved
 
 TENANT = "T0TEAM"
 PATH = "/weekly-shop/test/workspaces"
@@ -376,3 +377,61 @@ def test_with_botocore_at_debug_neither_key_reaches_a_log_line(carol: World, kms
     assert "PutParameter" in logged and "GetParameter" in logged  # botocore did log at DEBUG
     assert "Response body" in logged
     assert KEY not in logged and receiver.secret not in logged
+
+
+def test_a_save_refused_as_stale_writes_no_key(
+    carol: World, kms_key: str, s3: Any, bucket: str
+) -> None:
+    """Carol and Dave both have the modal open; Dave saves first; Carol's save, with a new
+    Instacart key, is refused as stale (412) and writes nothing, the key included: SSM keeps
+    every version of a parameter (GetParameterHistory), so a key written for a refused save
+    could not be taken back."""
+    carol.slack.set_person("U0DAVE", is_owner=True)
+    mine, theirs = open_settings(carol, "U0CAROL"), open_settings(carol, "U0DAVE")
+    assert mine is not None and theirs is not None
+    assert save(carol, "U0DAVE", theirs, rounds=option("2")) == {}
+    answer = save(carol, "U0CAROL", mine, destination=option("instacart"), instacart_key=text(KEY))
+    assert answer["response_action"] == "update"
+    assert CHANGED_MEANWHILE in json.dumps(answer["view"]["blocks"])
+    with pytest.raises(ssm().exceptions.ParameterNotFound):
+        ssm().get_parameter(Name=PARAMETER)
+    doc = saved(s3, bucket)
+    assert doc is not None and doc["settings"]["rounds"] == 2  # Dave's, untouched
+    assert doc["settings"]["orders"]["destination"] == "canvas"
+
+
+def test_ssm_refusing_the_key_after_the_settings_saved_is_said_and_typing_it_again_keeps_it(
+    carol: World, kms_key: str, s3: Any, bucket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The key is written only once the settings are: SSM throttling that PutParameter leaves
+    the settings saved (Instacart chosen) and no key. The modal says so, with the saved
+    values on their new ETag, so the key typed again is saved, not refused as stale."""
+    from botocore.client import BaseClient
+    from botocore.exceptions import ClientError
+
+    real = BaseClient._make_api_call
+
+    def throttled(client: Any, operation: str, params: dict[str, Any]) -> Any:
+        if operation == "PutParameter":
+            error = {"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}
+            raise ClientError(error, operation)  # type: ignore[arg-type]
+        return real(client, operation, params)
+
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    with monkeypatch.context() as patched:
+        patched.setattr(BaseClient, "_make_api_call", throttled)
+        answer = save(
+            carol, "U0CAROL", form, destination=option("instacart"), instacart_key=text(KEY)
+        )
+    assert answer["response_action"] == "update"
+    view = answer["view"]
+    assert key_not_kept(["instacart-api-key"]) in json.dumps(view["blocks"])
+    assert inputs(view)["destination"]["element"]["initial_option"]["value"] == "instacart"
+    doc = saved(s3, bucket)
+    assert doc is not None and doc["settings"]["orders"]["destination"] == "instacart"
+    with pytest.raises(ssm().exceptions.ParameterNotFound):
+        ssm().get_parameter(Name=PARAMETER)
+
+    assert save(carol, "U0CAROL", view, instacart_key=text(KEY)) == {}
+    assert ssm().get_parameter(Name=PARAMETER, WithDecryption=True)["Parameter"]["Value"] == KEY

@@ -6,8 +6,9 @@ per-run secret in the sandbox, so only the bot process can call it). The workspa
 (``bot.sandbox.slack_workspace``) refuses what Slack refuses: Block Kit and size limits,
 membership, expired or reused trigger IDs, a ``response_url`` used too often or too late. It can
 be told to fail the next call of a method (HTTP 429 with ``Retry-After``, or an ``ok: false``
-body). Any other path (``hooks_url`` + ...) acts as a ``response_url``. The tests, ``bench/`` and
-the sandbox all use this one fake.
+body), to answer it late (Slack slow: later than the client's timeout is a timeout), or to drop
+the connection without answering (a reset on the way). Any other path (``hooks_url`` + ...)
+acts as a ``response_url``. The tests, ``bench/`` and the sandbox all use this one fake.
 
 It can hold more than one workspace, as Slack does: the fake itself is the first (its
 ``team_id``), :meth:`FakeSlack.add_workspace` adds another, and each call is answered by the
@@ -23,6 +24,7 @@ import base64
 import contextlib
 import json
 import secrets
+import time
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -63,6 +65,12 @@ class _Failure:
     error: str | None
 
 
+@dataclass(frozen=True)
+class _Late:
+    seconds: float
+    drop: bool  # no answer at all: the connection is closed after ``seconds``
+
+
 class FakeSlack(SlackWorkspace, LoopbackServer):
     def __init__(self, token: str = "xoxb-test", **workspace: Any) -> None:
         super().__init__(**workspace)
@@ -71,6 +79,7 @@ class FakeSlack(SlackWorkspace, LoopbackServer):
         self.calls: list[Call] = []
         self.responses: list[HookPost] = []
         self._failures: dict[str, deque[_Failure]] = defaultdict(deque)
+        self._late: dict[str, deque[_Late]] = defaultdict(deque)
         self._serve(_handler(self))
         self.url = f"{self.root}/api/"
         # A response_url's secret is its path: only URLs under this per-fake one are taken.
@@ -128,6 +137,21 @@ class FakeSlack(SlackWorkspace, LoopbackServer):
                 _Failure(status, retry_after, error) for _ in range(times)
             )
 
+    def delay_next(
+        self, method: str, seconds: float, times: int = 1, *, drop: bool = False
+    ) -> None:
+        """Answer the next ``times`` calls of ``method`` ``seconds`` late, as a slow Slack does
+        (later than the client's timeout: the client times out, and the call has happened all
+        the same); with ``drop``, close the connection then without answering, as a reset on
+        the way does (the call never reaches the workspace)."""
+        with self._lock:
+            self._late[method].extend(_Late(seconds, drop) for _ in range(times))
+
+    def on_time(self, method: str) -> None:
+        """Answer ``method`` at once again: the delays and drops not used yet are forgotten."""
+        with self._lock:
+            self._late[method].clear()
+
     def calls_to(self, method: str) -> list[Call]:
         with self._lock:
             return [c for c in self.calls if c.method == method]
@@ -138,6 +162,14 @@ class FakeSlack(SlackWorkspace, LoopbackServer):
             return sources + [r.body for r in self.responses if r.status == 200]
 
     # ------------------------------------------------------------ dispatch
+
+    def _lateness(self, method: str, args: dict[str, Any], token: str | None) -> _Late | None:
+        """How late the call now arriving is answered, if it is (dropped: recorded, not run)."""
+        with self._lock:
+            late = self._late[method].popleft() if self._late[method] else None
+            if late is not None and late.drop:
+                self.calls.append(Call(method, args, token, "(connection dropped)"))
+            return late
 
     def _api(
         self, method: str, args: dict[str, Any], token: str | None
@@ -231,7 +263,13 @@ def _handler(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
                 if auth.startswith("Basic "):  # oauth.v2.access: the app's client ID and secret
                     pair = base64.b64decode(auth.removeprefix("Basic ")).decode(errors="replace")
                     args["client_id"], _, args["client_secret"] = pair.partition(":")
+                late = fake._lateness(method, args, token)
+                if late is not None and late.drop:
+                    time.sleep(late.seconds)
+                    self.close_connection = True  # no status line: the client's read fails
+                    return
                 status, headers, body = fake._api(method, args, token)
+                time.sleep(late.seconds if late is not None else 0)
             else:
                 status, body = fake._hook_post(parts.path, args)
             data = json.dumps(body).encode()

@@ -18,9 +18,25 @@ Saving (``save_settings``, the submission's ack: a bad value is answered in the 
       shown the values without a Save button
     3 what only Slack knows: each newly named approver or admin is a person of this workspace
       (``users.info``: not ``user_not_found``, not another ``team_id``, not a bot), and the
-      weekly channel is one the bot is in (``conversations.info`` ``is_member``)
+      weekly channel is one the bot is in (``conversations.info`` ``is_member``), asked at
+      once; these and 2 within ``CHECK_SECONDS`` of the ack's start
+      (``bot.steps.settings_checks``): what Slack did not answer in time, or failed in any
+      way, is said under its field ("couldn't check with Slack") and nothing is saved
     4 the conditional save, on the ETag the modal was opened with: another admin saved first
-      (412) → the modal shows the new values and says so; nothing of theirs is lost
+      (412) → the modal shows the new values and says so; nothing of theirs is lost, and
+      nothing of this save is written, keys included
+    5 only then the keys typed, each to SSM (``bot.records.workspace_secrets``)
+
+Why the keys go last: SSM keeps every version of a parameter (``GetParameterHistory``), so a key
+written for a save that then lost to another admin's could not be taken back. What step 5
+failing leaves, and says (the modal shows the saved values, on their new ETag)::
+
+    PUT settings If-Match: e1   -> 200, ETag e2     the settings saved, their change line
+                                                   naming the key
+    PutParameter                -> fails            the key saved before (if any) is still the
+                                                   one used: "Saved, except the Instacart API
+                                                   key…: type it again and save" (on e2, so
+                                                   that save is not refused as stale)
 
 The one ack that reads and writes S3 (two requests and three or four Web API calls, rare): the
 answer must be in the modal, and the modal waits for the ack. After it, a lazy run arranges the
@@ -32,23 +48,24 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as NoAnswer
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.orders.safe_url import url_problem
 from bot.records.order_choice import OrderChoice
 from bot.records.workspace_secrets import KeyName, WorkspaceSecrets
 from bot.records.workspace_settings import WorkspaceSettings
-from bot.records.workspace_settings_store import S3WorkspaceSettings, SettingsChanged
+from bot.records.workspace_settings_store import Loaded, S3WorkspaceSettings, SettingsChanged
 from bot.slack.order_form import KEY_BLOCKS, UNKNOWN, order_blocks
+from bot.slack.people import DEFAULT_TIMEZONE, Deadline, Person, answers_within
 from bot.slack.settings_form import NEWER, problem_notice, read_only_modal, settings_modal
 from bot.slack.settings_submission import changed, etag_of, read_keys, read_settings
 from workflow.errors import StoreError
+
+from .settings_checks import CHECK_SECONDS, SLACK_DOWN, checked_url, slack_says
 
 log = logging.getLogger(__name__)
 
@@ -61,12 +78,7 @@ CHANGED_MEANWHILE = (
     "make your change again and save."
 )
 STORE_DOWN = "I couldn't reach the settings store, so nothing was saved. Try again in a minute."
-NOT_HERE = "Not a person in this workspace: choose people from the list."
-INVITE = "I'm not in that channel: type `/invite @weekly-shop` there, then save again."
-NO_SCHEDULER = "This deploy has no scheduler (TIMER_GROUP is unset), so no weekly basket."
-SLACK_DOWN = "I couldn't check that with Slack just now, so nothing was saved. Try again."
 NOT_READ = ":warning: I couldn't check with Slack who you are, so these are shown read-only."
-KEYS_DOWN = "I couldn't store the key just now, so nothing was saved. Try again in a minute."
 NO_KEY = "Enter the key: this workspace has none saved."
 KEY_ALONE = (
     "A save with a new key cannot change the weekly basket too: save the key first, then the "
@@ -74,42 +86,6 @@ KEY_ALONE = (
 )
 NO_KEYS_KEPT = "This deploy keeps no keys for a workspace (WORKSPACE_SECRETS_PATH is unset)."
 KEY_LABELS = {"instacart-api-key": "Instacart API key", "webhook-signing-secret": "webhook secret"}
-URL_CHECK_SECONDS = 1.5  # resolving the webhook's host, within Slack's 3 s for the save's ack
-MAX_LOOKUPS_AT_ONCE = 8  # users.info calls in parallel while saving (each at most 2 s)
-DEFAULT_TIMEZONE = "UTC"
-
-
-@dataclass(frozen=True)
-class Person:
-    """What ``users.info`` says of someone, as far as settings care."""
-
-    user: str
-    teams: tuple[str, ...]  # their workspace, and (Enterprise Grid) every one of the org's
-    admin: bool  # a workspace owner, primary owner or admin
-    timezone: str
-    bot: bool
-
-    @classmethod
-    def of(cls, web: WebClient, user: str) -> Person | None:
-        """None for someone Slack does not know (``user_not_found``, as for another
-        workspace's ID); other failures raise ``SlackApiError``."""
-        try:
-            found = web.users_info(user=user)["user"]
-        except SlackApiError as exc:
-            if exc.response.get("error") in ("user_not_found", "user_not_visible"):
-                return None
-            raise
-        tz = found.get("tz")
-        grid = found.get("enterprise_user")
-        listed = grid.get("teams") if isinstance(grid, dict) else None
-        teams: list[Any] = listed if isinstance(listed, list) else []
-        return cls(
-            user=user,
-            teams=(str(found.get("team_id") or ""), *(str(t) for t in teams)),
-            admin=any(bool(found.get(k)) for k in ("is_admin", "is_owner", "is_primary_owner")),
-            timezone=tz if isinstance(tz, str) and tz else DEFAULT_TIMEZONE,
-            bot=bool(found.get("is_bot")) or bool(found.get("deleted")),
-        )
 
 
 @dataclass(frozen=True)
@@ -191,6 +167,7 @@ def orders_section(desk: Desk, tenant: str, current: WorkspaceSettings) -> list[
 
 def save_settings(desk: Desk, tenant: str, user: str, view: Any) -> dict[str, Any] | None:
     """The submission's ack: None (saved: the modal closes), or what the modal shows instead."""
+    deadline = Deadline(CHECK_SECONDS)
     view = view if isinstance(view, dict) else {}
     state = view.get("state") if isinstance(view.get("state"), dict) else {}
     opened_on = etag_of(view.get("private_metadata"))
@@ -203,81 +180,78 @@ def save_settings(desk: Desk, tenant: str, user: str, view: Any) -> dict[str, An
     if loaded.problem == "newer":
         return errors({first_block: NEWER.removeprefix(":warning: ")})
     current = loaded.saved or desk.defaults
-    try:
-        if not desk.may_change(tenant, Person.of(desk.web, user), current):
-            log.warning("a settings save from someone who may not change them: refused")
-            return errors({first_block: NOT_ALLOWED})
-        wanted = read_settings(state.get("values"), current)
-        typed, bad = read_keys(state.get("values"))
-        if isinstance(wanted, dict) or bad:
-            return errors({**bad, **(wanted if isinstance(wanted, dict) else {})})
-        refused = slack_says(desk, tenant, current, wanted)
-        refused.update(orders_say(desk, tenant, current, wanted, typed))
-    except SlackApiError as exc:  # missing_scope, ratelimited, a timeout: said, nothing saved
-        log.error("a Slack check of the settings failed: %s", exc.response.get("error"))
+    saver = answers_within(deadline, {user: partial(Person.of, desk.web, user)})
+    if user not in saver:  # (missing_scope, ratelimited, a timeout: said, nothing saved)
         return errors({first_block: SLACK_DOWN})
+    person = saver[user]
+    if not desk.may_change(tenant, person, current):
+        log.warning("a settings save from someone who may not change them: refused")
+        return errors({first_block: NOT_ALLOWED})
+    wanted = read_settings(state.get("values"), current)
+    typed, bad = read_keys(state.get("values"))
+    if isinstance(wanted, dict) or bad:
+        return errors({**bad, **(wanted if isinstance(wanted, dict) else {})})
+    refused = slack_says(desk.web, desk.can_schedule, tenant, current, wanted, deadline)
+    refused.update(orders_say(desk, tenant, current, wanted, typed, deadline))
     if refused:
         return errors(refused)
     what = ", ".join(p for p in (changed(current, wanted), *map(KEY_LABELS.get, typed)) if p)
     if not what:
         return None
-    try:  # the keys first: a save that then loses to another admin's keeps the key typed
-        for name, value in typed.items():
-            assert desk.secrets is not None  # (orders_say refused keys a deploy cannot keep)
-            desk.secrets.save(tenant, name, value)  # type: ignore[arg-type]
-    except StoreError as exc:
-        log.error("a workspace key could not be stored: %s", exc)
-        return errors({KEY_BLOCKS[next(iter(typed))]: KEYS_DOWN})
     try:
-        desk.store.save(tenant, wanted.saved_by(user, int(desk.clock()), what), opened_on)
-    except SettingsChanged:
-        newer = desk.store.read(tenant)
-        person = Person.of(desk.web, user)
-        timezone = person.timezone if person is not None else DEFAULT_TIMEZONE
-        shown = newer.saved or desk.defaults
-        view = settings_modal(
-            shown,
-            timezone=timezone,
-            etag=newer.etag,
-            notice=CHANGED_MEANWHILE,
-            orders=orders_section(desk, tenant, shown),
-        )
-        return {"response_action": "update", "view": view}
+        saved = desk.store.save(tenant, wanted.saved_by(user, int(desk.clock()), what), opened_on)
+    except SettingsChanged:  # (nothing of this save written: the keys come after)
+        return reshown(desk, tenant, person, desk.store.read(tenant), CHANGED_MEANWHILE)
     except StoreError as exc:
         log.error("settings could not be saved: %s", exc)
         return errors({first_block: STORE_DOWN})
     log.info("workspace settings saved: %s", what)
+    unkept = keep_keys(desk, tenant, typed)
+    if unkept:
+        return reshown(desk, tenant, person, saved, key_not_kept(unkept))
     return None
 
 
-def slack_says(
-    desk: Desk, tenant: str, current: WorkspaceSettings, wanted: WorkspaceSettings
-) -> dict[str, str]:
-    """What Slack refuses of ``wanted``, by block: people not of this workspace (only those
-    newly named are asked about), a weekly channel the bot is not in."""
-    found: dict[str, str] = {}
-    named = {
-        block: [u for u in users if u not in before]
-        for block, users, before in (
-            ("approvers", wanted.approvers, current.approvers),
-            ("admins", wanted.admins, current.admins),
-        )
-    }
-    asked = sorted({u for users in named.values() for u in users})
-    with ThreadPoolExecutor(max_workers=MAX_LOOKUPS_AT_ONCE) as pool:  # within Slack's 3 s
-        people = dict(zip(asked, pool.map(lambda u: Person.of(desk.web, u), asked), strict=True))
-    for block, users in named.items():
-        for user in users:
-            person = people[user]
-            if person is None or tenant not in person.teams or person.bot:
-                found[block] = f"{user}: {NOT_HERE}"  # (errors are plain text: no mention)
-                break
-    run = wanted.weekly
-    if run is not None and not desk.can_schedule:
-        found["weekly_day"] = NO_SCHEDULER
-    elif run is not None and not bot_is_in(desk.web, run.channel):
-        found["weekly_channel"] = INVITE
-    return found
+def keep_keys(desk: Desk, tenant: str, typed: Mapping[str, str]) -> list[str]:
+    """Store the keys typed, once the settings are saved; those not stored, from the first
+    one SSM refused (the rest are not tried: it would likely refuse them too, and the ack has
+    Slack's 3 seconds)."""
+    names = list(typed)
+    if not names or desk.secrets is None:  # (orders_say refused keys a deploy cannot keep)
+        return names
+    for at, name in enumerate(names):
+        try:
+            desk.secrets.save(tenant, name, typed[name])  # type: ignore[arg-type]
+        except StoreError as exc:
+            log.error("a workspace key could not be stored after its settings were: %s", exc)
+            return names[at:]
+    return []
+
+
+def key_not_kept(names: list[str]) -> str:
+    """What the modal says when the settings were saved and SSM then refused a key."""
+    keys, one = " and the ".join(KEY_LABELS[name] for name in names), len(names) == 1
+    return (
+        f":warning: Your settings are saved, but I couldn't store the {keys} just now: "
+        f"{'the one' if one else 'those'} saved before, if any, {'is' if one else 'are'} "
+        f"still used. Type {'it' if one else 'them'} again below and save."
+    )
+
+
+def reshown(
+    desk: Desk, tenant: str, person: Person | None, loaded: Loaded, notice: str
+) -> dict[str, Any]:
+    """The ack that replaces the modal with the form of ``loaded`` (on its ETag) and a notice."""
+    timezone = person.timezone if person is not None else DEFAULT_TIMEZONE
+    shown = loaded.saved or desk.defaults
+    view = settings_modal(
+        shown,
+        timezone=timezone,
+        etag=loaded.etag,
+        notice=notice,
+        orders=orders_section(desk, tenant, shown),
+    )
+    return {"response_action": "update", "view": view}
 
 
 def orders_say(
@@ -286,6 +260,7 @@ def orders_say(
     current: WorkspaceSettings,
     wanted: WorkspaceSettings,
     typed: Mapping[str, str],
+    deadline: Deadline,
 ) -> dict[str, str]:
     """What is wrong with where orders would go, by block: a webhook URL that points inside
     (resolved now; again at every send), a destination with no key, a key this deploy cannot
@@ -301,7 +276,7 @@ def orders_say(
     before = current.orders or desk.default_orders
     newly = choice.webhook_url != before.webhook_url or before.destination != "webhook"
     if choice.destination == "webhook" and newly:  # (a URL kept while unused was not checked)
-        problem = checked_url(choice.webhook_url, desk.pinned)
+        problem = checked_url(choice.webhook_url, desk.pinned, deadline)
         if problem is not None:
             found["webhook_url"] = f"This URL {problem}."
     need: KeyName | None = (
@@ -316,30 +291,6 @@ def orders_say(
             NO_KEY if desk.secrets is not None else NO_KEYS_KEPT
         )
     return found
-
-
-def checked_url(url: str, pinned: Mapping[str, tuple[str, int]] | None) -> str | None:
-    """:func:`~bot.orders.safe_url.url_problem`, its DNS lookup given at most
-    ``URL_CHECK_SECONDS``: a host that does not resolve in time is not one to save."""
-    pool = ThreadPoolExecutor(max_workers=1)
-    try:
-        return pool.submit(url_problem, url, pinned=pinned).result(timeout=URL_CHECK_SECONDS)
-    except NoAnswer:
-        return "could not be checked: its host did not resolve in time"
-    finally:
-        pool.shutdown(wait=False)
-
-
-def bot_is_in(web: WebClient, channel: str) -> bool:
-    """``conversations.info``: ``is_member``; a channel Slack does not show the bot (a private
-    one it is not in: ``channel_not_found``) is not one it is in."""
-    try:
-        info = web.conversations_info(channel=channel)["channel"]
-    except SlackApiError as exc:
-        if exc.response.get("error") in ("channel_not_found", "not_in_channel"):
-            return False
-        raise
-    return bool(info.get("is_member"))
 
 
 def errors(by_block: dict[str, str]) -> dict[str, Any]:
