@@ -16,6 +16,7 @@ import pytest
 from bot.records.workspace_settings import WorkspaceSettings
 from bot.records.workspace_settings_store import S3WorkspaceSettings, settings_key, settings_prefix
 from bot.slack.settings_form import NEWER, TAMPERED
+from bot.slack.settings_submission import QUORUM_NEEDS_NAMES
 from bot.steps.settings import CHANGED_MEANWHILE, NOT_ALLOWED
 from bot.steps.settings_checks import INVITE, NO_SCHEDULER, NOT_HERE, SLACK_DOWN
 from tests.bot_kit import CHANNEL, SECRET, World, header, objects, start_basket
@@ -190,6 +191,35 @@ def test_a_bad_value_is_named_in_the_modal_and_nothing_is_saved(
     assert answer["response_action"] == "errors" and list(answer["errors"]) == [block], answer
     assert says.lower() in answer["errors"][block].lower()
     assert saved(s3, bucket) is None
+
+
+def test_anyone_in_the_channel_approves_alone_and_a_quorum_needs_named_approvers(
+    carol: World, s3: Any, bucket: str
+) -> None:
+    """ "Anyone in the channel" with 50 approvals needed used to save, and no basket could then
+    be ordered. With nobody chosen, one approval is enough; more needs the approvers named
+    (``quorum_problem`` says why, rather than counting a channel's members). Named, two of
+    two is saved. A deploy's APPROVALS_NEEDED=2 with no APPROVER_IDS shows as it is, and a
+    save from the modal is held to the rule."""
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    for needed in (50, 2):
+        answer = save(carol, "U0CAROL", form, approvals=number(needed))
+        assert answer == {"response_action": "errors", "errors": {"approvals": QUORUM_NEEDS_NAMES}}
+        assert saved(s3, bucket) is None
+    named = save(carol, "U0CAROL", form, approvers=users("U0CAROL", "U0DAVE"), approvals=number(2))
+    assert named == {}
+    doc = saved(s3, bucket)
+    assert doc is not None and doc["settings"]["approvals_needed"] == 2
+
+    carol.boot(APPROVALS_NEEDED="2")
+    s3.delete_object(Bucket=bucket, Key=settings_key(PREFIX, TENANT))  # (the deploy's again)
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    approvals = next(b for b in form["blocks"] if b.get("block_id") == "approvals")
+    assert approvals["element"]["initial_value"] == "2"
+    answer = save(carol, "U0CAROL", form, rounds=option("2"))
+    assert answer["errors"] == {"approvals": QUORUM_NEEDS_NAMES}
 
 
 def test_a_person_of_another_workspace_cannot_be_an_approver(carol: World) -> None:

@@ -144,7 +144,8 @@ def settings_blocks(s: WorkspaceSettings, timezone: str) -> list[Block]:
             "approvals",
             "Approvals needed",
             _number(s.approvals_needed, 1, MAX_QUORUM),
-            "How many different approvers must press Approve (1 to the number of approvers).",
+            "How many different approvers must press Approve: 1 to the number of approvers, "
+            "1 with nobody chosen.",
         ),
         _input("no_self", "Own baskets", checkboxes, optional=True),
         _input(

@@ -37,6 +37,36 @@ from .settings_form import (
     shown_rounds,
 )
 
+QUORUM_NEEDS_NAMES = (
+    "With nobody chosen, anyone in the channel approves and one approval is enough: to need "
+    "more, choose the approvers who must agree."
+)
+
+
+def quorum_problem(approvers: tuple[str, ...], needed: int) -> str | None:
+    """What is wrong with needing ``needed`` approvals from ``approvers`` (none: anyone in the
+    channel), beyond the form's range: more than one with nobody named.
+
+    Why named approvers, and not a quorum the channel's members could reach (the issue offered
+    both): counting members (``conversations.members``) would not protect a real household.
+
+    - A basket is asked for in any channel the bot is in (``/shop`` there, the weekly basket's
+      channel), so at save time there is no one channel to count.
+    - A channel changes after the save: a quorum its members reach today strands next week's
+      basket once someone leaves, and nothing says so until it is never ordered.
+    - Members are not approvers: other bots, guests, people who never look at the basket, and
+      the requester when nobody approves their own basket all count as members.
+    - It is one more paginated Web API call inside the save's ack (Slack's 3 seconds).
+
+    Two people agreeing is a decision about who they are: named, the quorum is one the save
+    can check (at most the approvers named, one fewer with no self-approval), with no Slack
+    call, and a reminder mentions the approvers who have not approved yet (with nobody named
+    it can only mention the requester: ``bot.steps.reminders``). Settings already saved, and a
+    deploy's ``APPROVALS_NEEDED`` without ``APPROVER_IDS``, are read as before; only a save
+    from the modal is held to this.
+    """
+    return QUORUM_NEEDS_NAMES if needed > 1 and not approvers else None
+
 
 def etag_of(metadata: object) -> str | None:
     """The ETag a submitted modal was opened on ("" and garbage: None, a first save)."""
@@ -126,6 +156,9 @@ def read_settings(values: Any, current: WorkspaceSettings) -> WorkspaceSettings 
     form = _Form(values)
     approvers = form.users("approvers", MAX_APPROVERS)
     needed = form.number("approvals", 1, len(approvers) or MAX_QUORUM)
+    unreachable = quorum_problem(approvers, needed)
+    if unreachable and not form.errors.keys() & {"approvers", "approvals"}:
+        form.errors["approvals"] = unreachable
     own = form.checked("no_self")
     if own and approvers and needed >= len(approvers) and "approvals" not in form.errors:
         # An approver's own basket could then never gather enough approvals from the others.
