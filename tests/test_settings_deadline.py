@@ -1,11 +1,11 @@
-"""A Settings save asks Slack within one budget, and saves nothing it could not check (issue 32,
-item 3).
+"""A Settings save asks Slack within one budget, and saves nothing it could not check (the
+Settings-save issue, its third item).
 
-Facts relied on: Slack shows the person an error when a ``view_submission`` is not acked within
-3 seconds ("Your app must respond within 3 seconds", docs.slack.dev, handling user
-interaction), and then ignores the ack: a save that goes on past it is saved though the person
-was told it failed. The ack also reads and writes S3 (and SSM with a key), so the questions it
-asks Slack and DNS get ``CHECK_SECONDS`` from its start, asked at once.
+Facts relied on: a ``view_submission`` must be acked within 3 seconds, "before Slack registers a
+timeout error" (docs.slack.dev, Bolt for Python, "Acknowledging requests"; a cold start counts
+too): the person is shown an error, so a save that finishes later is saved though they were
+told it failed. The ack also reads and writes S3 (and SSM with a key), so what it asks Slack
+(all at once) and DNS get ``CHECK_SECONDS`` from its start.
 
 Through the real handler (signed requests), moto's S3 and the one fake Web API, told to answer
 ``users.info`` late (as a slow Slack does; later than the ack client's 2-second timeout, a
