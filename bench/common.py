@@ -28,6 +28,7 @@ from urllib.parse import parse_qs
 import boto3
 
 from bot.sandbox.anthropic_api import FakeAnthropic, shorter_revisions
+from bot.sandbox.clock import PlayedClock
 from bot.sandbox.lambda_api import FakeLambda, Invocation
 from bot.sandbox.moto_server import moto_s3_server
 from bot.sandbox.slack_api import FakeSlack
@@ -312,7 +313,8 @@ def loopback(bucket: str = "load-checkpoints", **extra_env: str) -> Iterator[Loo
     with contextlib.ExitStack() as stack:
         aws = stack.enter_context(atomic_moto_server(bucket))
         with _listen_backlog(128):
-            slack = fake_slack().start()
+            clock = PlayedClock()  # the bot's and the fake Slack's (bench.timers moves it)
+            slack = fake_slack(wall=clock).start()
             lam = FakeLambda(access_key_id=aws["AWS_ACCESS_KEY_ID"]).start()
             claude = FakeAnthropic(responder=shorter_revisions)
         claude.start()
@@ -326,8 +328,8 @@ def loopback(bucket: str = "load-checkpoints", **extra_env: str) -> Iterator[Loo
             boto3.DEFAULT_SESSION = None  # as a new process: this world's per-run AWS key
             s3, check_s3 = _shared_s3_client(), make_s3_client()
             counter = RequestCounter(s3)
-            world = World(slack, lam, claude, env, os.environ.__setitem__, s3=s3)
-            cold_start(Runtime.from_settings(Settings.from_env(), s3_client=s3))
+            world = World(slack, lam, claude, env, os.environ.__setitem__, s3=s3, clock=clock)
+            cold_start(Runtime.from_settings(Settings.from_env(), s3_client=s3, clock=clock))
             log_file = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed by the stack
                 "w", prefix="weekly-shop-bench-", suffix=".log", delete=False
             )

@@ -250,7 +250,9 @@ def fire_timer(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
         except NotInstalled:  # uninstalled since: its baskets are gone with it
             log.warning("timer dropped: the workspace has no installation")
             return {"fired": False}
-        asyncio.run(fire(here.sessions, timers, here.rules, timer, first_reminder))
+        early = asyncio.run(fire(here.sessions, timers, here.rules, timer, first_reminder))
+    if early:
+        return {"fired": False, "early_by": early}
     return {"fired": True, "kind": timer.kind}
 
 

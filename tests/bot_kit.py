@@ -62,6 +62,7 @@ class TestWorld(World):
         extra = ["--crash-at", crash_at] if crash_at else []
         extra += ["--deploy", deploy] if deploy else []
         extra += ["--hold-lock", str(hold_lock)] if hold_lock else []
+        extra += ["--ahead", repr(self.clock.ahead)] if self.clock.ahead else []
         done = subprocess.run(
             [sys.executable, "-m", "tests.lambda_invoke", *extra],
             input=json.dumps(event),

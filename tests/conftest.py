@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from bot.sandbox.anthropic_api import FakeAnthropic, shorter_revisions
+from bot.sandbox.clock import PlayedClock
 from bot.sandbox.lambda_api import FakeLambda
 from bot.sandbox.moto_server import moto_s3_server
 from tests.bot_kit import TestWorld, bot_env, fake_slack
@@ -127,21 +128,25 @@ def signer() -> CheckpointSigner:
     return CheckpointSigner(b"test-key-" * 4)
 
 
-def fakes(aws_key: str = "testing") -> tuple[Any, FakeLambda, FakeAnthropic]:
-    """Slack (the cast in #shop and #weekly), Lambda taking the bot's AWS key, and Claude (a
-    revision is 8 lines)."""
-    slack, lam = fake_slack("C0WEEKLY").start(), FakeLambda(access_key_id=aws_key).start()
+def fakes(
+    aws_key: str = "testing", clock: PlayedClock | None = None
+) -> tuple[Any, FakeLambda, FakeAnthropic]:
+    """Slack (the cast in #shop and #weekly; its clock the world's), Lambda taking the bot's AWS
+    key, and Claude (a revision is 8 lines)."""
+    slack = fake_slack("C0WEEKLY", wall=clock or PlayedClock()).start()
+    lam = FakeLambda(access_key_id=aws_key).start()
     return slack, lam, FakeAnthropic(responder=shorter_revisions).start()
 
 
 @pytest.fixture
 def world(monkeypatch: pytest.MonkeyPatch, s3: Any, bucket: str) -> Iterator[TestWorld]:
     # mock_aws puts its own fake credentials in the environment: the bot signs with those.
-    slack, lam, claude = fakes(os.environ["AWS_ACCESS_KEY_ID"])
+    clock = PlayedClock()  # one for the bot and the fake Slack: time passes for both
+    slack, lam, claude = fakes(os.environ["AWS_ACCESS_KEY_ID"], clock)
     env = bot_env(slack, lam, claude, bucket)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    world = TestWorld(slack, lam, claude, env, monkeypatch.setenv, s3=s3)
+    world = TestWorld(slack, lam, claude, env, monkeypatch.setenv, s3=s3, clock=clock)
     world.boot()
     yield world
     for fake in (slack, lam, claude):
@@ -152,13 +157,14 @@ def world(monkeypatch: pytest.MonkeyPatch, s3: Any, bucket: str) -> Iterator[Tes
 def served(monkeypatch: pytest.MonkeyPatch) -> Iterator[TestWorld]:
     """The world with S3 as a moto *server*, so other processes share it."""
     with moto_s3_server("bot-bucket") as aws:
-        slack, lam, claude = fakes(aws["AWS_ACCESS_KEY_ID"])
+        clock = PlayedClock()
+        slack, lam, claude = fakes(aws["AWS_ACCESS_KEY_ID"], clock)
         env = {**aws, **bot_env(slack, lam, claude, "bot-bucket")}
         for name in ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL_SCHEDULER", "AWS_PROFILE"):
             monkeypatch.delenv(name, raising=False)
         for name, value in env.items():
             monkeypatch.setenv(name, value)
-        world = TestWorld(slack, lam, claude, env, monkeypatch.setenv)
+        world = TestWorld(slack, lam, claude, env, monkeypatch.setenv, clock=clock)
         world.boot()
         yield world
         for fake in (slack, lam, claude):

@@ -16,7 +16,8 @@ one point of a resume, to prove that the next invocation recovers:
 
 ``--deploy NAME`` runs it as the next deploy would (``tests.shop_next_deploy``): a changed graph.
 ``--hold-lock SECONDS`` keeps a session lock that long once taken (a slow invocation), so that
-another process started at the same moment meets it held.
+another process started at the same moment meets it held. ``--ahead SECONDS`` starts the bot's
+clock that far ahead (the parent's played clock: ``bot.sandbox.clock``).
 """
 
 from __future__ import annotations
@@ -145,8 +146,18 @@ def main() -> None:
     parser.add_argument("--crash-at")
     parser.add_argument("--deploy")
     parser.add_argument("--hold-lock", type=float, default=0.0)
+    parser.add_argument("--ahead", type=float, default=0.0)
     args = parser.parse_args()
     event = json.load(sys.stdin)
+    if args.ahead:  # the parent's played clock: the hours it made pass (bot.sandbox.clock)
+        from bot.handler import cold_start
+        from bot.runtime import Runtime
+        from bot.sandbox.clock import PlayedClock
+        from bot.settings import Settings
+
+        clock = PlayedClock()
+        clock.ahead = args.ahead
+        cold_start(Runtime.from_settings(Settings.from_env(), clock=clock))
     if args.deploy:
         from tests.shop_next_deploy import install
 

@@ -75,9 +75,16 @@ def scheduler_deletes(payload: dict[str, Any]) -> None:
         client.delete_schedule(Name=name, GroupName=GROUP)
 
 
+def due_at(payload: dict[str, Any]) -> int:
+    """When a timer's payload says it is due (its signed ``at``)."""
+    return int(json.loads(payload["weekly_shop_timer"])["at"])
+
+
 def fire(world: World, payload: dict[str, Any]) -> dict[str, Any]:
-    """Scheduler's invocation: the schedule's Input, verbatim, as the event (and then the
-    schedule is deleted)."""
+    """Scheduler's invocation at the schedule's time: the bot's clock moved there (as if the
+    hours had passed), the schedule's Input, verbatim, as the event (and then the schedule is
+    deleted)."""
+    world.clock.reach(due_at(payload))
     scheduler_deletes(payload)
     return world.send(payload)
 
@@ -258,10 +265,14 @@ def test_a_timer_that_finds_the_session_busy_fails_so_lambda_retries_it(
     timed: World, bucket: str
 ) -> None:
     """Someone is answering the basket right now: the reminder raises (Lambda's async retry
-    delivers it again later), leaves the other holder's lock, and works on its retry."""
+    delivers it again later), leaves the other holder's lock, and works on its retry. (A
+    reminder a minute after posting: the played clock moves the bot's time, not S3's, and a
+    lock's lease is read against when S3 wrote it, so the hours of the default would expire it.)"""
+    timed.boot(REMIND_AFTER="1m")
     basket = start_basket(timed)
     reminder, timer = the_timer()
-    lock = S3SessionLock(bucket, SHOP_PREFIX, timed.s3)
+    timed.clock.reach(due_at(reminder))  # the reminder's time: Bob is answering then
+    lock = S3SessionLock(bucket, SHOP_PREFIX, timed.s3, clock=timed.clock)
     lease = lock.acquire(TENANT, timer["session"], owner="U0BOB", ttl_seconds=30)
 
     with pytest.raises(TryLater, match="busy"):
@@ -294,9 +305,17 @@ def test_each_timer_runs_in_a_fresh_process_as_scheduler_invokes_the_function(
         client.delete_schedule(Name=listed["Name"], GroupName=GROUP)
         return dict(json.loads(got["Target"]["Input"]))
 
+    def at_its_time() -> dict[str, Any]:
+        payload = armed()
+        world.clock.reach(due_at(payload))
+        return payload
+
     for _ in range(2):
-        assert world.in_fresh_process(armed())["response"] == {"fired": True, "kind": "remind"}
-    assert world.in_fresh_process(armed())["response"] == {"fired": True, "kind": "expire"}
+        assert world.in_fresh_process(at_its_time())["response"] == {
+            "fired": True,
+            "kind": "remind",
+        }
+    assert world.in_fresh_process(at_its_time())["response"] == {"fired": True, "kind": "expire"}
 
     said = thread_texts(world, basket)
     assert len(said) == 3 and said[-1] == "No order placed: nobody answered in time"
@@ -407,3 +426,26 @@ def test_a_change_whose_timer_could_not_be_deleted_still_arms_the_next_baskets(
         fire(timed, payload)
     assert thread_texts(timed, basket) == []  # the stale one: nothing
     assert len(thread_texts(timed, second)) == 1  # basket 2's own reminder
+
+
+def test_an_expiry_delivered_six_hours_early_expires_nothing_and_is_armed_again(
+    timed: World, bucket: str
+) -> None:
+    """Scheduler delivers a one-time schedule at its time or after (flexible window off); an
+    expiry that arrives 6 hours before its signed ``at`` (a replay, a payload sent by hand)
+    changes no checkpoint, says nothing, and is armed again for its time."""
+    basket = start_basket(timed)
+    fire(timed, the_timer()[0])
+    fire(timed, the_timer()[0])  # the two reminders; the expiry is next, at 72 h
+    expiry, _ = the_timer()
+    scheduler_deletes(expiry)
+    timed.clock.reach(due_at(expiry) - 6 * HOUR)
+    before, said = objects(timed.s3, bucket), thread_texts(timed, basket)
+    response = timed.send(expiry)
+    assert response["fired"] is False and 6 * HOUR - 60 <= response["early_by"] <= 6 * HOUR
+    assert objects(timed.s3, bucket) == before and thread_texts(timed, basket) == said
+    (schedule,) = schedules()
+    assert schedule["ScheduleExpression"] == at(due_at(expiry))
+    assert "approve_basket" in timed.buttons(timed.baskets()[0])
+    assert fire(timed, expiry) == {"fired": True, "kind": "expire"}
+    assert thread_texts(timed, basket)[-1] == "No order placed: nobody answered in time"

@@ -18,7 +18,17 @@ import pytest
 from bot.sandbox.world import CHANNEL, context_text
 from tests.bot_kit import World, start_basket
 from tests.fault_kit import ephemeral_texts, lock_keys, thread_texts
-from tests.test_reminders import GROUP, ROLE, TARGET, at, fire, schedules, the_timer
+from tests.test_reminders import (
+    GROUP,
+    ROLE,
+    TARGET,
+    at,
+    due_at,
+    fire,
+    scheduler_deletes,
+    schedules,
+    the_timer,
+)
 
 LEASE = 1.0
 
@@ -194,6 +204,7 @@ def test_an_order_timer_killed_around_the_canvas_ends_with_one_canvas(
     )
     assert json.loads(payload["weekly_shop_timer"])["kind"] == "order"
 
+    world.clock.reach(due_at(payload))  # the undo window is over
     world.in_fresh_process(payload, crash_at=point)
     time.sleep(LEASE + 0.2)
     assert world.in_fresh_process(payload)["response"] == {"fired": True, "kind": "order"}
@@ -234,3 +245,21 @@ def start_basket_again(world: World) -> dict[str, Any]:
     world.shop("another week")
     world.run_lazies()
     return world.baskets()[-1]
+
+
+def test_an_order_timer_delivered_before_its_time_orders_nothing_and_is_armed_again(
+    held: World,
+) -> None:
+    """The order timer's payload is signed, but a signed payload can come early (a replay, or
+    one sent by hand): two minutes before the undo window ends it orders nothing, the basket
+    still offers Undo, and the schedule is there again for its time. At its time, it orders."""
+    basket, payload = approve_and_hold(held)
+    scheduler_deletes(payload)  # (as if this delivery were the schedule's own)
+    response = held.send(payload)
+    assert response["fired"] is False and 100 <= response["early_by"] <= 120
+    assert thread_texts(held, basket) == [] and held.slack.canvases == {}
+    assert list(held.buttons(basket_now(held, basket))) == ["undo_order"]
+    (schedule,) = schedules()
+    assert schedule["ScheduleExpression"] == at(due_at(payload))
+    assert fire(held, payload) == {"fired": True, "kind": "order"}
+    assert thread_texts(held, basket) == ["Ordered 10 items."]

@@ -108,8 +108,10 @@ async def serve(port: int, ready: asyncio.Event | None = None, many: bool = Fals
     sandbox.banner = configure_bot(sandbox, moto.root)
     try:
         from bot.handler import cold_start
+        from bot.runtime import Runtime
+        from bot.settings import Settings
 
-        rt, _ = cold_start()
+        rt, _ = cold_start(Runtime.from_settings(Settings.from_env(), clock=sandbox.clock))
         logging.getLogger().setLevel(logging.WARNING)
         rt.store  # noqa: B018 - make the S3 client now, not on the first click
         await asyncio.get_running_loop().run_in_executor(

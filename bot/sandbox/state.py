@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .aws_events import lambda_context
+from .clock import PlayedClock
 from .instacart_api import FakeInstacart
 from .lambda_api import FakeLambda, Invocation
 from .lambda_async import invoke_async
@@ -51,6 +52,7 @@ class Sandbox:
 
     def __init__(self, secret: str, many: bool = False) -> None:
         self.secret = secret
+        self.clock = PlayedClock()  # the bot's: Fast-forward moves it to the timer's time
         self.token = f"xoxb-sandbox-{secrets.token_hex(16)}"
         self.access_key_id, self.secret_access_key = new_credentials()
         self.slack = FakeSlack(
@@ -59,6 +61,7 @@ class Sandbox:
             user_id=BOT_USER,
             bot_id="B0SHOPBOT",
             ts_base=None,  # each message's ts is when it was posted: the page shows it
+            wall=self.clock,
         )
         self.slack.add_channel(CHANNEL, "weekly-shop", members=PEOPLE)
         # A channel the bot was never added to: /shop there is refused as Slack refuses it,
@@ -177,6 +180,7 @@ class Sandbox:
         if not pending:
             return {}
         timer = pending[0]
+        self.clock.reach(timer.at)  # as if the hours had passed: a timer acts only when due
         name = schedule_name(timer.tenant, timer.session, timer.request, timer.slot)
         await self._loop.run_in_executor(self.pool, timers.delete, name)
         await self.invoke(to_payload(timer, timers.key), lazy=True)

@@ -10,12 +10,14 @@ invocations.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .anthropic_api import FakeAnthropic
 from .aws_events import lambda_context
+from .clock import PlayedClock
 from .lambda_api import FakeLambda
 from .lambda_async import AsyncRun, invoke_async
 from .slack_api import FakeSlack
@@ -43,9 +45,10 @@ def bot_env(
     }
 
 
-def fake_slack(*channels: str) -> FakeSlack:
-    """The fake Web API with :data:`PEOPLE` (and the bot) in :data:`CHANNEL` and ``channels``."""
-    return FakeSlack(TOKEN, channels={c: PEOPLE for c in (CHANNEL, *channels)})
+def fake_slack(*channels: str, wall: Callable[[], float] = time.time) -> FakeSlack:
+    """The fake Web API with :data:`PEOPLE` (and the bot) in :data:`CHANNEL` and ``channels``;
+    ``wall``: its clock (a :class:`PlayedClock` shared with the bot, where time is played)."""
+    return FakeSlack(TOKEN, channels={c: PEOPLE for c in (CHANNEL, *channels)}, wall=wall)
 
 
 @dataclass
@@ -57,6 +60,7 @@ class World:
     set_env: Callable[[str, str], None]  # sets a variable for the rest of the world's life
     s3: Any = None
     fresh: list[dict[str, Any]] = field(default_factory=list)
+    clock: PlayedClock = field(default_factory=PlayedClock)  # the bot's: moved as time passes
 
     def boot(self, s3_client: Any = None, **extra_env: str) -> None:
         """A cold start with the current environment (plus ``extra_env``). A new process would
@@ -72,7 +76,11 @@ class World:
             self.set_env(name, value)
         self.env.update(extra_env)
         boto3.DEFAULT_SESSION = None
-        cold_start(Runtime.from_settings(Settings.from_env(), s3_client=s3_client or self.s3))
+        cold_start(
+            Runtime.from_settings(
+                Settings.from_env(), s3_client=s3_client or self.s3, clock=self.clock
+            )
+        )
 
     def send(self, event: dict[str, Any]) -> dict[str, Any]:
         """One invocation of the real handler (Bolt mutates its event: send a copy); what the

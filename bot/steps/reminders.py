@@ -17,7 +17,10 @@ the latest checkpoint, and
   outcome is posted in its thread.
 
 A timer delivered after the basket was answered does nothing. One that finds the session busy
-(someone is answering it) raises :class:`TryLater`, so Lambda retries it.
+(someone is answering it) raises :class:`TryLater`, so Lambda retries it. One delivered more
+than :data:`EARLY_SECONDS` before its time (its signed ``at``: a replay, or a payload sent by
+hand) acts on nothing: it is armed again for its time and the invocation ends. Scheduler, with
+its flexible window off, delivers at the time or after, never before.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from .turn import Redelivered, Sessions, take_turn
 log = logging.getLogger(__name__)
 
 BOT = "weekly-shop"  # who answered an expired basket, in its audit trail
+EARLY_SECONDS = 30  # a timer this much before its time still acts (clocks and Scheduler's second)
 
 
 class TryLater(Exception):
@@ -247,7 +251,17 @@ async def fire(
     rules: Rules,
     timer: Timer,
     first_reminder: Callable[[Timer], bool],
-) -> None:
-    """Run ``timer`` on its session (``bot.handler`` verified its payload)."""
+) -> int:
+    """Run ``timer`` on its session (``bot.handler`` verified its payload), if it is due: 0;
+    else arm it again for its time (TimerError if that fails, so Lambda retries) and return
+    how many seconds early it came, touching nothing else."""
+    early = int(timer.at - timers.clock())
+    if early > EARLY_SECONDS:
+        log.warning(
+            "timer %s:%s%d came %d s early: armed again", timer.request, timer.kind, timer.n, early
+        )
+        await asyncio.to_thread(timers.arm, timer)
+        return early
     where = Where(timer.tenant, timer.session, timer.channel)
     await take_turn(sessions, where, Fire(timer, timers, rules, first_reminder))
+    return 0
