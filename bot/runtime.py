@@ -419,6 +419,7 @@ class Runtime:
             checkpoints=self.checkpoints,
             lock=self.lock,
             lock_ttl_seconds=self.settings.lock_ttl_seconds,
+            lock_wait_seconds=self.settings.lock_wait_seconds,
             receipts=self.receipts,
             outbox=self.outbox,
             history=self.history,

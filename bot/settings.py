@@ -36,6 +36,7 @@ ENV_NAMES = {
     "anthropic_timeout_seconds": "ANTHROPIC_TIMEOUT_SECONDS",
     "max_rounds": "MAX_ROUNDS",
     "lock_ttl_seconds": "LOCK_TTL_SECONDS",
+    "lock_wait_seconds": "LOCK_WAIT_SECONDS",
     "approver_ids": "APPROVER_IDS",
     "no_self_approval": "NO_SELF_APPROVAL",
     "approvals_needed": "APPROVALS_NEEDED",
@@ -210,6 +211,7 @@ CONVERT: dict[str, Callable[[str], Any]] = {
     "anthropic_timeout_seconds": _number(float, 0, 120, low_open=True),
     "max_rounds": _number(int, 1, 10),
     "lock_ttl_seconds": _number(float, 0, 900, low_open=True),
+    "lock_wait_seconds": _number(float, 0, 30),
     "approver_ids": _ids,
     "no_self_approval": _flag,
     "approvals_needed": _number(int, 1, 50),  # BasketDecision.approvals names at most 50
@@ -261,6 +263,10 @@ class Settings:
     anthropic_timeout_seconds: float = 15.0
     max_rounds: int = 3
     lock_ttl_seconds: float = 60.0
+    # How long a turn waits for a session lock someone else holds before it says so (0: not at
+    # all). An approve holds it well under a second; a change, for the model's answer. Inside a
+    # lazy run (Slack was answered already), well inside the function's 60 s.
+    lock_wait_seconds: float = 8.0
     approver_ids: frozenset[str] = frozenset()
     no_self_approval: bool = False
     # A quorum: how many different people must approve a basket before it is ordered.

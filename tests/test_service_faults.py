@@ -238,13 +238,32 @@ def test_a_409_that_never_clears_fails_the_save_and_loses_nothing(
     recovered(world, s3, bucket, basket)
 
 
-def test_a_409_on_the_lock_is_someone_else_answering(
+def test_a_409_on_the_lock_is_tried_again_and_the_answer_goes_through(
     world: World, s3: Any, bucket: str, faults: S3Faults
 ) -> None:
+    """S3 answers 409 ConditionalRequestConflict to a conditional write racing another one on
+    the same key ("retry it", the S3 docs say): the turn waits and takes the lock again."""
+    basket = start_basket(world)
+    faults.add(
+        op("PutObject", "/lock", conditional="If-None-Match"), 409, "ConditionalRequestConflict"
+    )
+    approve(world, basket)
+    assert ephemeral_texts(world, "U0BOB") == []
+    assert thread_texts(world, basket) == [ORDERED]
+    assert lock_keys(s3, bucket) == []
+
+
+def test_a_409_on_every_try_for_longer_than_the_wait_is_someone_else_answering(
+    world: World, s3: Any, bucket: str, faults: S3Faults
+) -> None:
+    world.boot(LOCK_WAIT_SECONDS="1")
     basket = start_basket(world)
     before = objects(s3, bucket)
     faults.add(
-        op("PutObject", "/lock", conditional="If-None-Match"), 409, "ConditionalRequestConflict"
+        op("PutObject", "/lock", conditional="If-None-Match"),
+        409,
+        "ConditionalRequestConflict",
+        times=1000,
     )
     approve(world, basket)
     assert ephemeral_texts(world, "U0BOB") == [BUSY]

@@ -92,6 +92,10 @@ VERDICTS: dict[Kind, str] = {
 }
 
 BUSY = "Someone else is answering this basket right now."
+EDIT_NOT_SAVED = (
+    "Your edit wasn't saved: someone else was answering this basket all the while. "
+    "Press Edit items to make it again."
+)
 OWN_CLICK = "Your earlier click on this basket is still being answered: its answer will show here."
 WENT_WRONG = "Something went wrong answering that; nothing was ordered twice. Try again."
 UNPOSTED = "I couldn't post everything to Slack just now. Press a button above to try again."
@@ -146,6 +150,11 @@ class Answer:
     @property
     def work(self) -> str:
         return f"click:{self.click.delivery}" if self.click.delivery else ""
+
+    @property
+    def patient(self) -> bool:
+        """An edit waits even for its own person's earlier click: its modal has closed."""
+        return self.click.kind == "edit"
 
     async def act(
         self, run: Run | None, workflow: WorkflowVersions, checkpoints: SessionCheckpoints
@@ -342,6 +351,8 @@ class Answer:
 
     def refused(self, error: Exception) -> Outcome:
         user, thread = self.click.user, self.click.message_ts
+        if isinstance(error, SessionBusy | CheckpointConflict) and self.click.kind == "edit":
+            return Tell(user, EDIT_NOT_SAVED)  # never lost silently: its modal has closed
         if isinstance(error, SessionBusy) and lock_taken_by(error) == user:
             return Tell(user, OWN_CLICK)  # a double click: the first one holds the lock
         if isinstance(error, SessionBusy | CheckpointConflict):

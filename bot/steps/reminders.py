@@ -74,6 +74,10 @@ class Fire:
         t = self.timer
         return f"timer:{t.request}:{t.kind}{t.n}"
 
+    @property
+    def patient(self) -> bool:
+        return False
+
     async def act(
         self, run: Run | None, workflow: WorkflowVersions, checkpoints: SessionCheckpoints
     ) -> Outcome | Redelivered:

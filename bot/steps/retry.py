@@ -72,6 +72,10 @@ class RetryOrder:
     def work(self) -> str:
         return f"retry:{self.click.delivery}" if self.click.delivery else ""
 
+    @property
+    def patient(self) -> bool:
+        return False
+
     async def act(
         self, run: Run | None, workflow: WorkflowVersions, checkpoints: SessionCheckpoints
     ) -> Outcome | Redelivered:

@@ -58,6 +58,10 @@ class Start:
     def work(self) -> str:
         return self.owner  # the session ID already names the command (or scheduled run)
 
+    @property
+    def patient(self) -> bool:
+        return False
+
     def _who(self) -> str:
         return f"<@{self.request.requested_by}> " if self.request.requested_by else ""
 

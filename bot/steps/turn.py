@@ -43,7 +43,7 @@ from bot.slack.delivery import Delivered, Where
 from bot.slack.outbox import Outbox
 from bot.slack.outcome import APPROVED, EXPIRED, Failed, Outcome, Report, Retired
 from workflow.engine.events import WorkflowEvent
-from workflow.engine.respond import open_session
+from workflow.engine.respond import lock_taken_by, open_session
 from workflow.engine.runner import Run, RunStatus
 from workflow.engine.versions import WorkflowVersions
 from workflow.errors import SessionBusy, StoreError, WorkflowError
@@ -54,6 +54,9 @@ from workflow.persistence.session import SessionCheckpoints
 from .order import place_order
 
 log = logging.getLogger(__name__)
+
+LOCK_POLL_FIRST = 0.2  # seconds before a busy lock is tried again; doubled each time
+LOCK_POLL_MAX = 1.5
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,7 @@ class Sessions:
     history: History
     timers: BasketTimers
     orders: OrderDesk | None = None  # where an approved basket goes (None: nowhere, a test's)
+    lock_wait_seconds: float = 0.0  # how long to wait for a lock another holds (``_waits``)
 
 
 class Step(Protocol):
@@ -96,6 +100,12 @@ class Step(Protocol):
         self, run: Run | None, workflow: WorkflowVersions, checkpoints: SessionCheckpoints
     ) -> Outcome | Redelivered:
         """Start or answer the run (None: the session has no checkpoint yet)."""
+        ...
+
+    @property
+    def patient(self) -> bool:
+        """Whether this step waits for its own earlier click's lock too (an edit: its modal
+        has closed, so nothing else would bring it back); any step waits for another's."""
         ...
 
     def up_to_date(self, done: Redelivered) -> Outcome:
@@ -121,23 +131,8 @@ async def take_turn(sessions: Sessions, where: Where, step: Step) -> None:
     with log_context(tenant=where.tenant, session=where.session_id):
         outcome: Outcome = None
         try:
-            checkpoints = sessions.checkpoints(where.tenant, where.session_id)
-            workflow = sessions.workflow()
-            async with open_session(
-                workflow,
-                checkpoints,
-                sessions.lock,
-                owner=step.owner,
-                ttl_seconds=sessions.lock_ttl_seconds,
-                work=step.work,
-            ) as run:
-                result = await step.act(run, workflow, checkpoints)
-                if isinstance(result, Redelivered):
-                    result = await catch_up(sessions, checkpoints, run, step, result)
-                result = await place_order(sessions.orders, where, result, _ended_name(checkpoints))
-                delivered = tell_slack(sessions, where, result)
-                await _record(sessions, checkpoints, where, result, delivered)
-                return
+            await _when_free(sessions, where, step)
+            return
         except SessionBusy as exc:
             log.info("session busy: %s", exc)
             outcome = step.refused(exc)
@@ -153,6 +148,47 @@ async def take_turn(sessions: Sessions, where: Where, step: Step) -> None:
                 await asyncio.to_thread(sessions.receipts.forget, where.tenant, where.session_id)
             except StoreError as exc:
                 log.error("could not forget the retired basket's receipt: %s", exc)
+
+
+async def _when_free(sessions: Sessions, where: Where, step: Step) -> None:
+    """The turn under the session lock, waiting for it while someone else holds it.
+
+    Two answers at the same instant (two approvers, an edit and an approval): the second waits
+    for the first (polling the lock with backoff, at most ``Sessions.lock_wait_seconds``, two S3
+    requests a try) and then acts on the state the first left: its approval counted with the
+    other, its edit applied to the basket as it is now, or told who answered. SessionBusy only
+    once that time is up, or at once for a person's second click while their first is being
+    answered (unless the step is :attr:`Step.patient`)."""
+    checkpoints = sessions.checkpoints(where.tenant, where.session_id)
+    workflow = sessions.workflow()
+    give_up = time.monotonic() + sessions.lock_wait_seconds
+    pause, entered = LOCK_POLL_FIRST, False
+    while True:
+        try:
+            async with open_session(
+                workflow,
+                checkpoints,
+                sessions.lock,
+                owner=step.owner,
+                ttl_seconds=sessions.lock_ttl_seconds,
+                work=step.work,
+            ) as run:
+                entered = True
+                result = await step.act(run, workflow, checkpoints)
+                if isinstance(result, Redelivered):
+                    result = await catch_up(sessions, checkpoints, run, step, result)
+                ended = _ended_name(checkpoints)
+                result = await place_order(sessions.orders, where, result, ended)
+                delivered = tell_slack(sessions, where, result)
+                await _record(sessions, checkpoints, where, result, delivered)
+            return
+        except SessionBusy as busy:
+            own = lock_taken_by(busy) == step.owner and not step.patient
+            if entered or own or time.monotonic() + pause > give_up:
+                raise
+            log.info("session busy (%s): waiting %.2f s", lock_taken_by(busy) or "?", pause)
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, LOCK_POLL_MAX)
 
 
 def _ended_name(checkpoints: SessionCheckpoints) -> str:
