@@ -21,7 +21,7 @@ from slack_sdk import WebClient
 
 from bot.slack.client import Renew, RenewingWebClient, make_web_client
 from bot.slack.outbox import Outbox
-from bot.steps.rules import Rules
+from bot.steps.rules import Rules, closed_text
 
 from .settings import Secret, Settings
 
@@ -157,6 +157,7 @@ class Runtime:
     def settings_store(self) -> S3WorkspaceSettings:
         """Every workspace's settings document, read through this container's cache."""
         if self._settings_store is None:
+            from bot.records.settings_generations import generations_of
             from bot.records.workspace_settings_store import S3WorkspaceSettings, settings_prefix
 
             s = self.settings
@@ -165,6 +166,7 @@ class Runtime:
                 settings_prefix(s.checkpoint_prefix),
                 self._s3(),
                 self._lasting_key(b"weekly-shop settings v1"),
+                generations_of(self._ssm, s.workspace_secrets_path),  # (rollbacks: its module)
             )
         return self._settings_store
 
@@ -192,6 +194,7 @@ class Runtime:
             secrets=self.ack_workspace_secrets if ack else self.workspace_secrets,
             deploy_keys=frozenset(deploy_keys),
             deploy_webhook_url=s.order_webhook_url,
+            deploy_keys_serve=s.deploy_keys_serve,
             pinned=s.order_webhook_pinned_hosts,
         )
 
@@ -207,12 +210,17 @@ class Runtime:
     def ack_settings_store(self) -> S3WorkspaceSettings:
         """The settings as the save's ack reads and writes them: its own S3 client, one attempt
         and short timeouts (``ACK_S3_CONFIG``), so a slow S3 is said within Slack's 3 s."""
+        from bot.records.settings_generations import generations_of
         from bot.records.workspace_settings_store import S3WorkspaceSettings
         from workflow.persistence.s3_client import ACK_S3_CONFIG, make_s3_client
 
-        store = self.settings_store
+        store, ssm = self.settings_store, _LazyClient("ssm", ACK_S3_CONFIG)
         return S3WorkspaceSettings(
-            store.bucket, store.prefix, make_s3_client(ACK_S3_CONFIG), store.key
+            store.bucket,
+            store.prefix,
+            make_s3_client(ACK_S3_CONFIG),
+            store.key,
+            generations_of(ssm, self.settings.workspace_secrets_path),
         )
 
     @functools.cached_property
@@ -241,7 +249,8 @@ class Runtime:
     @property
     def current(self) -> WorkspaceSettings:
         """The settings this runtime works with: the workspace's saved ones, else the
-        defaults (also when the saved ones are tampered or newer than this code)."""
+        defaults. Saved ones that cannot be read (``loaded.problem``) show the defaults too, but
+        close the rules: nobody may answer a basket (``bot.steps.rules``)."""
         saved = self.loaded.saved if self.loaded is not None else None
         return saved if saved is not None else self.defaults
 
@@ -384,7 +393,10 @@ class Runtime:
     def rules(self) -> Rules:
         c = self.current
         hold = c.order_delay if self.timers is not None else 0
-        return Rules(frozenset(c.approvers), c.no_self_approval, c.rounds, c.approvals_needed, hold)
+        closed = closed_text(self.loaded.problem if self.loaded is not None else None)
+        return Rules(
+            frozenset(c.approvers), c.no_self_approval, c.rounds, c.approvals_needed, hold, closed
+        )
 
     @functools.cached_property
     def lost_runs(self) -> LostRuns:

@@ -53,6 +53,7 @@ ENV_NAMES = {
     "order_webhook_pinned_hosts": "ORDER_WEBHOOK_PINNED_HOSTS",
     "order_webhook_ca_bundle": "ORDER_WEBHOOK_CA_BUNDLE",
     "instacart_api_key": "INSTACART_API_KEY",
+    "share_deploy_keys": "SHARE_DEPLOY_KEYS",
     "instacart_server": "INSTACART_SERVER",
     "instacart_api_url": "INSTACART_API_URL",
     "workspace_secrets_path": "WORKSPACE_SECRETS_PATH",
@@ -214,6 +215,7 @@ CONVERT: dict[str, Callable[[str], Any]] = {
     "lock_wait_seconds": _number(float, 0, 30),
     "approver_ids": _ids,
     "no_self_approval": _flag,
+    "share_deploy_keys": _flag,
     "approvals_needed": _number(int, 1, 50),  # BasketDecision.approvals names at most 50
     "slack_api_url": _url,
     "shop_channel": _text(),
@@ -290,6 +292,9 @@ class Settings:
     # Instacart shopping-list pages: the deploy's key (a workspace may save its own), which of
     # Instacart's servers it is for, and (tests, sandbox) a stand-in's URL instead of that server.
     instacart_api_key: Secret | None = None
+    # With many workspaces, the deploy's keys above serve the operator's own workspace
+    # (SHOP_TEAM) only, unless this says every workspace may order with them (off by default).
+    share_deploy_keys: bool = False
     instacart_server: str = "development"
     instacart_api_url: str = ""
     # Where a workspace's own keys are kept (SSM SecureString parameters under this path, under
@@ -331,6 +336,15 @@ class Settings:
                 f"APPROVALS_NEEDED is invalid: must be at most the {len(self.approver_ids)} "
                 "people in APPROVER_IDS"
             )
+
+    def deploy_keys_serve(self, team: str) -> bool:
+        """Whether the deploy's own keys (``INSTACART_API_KEY``, ``ORDER_WEBHOOK_SECRET``) may be
+        used for ``team``'s orders: with one workspace, its own; with many, only the operator's
+        (``SHOP_TEAM``) unless ``SHARE_DEPLOY_KEYS`` lets every workspace use them. Otherwise a
+        workspace that added the app would order on the operator's account without a word."""
+        if not self.multi_workspace or self.share_deploy_keys:
+            return True
+        return bool(self.shop_team) and team == self.shop_team
 
     @property
     def multi_workspace(self) -> bool:

@@ -11,6 +11,7 @@ workspace's secret, or not sent.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from slack_sdk import WebClient
@@ -27,9 +28,15 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def key_of(secrets: WorkspaceSecrets | None, name: KeyName, deploy: Secret | None) -> KeyOf:
-    """The key ``name`` of the workspace an order is for: its own (SSM), else ``deploy``'s;
-    :class:`DestinationDown` when SSM cannot say (the order is told with Retry)."""
+def key_of(
+    secrets: WorkspaceSecrets | None,
+    name: KeyName,
+    deploy: Secret | None,
+    serves: Callable[[str], bool] = lambda team: True,
+) -> KeyOf:
+    """The key ``name`` of the workspace an order is for: its own (SSM), else ``deploy``'s if
+    it ``serves`` that workspace (``Settings.deploy_keys_serve``); :class:`DestinationDown` when
+    SSM cannot say (the order is told with Retry)."""
 
     def key(team: str) -> str | None:
         if secrets is not None:
@@ -40,7 +47,9 @@ def key_of(secrets: WorkspaceSecrets | None, name: KeyName, deploy: Secret | Non
                 raise DestinationDown("the workspace's key could not be read just now") from exc
             if found is not None:
                 return found
-        return deploy.get_secret_value() if deploy is not None else None
+        if deploy is None or not serves(team):
+            return None
+        return deploy.get_secret_value()
 
     return key
 
@@ -55,7 +64,7 @@ def destination_of(
         deploy = s.order_webhook_secret if choice.webhook_url == s.order_webhook_url else None
         return WebhookDestination(
             choice.webhook_url,
-            key_of(secrets, "webhook-signing-secret", deploy),
+            key_of(secrets, "webhook-signing-secret", deploy, s.deploy_keys_serve),
             pinned=s.order_webhook_pinned_hosts,
             ca_file=s.order_webhook_ca_bundle or None,
         )
@@ -64,7 +73,7 @@ def destination_of(
 
         server = s.instacart_api_url or SERVERS[choice.instacart_server]  # type: ignore[index]
         return InstacartDestination(
-            key_of(secrets, "instacart-api-key", s.instacart_api_key), server
+            key_of(secrets, "instacart-api-key", s.instacart_api_key, s.deploy_keys_serve), server
         )
     from .canvas import CanvasDestination
 

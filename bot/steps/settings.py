@@ -105,6 +105,7 @@ class Desk:
     secrets: WorkspaceSecrets | None = None
     deploy_keys: frozenset[str] = frozenset()
     deploy_webhook_url: str = ""
+    deploy_keys_serve: Callable[[str], bool] = lambda team: True  # Settings.deploy_keys_serve
     pinned: Mapping[str, tuple[str, int]] | None = None
 
     @property
@@ -114,11 +115,16 @@ class Desk:
     def has_key(self, tenant: str, name: KeyName, choice: OrderChoice) -> bool:
         """Whether ``choice`` has its key ``name`` without one typed now: the deploy's, or
         one the workspace saved (raises ``StoreError`` when SSM cannot say)."""
-        if name in self.deploy_keys and (
+        if name in self.deploy_keys_for(tenant) and (
             name != "webhook-signing-secret" or choice.webhook_url == self.deploy_webhook_url
         ):
             return True
         return self.secrets is not None and self.secrets.saved_at(tenant, name) is not None
+
+    def deploy_keys_for(self, tenant: str) -> frozenset[str]:
+        """The deploy's keys that serve ``tenant`` (none for another's workspace unless the
+        operator shares them)."""
+        return self.deploy_keys if self.deploy_keys_serve(tenant) else frozenset()
 
     def may_change(self, tenant: str, person: Person | None, current: WorkspaceSettings) -> bool:
         if person is None or tenant not in person.teams:
@@ -162,7 +168,7 @@ def orders_section(desk: Desk, tenant: str, current: WorkspaceSettings) -> list[
         except StoreError as exc:  # the form still opens; the hints say it could not check
             log.error("the workspace's keys could not be looked up: %s", exc)
             saved = {name: UNKNOWN for name in KEY_BLOCKS}
-    return order_blocks(current.orders or desk.default_orders, saved, desk.deploy_keys)
+    return order_blocks(current.orders or desk.default_orders, saved, desk.deploy_keys_for(tenant))
 
 
 def save_settings(desk: Desk, tenant: str, user: str, view: Any) -> dict[str, Any] | None:
