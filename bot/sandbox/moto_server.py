@@ -11,6 +11,27 @@ like every other local stand-in (``loopback``): a browser's request (``Origin``,
 and every request must carry a SigV4 signature made with this run's access key and secret key
 (``sigv4``), as S3 refuses an unsigned or wrongly signed request (403 ``AccessDenied``,
 ``InvalidAccessKeyId``, ``SignatureDoesNotMatch``).
+
+Real S3 makes a conditional write atomic; moto 5.2.5 does not. ``S3Response.put_object`` and
+``delete_object`` (moto/s3/responses.py) look the key up with ``backend.get_object``, compare it
+with ``If-None-Match: *`` / ``If-Match: <etag>``, and only then call ``backend.put_object`` /
+``delete_object``, with no lock between; and moto's server serves each request on its own
+thread. So two lock takers in two processes could both be told 200, and a race test would test
+moto, not the bot. The stand-in serves every request that writes (any method but GET, HEAD and
+OPTIONS) under one lock, :data:`WRITES`, so that a check and its write have no other write
+between them (an unconditional PUT too: it must not land between another's check and write):
+
+    A: PUT …/lock If-None-Match:*   takes WRITES; moto checks: no key
+    B: PUT …/lock If-None-Match:*   waits for WRITES
+    A:                              moto writes; 200, ETag E1; releases WRITES
+    B:                              takes WRITES; moto checks: E1 is there -> 412
+
+Without it, B's check could fall between A's check and A's write, and both get 200 (what
+``tests/test_sandbox_s3_races.py`` forces on plain moto); and moto could answer 500 to a PUT
+whose new object a concurrent PUT of the same key had just disposed of. Reads stay concurrent.
+The lock is one per process because moto's backends are: every stand-in in a process serves
+the same buckets. Real S3 may also answer 409 ``ConditionalRequestConflict`` to a racing
+conditional write; the stand-in never does (``tests/test_service_faults.py`` injects it).
 """
 
 from __future__ import annotations
@@ -32,6 +53,8 @@ from .sigv4 import credential_problem, environ_header, payload_problem, signatur
 
 REGION = "us-east-1"
 MAX_BODY = 16 * 1024 * 1024  # far above any checkpoint; a larger body is refused unread
+READS = frozenset({"GET", "HEAD", "OPTIONS"})  # served concurrently; every other method writes
+WRITES = threading.Lock()  # held by each write while moto checks and writes (module docstring)
 
 
 def new_credentials() -> tuple[str, str]:
@@ -69,7 +92,7 @@ class MotoStandIn(LoopbackServer):
         self.key_id = key_id
         self.secret = secret
         self.clock = clock
-        self._moto = DomainDispatcherApplication(create_backend_app)
+        self._moto: Callable[..., Iterable[bytes]] = DomainDispatcherApplication(create_backend_app)
         self._server = make_server(  # type: ignore[assignment]
             "127.0.0.1", 0, self._answer, threaded=True, request_handler=MotoRequestHandler
         )
@@ -125,8 +148,17 @@ class MotoStandIn(LoopbackServer):
             code = "SignatureDoesNotMatch" if "does not match" in problem else code
             code = "RequestTimeTooSkewed" if "skewed" in problem else code
             return aws_error(start_response, "403 Forbidden", code, problem)
-        answer: Iterable[bytes] = self._moto(environ, start_response)
-        return answer
+        return self._moto_answer(environ, start_response)
+
+    def _moto_answer(
+        self, environ: dict[str, Any], start_response: Callable[..., Any]
+    ) -> Iterable[bytes]:
+        """moto's answer, computed in full inside the call (Flask builds the body before it
+        returns), so a write holds :data:`WRITES` from moto's check to moto's write."""
+        if environ.get("REQUEST_METHOD") in READS:
+            return self._moto(environ, start_response)
+        with WRITES:
+            return self._moto(environ, start_response)
 
 
 @contextmanager
