@@ -34,7 +34,7 @@ def test_bob_edits_items_in_the_modal_in_chromium() -> None:
         page.fill("#in-qty-1", "0")
         page.click("#modal-submit")
         expect(modal.locator("[data-error='qty-1']")).to_contain_text(
-            "Enter a number more than 0", timeout=20000
+            "Enter a number of at least 0.0001", timeout=20000
         )
         quantity.fill("7")
         page.select_option("#in-remove", index=0)

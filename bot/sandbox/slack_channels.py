@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import itertools
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -208,7 +209,9 @@ class Channels:
             uses = self._hook_uses.get(path, 0)
             if uses >= RESPONSE_URL_USES:
                 raise Reject("used_url")
-            if self.wall() - issued > RESPONSE_URL_SECONDS:
+            # ``issued`` is real time (requests are minted with time.time()): a jump of the
+            # played clock (bot.sandbox.clock) does not age a response_url.
+            if time.time() - issued > RESPONSE_URL_SECONDS:
                 raise Reject("expired_url")
             self._hook_uses[path] = uses + 1
             self._check_message(body)
