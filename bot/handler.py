@@ -199,7 +199,7 @@ def scheduled_start(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
     # The workspace the schedule is for: SHOP_TEAM with many workspaces, else the bot token's.
     tenant = settings.shop_team or str(rt.web.auth_test()["team_id"])
     rt = rt.configured(tenant)
-    if rt.loaded is not None and rt.loaded.saved is not None:
+    if rt.loaded is not None and (rt.loaded.saved is not None or rt.loaded.problem):
         # The workspace saved its own settings: its weekly run (or none) replaces this one.
         log.info("the deploy's weekly run is not this workspace's: it saved its own settings")
         return {"started": False}
@@ -227,7 +227,7 @@ def fire_timer(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
     import asyncio
 
     from bot.records.timers import BadTimer, Timer, from_payload
-    from bot.steps.reminders import fire
+    from bot.steps.reminders import fire, wait_for_settings
 
     timers = rt.timers
     if timers is None:
@@ -250,6 +250,8 @@ def fire_timer(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
         except NotInstalled:  # uninstalled since: its baskets are gone with it
             log.warning("timer dropped: the workspace has no installation")
             return {"fired": False}
+        if here.rules.closed:  # settings no one can read: nothing reminded, expired or ordered
+            return {"fired": False, "held": wait_for_settings(timers, timer)}
         early = asyncio.run(fire(here.sessions, timers, here.rules, timer, first_reminder))
     if early:
         return {"fired": False, "early_by": early}
@@ -284,6 +286,9 @@ def fire_weekly(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
             here = rt.configured(firing.team)
         except NotInstalled:  # removed since (its schedule goes with it): nothing to start
             log.warning("weekly run dropped: the workspace has no installation")
+            return {"started": False}
+        if here.rules.closed:  # settings no one can read: no basket, said; the schedule stays
+            here.outbox.post(firing.run.channel, here.rules.closed)
             return {"started": False}
         saved = here.loaded.saved if here.loaded is not None else None
         if saved is None or saved.weekly != firing.run:

@@ -40,6 +40,12 @@ def listen(app: App, rt: Runtime) -> None:
         except StoreError:  # as a start that cannot reach S3: said, nothing started
             rt.for_workspace(shop.where.tenant).outbox.post(shop.where.channel, TRY_AGAIN)
             return
-        start_command(here.sessions, shop, here.current.household)
+        closed = here.rules.closed  # settings no one can read: no basket nobody could approve
+        if closed and shop.where.reply_url:  # (and no model call): said as the ack was
+            here.outbox.reply(shop.where.reply_url, closed)
+        elif closed:
+            here.outbox.tell(shop.where.channel, shop.user, closed)
+        else:
+            start_command(here.sessions, shop, here.current.household)
 
     app.command("/shop")(ack=ack_shop, lazy=[run_shop])

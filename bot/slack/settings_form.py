@@ -49,13 +49,19 @@ WHO_MAY = (
     "Workspace owners and admins, the person who added the app, and the household admins "
     "named below can change these."
 )
+AGAIN = (
+    "nothing can be ordered until an admin saves them again (the form starts from the defaults)."
+)
 TAMPERED = (
-    ":warning: The saved settings did not pass their check (changed outside the app), so the "
-    "deploy's defaults apply until someone saves them here again."
+    f":warning: The saved settings can't be read (changed outside the app, or damaged), so {AGAIN}"
+)
+ROLLED_BACK = (
+    ":warning: The saved settings are an older copy put back in place of the latest (changed "
+    f"outside the app), so {AGAIN}"
 )
 NEWER = (
-    ":warning: These settings were saved by a newer version of the app; the defaults apply until "
-    "it is back."
+    ":warning: These settings were saved by a newer version of the app, so nothing can be "
+    "ordered until it is back."
 )
 Block = dict[str, Any]
 
@@ -63,7 +69,7 @@ Block = dict[str, Any]
 def problem_notice(loaded: Loaded | None) -> str:
     """What the Home tab and the modal say when saved settings are not used ("" when fine)."""
     problem = loaded.problem if loaded is not None else None
-    return {"tampered": TAMPERED, "newer": NEWER}.get(problem or "", "")
+    return {"tampered": TAMPERED, "newer": NEWER, "rolled-back": ROLLED_BACK}.get(problem or "", "")
 
 
 def _option(value: str, text: str) -> Block:
@@ -328,20 +334,17 @@ def settings_rows(
     visible: Callable[[str], bool] = lambda _: False,
     changes: int = 3,
 ) -> list[Block]:
-    """The Home tab's settings: a notice (ours), the values, the Settings button, and who
-    changed what last (the newest ``changes``)."""
+    """The Home tab's settings: the values, the Settings button, and who changed what last
+    (the newest ``changes``); or, with a notice (ours: saved settings that can't be read), the
+    notice and the button, and no values (none are in force)."""
     rows: list[Block] = [{"type": "section", "text": {"type": "mrkdwn", "text": "*Settings*"}}]
-    if notice:
-        rows.append({"type": "section", "text": {"type": "mrkdwn", "text": notice}})
-    rows += [
-        {"type": "section", "text": {"type": "mrkdwn", "text": line}}
-        for line in summary(s, visible)
-    ]
+    lines = [notice] if notice else summary(s, visible)
+    rows += [{"type": "section", "text": {"type": "mrkdwn", "text": line}} for line in lines]
     button = {"type": "button", "text": plain("Settings", 75), "action_id": OPEN_SETTINGS}
     rows.append(
         {"type": "actions", "block_id": "settings", "elements": [{**button, "value": "open"}]}
     )
-    if s.changes[:changes]:
+    if s.changes[:changes] and not notice:
         lines = [
             f"<!date^{c.at}^{{date_short_pretty}} {{time}}|{c.at}> <@{c.by}> changed "
             f"{escape(c.what)}"

@@ -35,6 +35,8 @@ from bot.slack.home_view import MAX_OUTCOMES, failed_view, home_view
 from bot.slack.settings_form import problem_notice, settings_rows
 from workflow.errors import StoreError
 
+from .rules import closed_text
+
 if TYPE_CHECKING:
     from slack_sdk import WebClient
 
@@ -170,8 +172,12 @@ def publish_home(
     rt: Runtime, tenant: str, user: str, expanded: str | None = None, notice: str = ""
 ) -> None:
     """Publish ``user``'s Home tab (one ``views.publish``). A store that cannot be read is
-    said on the tab; a publish Slack refused raises, so that Lambda retries the lazy run."""
+    said on the tab; a publish Slack refused raises, so that Lambda retries the lazy run.
+    Settings that cannot be read are said at its top: nothing can be ordered until an admin
+    saves them again (its Settings section keeps the button)."""
     now = time.time()
+    closed = closed_of(rt)
+    notice = "\n\n".join(text for text in (closed and f":warning: *{closed}*", notice) if text)
     try:
         visible = Visible(rt, user)
         waiting, unread, outcomes = read_home(rt, tenant, now, visible)
@@ -190,6 +196,11 @@ def publish_home(
         log.error("the Home tab could not be read: %s", exc)
         view = failed_view(UNREADABLE)
     rt.web.views_publish(user_id=user, view=view)
+
+
+def closed_of(rt: Runtime) -> str:
+    """Why nothing can be ordered here ("" when it can): settings that cannot be read."""
+    return closed_text(rt.loaded.problem if rt.loaded is not None else None)
 
 
 class RepeatShopper:
@@ -215,6 +226,8 @@ def repeat_order(rt: Runtime, tenant: str, user: str, name: str) -> str:
 
     from .start import cannot_post_here, start_session
 
+    if closed_of(rt):  # (its basket could not be approved: nothing starts)
+        return closed_of(rt)
     ended = rt.history.read_name(tenant, name) if session_of(name) else None
     if ended is None or ended.kind != "ordered" or not Visible(rt, user)(ended.channel):
         return "I couldn't find that order any more, so nothing started."

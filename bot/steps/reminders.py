@@ -50,6 +50,8 @@ log = logging.getLogger(__name__)
 
 BOT = "weekly-shop"  # who answered an expired basket, in its audit trail
 EARLY_SECONDS = 30  # a timer this much before its time still acts (clocks and Scheduler's second)
+SETTINGS_WAIT_SECONDS = 3600  # a timer waiting for settings that can be read is tried this often
+SETTINGS_WAIT_AT_MOST = 30 * 86400  # ... and for as long as its basket may live (the bucket's rule)
 
 
 class TryLater(Exception):
@@ -269,3 +271,19 @@ async def fire(
     where = Where(timer.tenant, timer.session, timer.channel)
     await take_turn(sessions, where, Fire(timer, timers, rules, first_reminder))
     return 0
+
+
+def wait_for_settings(timers: Timers, timer: Timer) -> bool:
+    """A timer of a workspace whose settings cannot be read (``Rules.closed``) acts on nothing:
+    no reminder naming the deploy's approvers, no held order sent where the deploy's defaults
+    say. It is armed again ``SETTINGS_WAIT_SECONDS`` from now, so that once an admin saves the
+    settings again it does what it would have (raises TimerError if that fails, so Lambda
+    retries); one past ``SETTINGS_WAIT_AT_MOST`` after its time is dropped. Whether it was armed."""
+    now = int(timers.clock())
+    what = f"timer {timer.request}:{timer.kind}{timer.n}"
+    if now - timer.at > SETTINGS_WAIT_AT_MOST:
+        log.error("%s dropped: the workspace's settings could not be read for 30 days", what)
+        return False
+    log.error("%s held: the workspace's settings can't be read; armed again in an hour", what)
+    timers.arm(timer, fire_at=now + SETTINGS_WAIT_SECONDS)
+    return True

@@ -5,6 +5,12 @@ each click: an approval by someone no longer an approver stops counting.
 
 Checked twice: who may answer at all in the ack path (a Change… from someone else never opens a
 modal), and who may give this answer on this basket once its requester is known, in the lazy run.
+
+Closed rules (``closed``: why): the workspace's settings document cannot be read (tampered,
+garbled, an older copy put back, or a newer schema's: ``bot.records.workspace_settings_store``).
+Nobody may answer then: every click that answers, edits, starts again or retries is told why
+before anything is read or locked, so no basket is ordered under the deploy's defaults, which
+would relax the household's approvals.
 """
 
 from __future__ import annotations
@@ -13,6 +19,21 @@ from dataclasses import dataclass
 
 OWN_BASKET = "You asked for this basket, so someone else has to approve it."
 LAST_BASKET = "This is the last basket, so it can't be changed: approve or reject it."
+UNREADABLE = (
+    "This workspace's settings can't be read, so nothing can be ordered until an admin saves "
+    "them again in the Home tab's Settings."
+)
+NEWER_SETTINGS = (
+    "This workspace's settings were saved by a newer version of the app, so nothing can be "
+    "ordered until that version is back."
+)
+
+
+def closed_text(problem: str | None) -> str:
+    """Why nobody may answer, for a settings document's problem ("" when there is none)."""
+    if not problem:
+        return ""
+    return NEWER_SETTINGS if problem == "newer" else UNREADABLE
 
 
 @dataclass(frozen=True)
@@ -26,6 +47,8 @@ class Rules:
     # The undo window: an approval that completes the quorum is held this many seconds before
     # the order goes (0: at once; 0 too where no timers are armed: nothing would release it).
     hold_seconds: int = 0
+    # Why nobody may answer at all ("": they may): the settings cannot be read (``closed_text``).
+    closed: str = ""
 
     @property
     def quorum(self) -> int:
@@ -46,6 +69,8 @@ class Rules:
 
     def may_answer(self, user: str) -> str | None:
         """A refusal for ``user``, or None."""
+        if self.closed:
+            return self.closed
         if self.approvers and user not in self.approvers:
             names = ", ".join(f"<@{a}>" for a in sorted(self.approvers))
             return f"Only {names} can answer baskets here."
@@ -55,6 +80,8 @@ class Rules:
         """A refusal of answer ``kind`` from ``user`` on basket ``round``, which ``requester``
         asked for. A change of the last basket (from a modal opened on a message posted before
         it was the last, or by older code) would end the week without an order: refused."""
+        if self.closed:
+            return self.closed
         if self.no_self_approval and kind == "approve" and user == requester:
             return OWN_BASKET
         if kind == "change" and round >= self.max_rounds:

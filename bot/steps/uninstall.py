@@ -13,7 +13,8 @@ Slack also says it) delete, for that workspace only:
     <settings prefix><team>/... its settings (``bot.records.workspace_settings_store``)
     <orders prefix><team>/...   its order records (``bot.records.orders``)
     its keys                    its Instacart API key and webhook signing secret, SSM parameters
-                                under WORKSPACE_SECRETS_PATH (``bot.records.workspace_secrets``)
+                                under WORKSPACE_SECRETS_PATH (``bot.records.workspace_secrets``),
+                                and its settings' generation there (``…settings_generations``)
 
 Objects are listed under the workspace's own prefixes and removed with ``DeleteObjects``, 1,000
 at a time. A delivery that runs twice (Slack's retry of the event, Lambda's retry of its lazy run,
