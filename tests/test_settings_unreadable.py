@@ -40,7 +40,7 @@ from tests.fault_kit import (
 from tests.settings_kit import number, open_settings, save, users
 from tests.test_bot_channels import replies_to_commands
 from tests.test_edit_items import open_edit
-from tests.test_reminders import GROUP, ROLE, TARGET, fire, schedules, the_timer
+from tests.test_reminders import GROUP, ROLE, TARGET, at, fire, schedules, the_timer
 from workflow.shop.records import SHOP_PREFIX
 
 KEY = settings_key(settings_prefix(SHOP_PREFIX), "T0TEAM")
@@ -255,8 +255,9 @@ def test_a_held_order_waits_for_readable_settings_then_goes(
     carol: World, s3: Any, bucket: str
 ) -> None:
     """Timers on, the 2-minute undo window: Bob's approval is held; the document is damaged
-    before its order timer fires. The timer orders nothing (where orders go is in the
-    settings too) and is armed again an hour later; once Carol saves, that firing orders."""
+    before its order timer fires. Undo is refused like any answer (who may press it is in the
+    settings); the timer orders nothing (where orders go is in the settings too) and is armed
+    again an hour later; once Carol saves, that firing orders."""
     boto3.client("scheduler", region_name="us-east-1").create_schedule_group(Name=GROUP)
     carol.boot(TIMER_GROUP=GROUP, TIMER_TARGET_ARN=TARGET, TIMER_ROLE_ARN=ROLE)
     settle(carol, "U0BOB", needed=1)
@@ -265,10 +266,15 @@ def test_a_held_order_waits_for_readable_settings_then_goes(
     payload, timer = the_timer()
     assert timer["kind"] == "order"
     damaged(carol, s3, bucket)
+    carol.click(carol.baskets()[0], "undo_order", user="U0BOB")
+    carol.run_lazies()
+    assert ephemeral_texts(carol, "U0BOB") == [UNREADABLE]
     assert fire(carol, payload) == {"fired": False, "held": True}
     assert thread_texts(carol, basket) == [] and carol.slack.canvases == {}
     (again,) = schedules()
     assert json.loads(again["Target"]["Input"]) == payload  # the same timer, an hour on
+    hour_on = int(carol.clock()) + 3600
+    assert again["ScheduleExpression"] in {at(hour_on - 1), at(hour_on)}
     settle(carol, "U0BOB", needed=1)
     assert fire(carol, payload) == {"fired": True, "kind": "order"}
     assert thread_texts(carol, basket) == [ORDERED]
