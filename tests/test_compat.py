@@ -228,6 +228,7 @@ def test_a_settings_document_saved_by_older_code_is_read(
     s3.put_object(Bucket=bucket, Key=key, Body=base64.b64decode(case["bytes"]))
     loaded = rt.settings_store.read(case["tenant"])
     assert loaded.problem is None and loaded.saved is not None
+    assert loaded.generation == case.get("generation", 0)  # (none signed before generations)
     if case["schema"] == SCHEMA_VERSION:
         assert loaded.saved.to_json() == case["settings"]
     else:  # saved before the orders' choice (schema 2): the deploy's; before the undo window

@@ -166,11 +166,13 @@ def settings_document(target: Path, commit: str) -> None:
         household=HOUSEHOLD,
         admins=("U0ERIN",),
     ).saved_by("U0CAROL", 1_796_000_000, "approvers, approvals needed")
+    generation = 7  # settings-v3-generation on: the save's signed generation (its 7th save)
     record = {
         "tenant": TENANT,
         "schema": SCHEMA_VERSION,
+        "generation": generation,
         "settings": saved.to_json(),
-        "bytes": base64.b64encode(encode(key, TENANT, saved)).decode(),
+        "bytes": base64.b64encode(encode(key, TENANT, saved, generation)).decode(),
         "written_by": f"weekly-shop at {commit}",
     }
     (target / "settings.json").write_text(json.dumps(record, indent=2) + "\n")
