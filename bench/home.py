@@ -57,8 +57,10 @@ def _seed(rt: Any, tenant: str, first: int, last: int) -> None:
     """Ended sessions ``first`` to ``last``: an outcome record and a receipt each."""
     for n in range(first, last):
         session, checkpoint = f"bench-ended-{n:04d}", f"{n % 999_999:06d}-0000abcd"
-        rt.receipts.mark_shown(tenant, session, checkpoint)
-        rt.history.write(tenant, _ended(session, checkpoint), datetime.fromtimestamp(1e9 + n, UTC))
+        rt.records.receipts.mark_shown(tenant, session, checkpoint)
+        rt.records.history.write(
+            tenant, _ended(session, checkpoint), datetime.fromtimestamp(1e9 + n, UTC)
+        )
 
 
 def _seed_waiting(rt: Any, tenant: str, n: int) -> None:
@@ -74,7 +76,7 @@ def _seed_waiting(rt: Any, tenant: str, n: int) -> None:
             requested_by="U0ALICE",
             posted_at=int(time.time()) - 600,
         )
-        rt.receipts.mark_shown(tenant, f"bench-waiting-{i:04d}", "000001-0000abcd", waiting)
+        rt.records.receipts.mark_shown(tenant, f"bench-waiting-{i:04d}", "000001-0000abcd", waiting)
 
 
 def _open(lb: Loopback, event_id: str, expect: str) -> Counter[str]:

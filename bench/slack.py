@@ -245,7 +245,7 @@ from workflow.persistence.s3_client import make_s3_client
 client = make_s3_client()
 t.append(time.perf_counter())
 runtime, _ = bot.handler.cold_start()
-runtime.s3_client = client
+runtime.aws.s3_client = client
 from bot.sandbox.aws_events import lambda_context
 event = json.load(sys.stdin)
 t.append(time.perf_counter())
@@ -381,13 +381,13 @@ def requests_per_approve(lb: Loopback) -> list[Row]:
             from bot.records.workspace_settings import WorkspaceSettings
             from bot.records.workspace_settings_store import S3WorkspaceSettings
 
-            elsewhere = runtime.settings_store
+            elsewhere = runtime.records.settings_store
             other = S3WorkspaceSettings(
-                elsewhere.bucket, elsewhere.prefix, runtime.s3(), elsewhere.key
+                elsewhere.bucket, elsewhere.prefix, runtime.aws.s3(), elsewhere.key
             )
             other.save(TENANT, WorkspaceSettings(rounds=3), other.read(TENANT).etag)
         seeded = f"count{n}seeded"
-        checkpoints = SessionCheckpoints(lb.store(), runtime.signer, TENANT, seeded)
+        checkpoints = SessionCheckpoints(lb.store(), runtime.records.signer, TENANT, seeded)
         for _ in range(n if isinstance(n, int) else 1):
             asyncio.run(checkpoints.save(record.state))
         channel = f"C0COUNT{str(n).upper()}"  # a channel ID: upper case

@@ -58,11 +58,11 @@ def measure(lb: Loopback, checks: Any = None) -> list[Row]:
     from bot.handler import cold_start
 
     rt, _ = cold_start()
-    if rt.timers is None:
+    if rt.schedules.timers is None:
         raise RuntimeError("the bench world has no timers (TIMER_* unset)")
     checks = checks or boto3.client("scheduler", endpoint_url=lb.env["AWS_ENDPOINT_URL"])
     checks.create_schedule_group(Name=GROUP)
-    counted = RequestCounter(rt.timers.client, service="scheduler")
+    counted = RequestCounter(rt.schedules.timers.client, service="scheduler")
 
     def delivered(event: dict[str, Any]) -> tuple[Counter[str], Counter[str]]:
         if "weekly_shop_timer" in event:  # at its time: the bot's clock moved there

@@ -229,7 +229,7 @@ def fire_timer(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
     from bot.records.timers import BadTimer, Timer, from_payload
     from bot.steps.reminders import fire, wait_for_settings
 
-    timers = rt.timers
+    timers = rt.schedules.timers
     if timers is None:
         log.error("a timer arrived, but TIMER_GROUP, TIMER_TARGET_ARN or TIMER_ROLE_ARN is unset")
         return {"fired": False}
@@ -240,7 +240,7 @@ def fire_timer(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
         return {"fired": False}
 
     def first_reminder(t: Timer) -> bool:
-        return rt.receipts.first_reminder(t.tenant, t.session, t.request, t.n)
+        return rt.records.receipts.first_reminder(t.tenant, t.session, t.request, t.n)
 
     from bot.slack.installs import NotInstalled
 
@@ -271,7 +271,7 @@ def fire_weekly(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
     from bot.steps.start import start_session
     from workflow.shop.basket import ShopRequest
 
-    weekly = rt.weekly_schedules
+    weekly = rt.schedules.weekly
     if weekly is None:
         log.error("a weekly run arrived, but TIMER_GROUP, TIMER_TARGET_ARN or TIMER_ROLE_ARN unset")
         return {"started": False}
@@ -288,7 +288,7 @@ def fire_weekly(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
             log.warning("weekly run dropped: the workspace has no installation")
             return {"started": False}
         if here.rules.closed:  # settings no one can read: no basket, said; the schedule stays
-            here.outbox.post(firing.run.channel, here.rules.closed)
+            here.slack.outbox.post(firing.run.channel, here.rules.closed)
             return {"started": False}
         saved = here.loaded.saved if here.loaded is not None else None
         if saved is None or saved.weekly != firing.run:

@@ -96,7 +96,7 @@ def _tampered(kind: str, raw: bytes, session: str) -> bytes:
         return b"PK\x03\x04 definitely not a checkpoint"
     record = _record(raw, session)
     state = record.state
-    real = runtime().signer
+    real = runtime().records.signer
     doc = json.loads(state)
     caviar = state.replace("chicken breast", "beluga caviar")
     if kind == "header not JSON":

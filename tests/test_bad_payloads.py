@@ -134,7 +134,7 @@ def test_any_payload_is_acked_or_refused_and_changes_nothing(
     action = data.draw(st.sampled_from(["approve_basket", "reject_basket", "change_basket"]))
     click = click_payload(action, wrong_request, message_ts=basket["ts"])
     metadata = modal_metadata(
-        runtime().metadata_key,
+        runtime().records.metadata_key,
         TENANT,
         Ref(session_of(either, basket), "0" * 32),
         CHANNEL,

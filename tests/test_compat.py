@@ -224,9 +224,9 @@ def test_a_settings_document_saved_by_older_code_is_read(
     case = json.loads(path.read_text())
     world.boot(CHECKPOINT_SIGNING_KEY=KEY.decode())
     rt, _ = cold_start()
-    key = settings_key(rt.settings_store.prefix, case["tenant"])
+    key = settings_key(rt.records.settings_store.prefix, case["tenant"])
     s3.put_object(Bucket=bucket, Key=key, Body=base64.b64decode(case["bytes"]))
-    loaded = rt.settings_store.read(case["tenant"])
+    loaded = rt.records.settings_store.read(case["tenant"])
     assert loaded.problem is None and loaded.saved is not None
     assert loaded.generation == case.get("generation", 0)  # (none signed before generations)
     if case["schema"] == SCHEMA_VERSION:

@@ -21,6 +21,7 @@ PLANTED = {
     "bot-layers": ("bot/slack/outbox.py", "import bot.steps.turn"),
     "steps-independent": ("bot/steps/home.py", "import bot.steps.clicks"),
     "listeners-by-surface": ("bot/listeners/views.py", "import bot.listeners.commands"),
+    "runtime-by-concern": ("bot/runtime/orders.py", "import bot.runtime.records"),
     "records-know-no-slack": ("bot/records/timers.py", "import slack_sdk"),
     "shipped-without-stand-ins": ("bot/slack/outbox.py", "import bot.sandbox.world"),
     "no-circles": ("bot/slack/payloads.py", "import bot.slack.lost_said"),

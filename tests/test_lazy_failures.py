@@ -42,7 +42,7 @@ def s3_client(installs: bool = False) -> Any:
     if installs:
         assert rt.oauth is not None
         return rt.oauth[1].store.s3_client
-    return rt.s3()
+    return rt.aws.s3()
 
 
 @contextmanager

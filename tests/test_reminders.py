@@ -408,8 +408,8 @@ def test_a_change_whose_timer_could_not_be_deleted_still_arms_the_next_baskets(
     from bot.handler import cold_start
 
     rt, _ = cold_start()
-    assert rt.timers is not None
-    client = rt.timers.client
+    assert rt.schedules.timers is not None
+    client = rt.schedules.timers.client
     hook = _failing("DeleteSchedule")
     client.meta.events.register("before-call.scheduler.DeleteSchedule", hook)
     basket = start_basket(timed)

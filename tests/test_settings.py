@@ -116,7 +116,7 @@ def test_a_change_saved_in_another_container_holds_in_this_warm_one(
     from bot.handler import cold_start
 
     rt, _ = cold_start()
-    elsewhere = S3WorkspaceSettings(bucket, PREFIX, s3, rt.settings_store.key)
+    elsewhere = S3WorkspaceSettings(bucket, PREFIX, s3, rt.records.settings_store.key)
     elsewhere.save(TENANT, WorkspaceSettings(approvers=("U0DAVE",)), None)
     carol.click(basket, "approve_basket", user="U0BOB")
     carol.run_lazies()
@@ -319,7 +319,7 @@ def test_settings_of_a_newer_version_are_not_overwritten(
 
     rt, _ = cold_start()
     body = WorkspaceSettings(rounds=4).to_json()
-    mac = ws._mac(rt.settings_store.key, TENANT, 99, body)
+    mac = ws._mac(rt.records.settings_store.key, TENANT, 99, body)
     raw = json.dumps({"v": 99, "settings": body, "mac": mac}).encode()
     s3.put_object(Bucket=bucket, Key=settings_key(PREFIX, TENANT), Body=raw)
     again = open_settings(carol, "U0CAROL")

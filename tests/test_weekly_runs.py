@@ -67,8 +67,8 @@ def schedules_of() -> WeeklySchedules:
     from bot.handler import cold_start
 
     rt, _ = cold_start()
-    assert rt.weekly_schedules is not None
-    return rt.weekly_schedules
+    assert rt.schedules.weekly is not None
+    return rt.schedules.weekly
 
 
 def saved_and_arranged(team: str, run: WeeklyRun) -> None:
@@ -78,7 +78,7 @@ def saved_and_arranged(team: str, run: WeeklyRun) -> None:
     from bot.records.workspace_settings import WorkspaceSettings
 
     rt, _ = cold_start()
-    store = rt.settings_store
+    store = rt.records.settings_store
     store.save(team, WorkspaceSettings(weekly=run), store.read(team).etag)
     schedules_of().arrange(team, run)
 
@@ -191,7 +191,7 @@ def test_without_the_timer_settings_there_are_no_weekly_runs(world: World) -> No
     from bot.handler import cold_start
 
     rt, _ = cold_start()
-    assert rt.weekly_schedules is None
+    assert rt.schedules.weekly is None
     payload = {"weekly_shop_run": "{}", "mac": "0" * 64, "scheduled_time": "x"}
     assert world.send(payload) == {"started": False}
 
@@ -435,8 +435,8 @@ def test_the_basket_timers_listed_are_not_the_weekly_runs_beside_them(weekly: Wo
     saved_and_arranged("T0TEAM", RUN)
     start_basket(weekly)
     rt, _ = cold_start()
-    assert rt.timers is not None
-    (timer,) = rt.timers.pending()
+    assert rt.schedules.timers is not None
+    (timer,) = rt.schedules.timers.pending()
     assert timer.kind == "remind" and len(schedules()) == 2
 
 

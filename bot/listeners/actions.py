@@ -43,7 +43,9 @@ def run_click(rt: Runtime, click: Click) -> None:
     try:
         here = rt.configured(click.tenant)  # who may answer, as the workspace says now
     except StoreError:  # as a turn that cannot reach S3: said in the thread, nothing changed
-        rt.for_workspace(click.tenant).outbox.post(click.channel, STORE_DOWN, click.message_ts)
+        rt.for_workspace(click.tenant).slack.outbox.post(
+            click.channel, STORE_DOWN, click.message_ts
+        )
         return
     asyncio.run(answer_click(here.sessions, here.rules, click))
 
@@ -102,12 +104,12 @@ def listen(app: App, rt: Runtime) -> None:
             return
         here = rt.for_workspace(click.tenant)
         try:
-            here.ack_web.views_open(
+            here.slack.ack_web.views_open(
                 trigger_id=trigger, view=loading_edit_modal(edit_view_id(trigger))
             )
         except Exception as exc:  # noqa: BLE001 - any failure: say so, never crash the ack
             log.error("views.open failed: %s", exc)
-            here.ack_outbox.tell(click.channel, click.user, NO_EDIT_FORM)
+            here.slack.ack_outbox.tell(click.channel, click.user, NO_EDIT_FORM)
 
     def fill_edit_form(body: dict[str, Any]) -> None:
         click = click_from_action(body, "edit")
@@ -124,7 +126,9 @@ def listen(app: App, rt: Runtime) -> None:
             view = said_modal(external_id, STORE_DOWN)
             fill_in(rt.for_workspace(click.tenant).web, external_id, view)
             return
-        show_edit_form(here.sessions, here.rules, here.metadata_key, here.web, click, external_id)
+        show_edit_form(
+            here.sessions, here.rules, here.records.metadata_key, here.web, click, external_id
+        )
 
     app.action(EDIT)(ack=open_edit_form, lazy=[fill_edit_form])
 
@@ -140,13 +144,15 @@ def listen(app: App, rt: Runtime) -> None:
             return
         here = rt.for_workspace(click.tenant)
         if not click.ref.session_id:
-            here.ack_outbox.tell(click.channel, click.user, GONE)
+            here.slack.ack_outbox.tell(click.channel, click.user, GONE)
             return
         metadata = modal_metadata(
-            here.metadata_key, click.tenant, click.ref, click.channel, click.message_ts
+            here.records.metadata_key, click.tenant, click.ref, click.channel, click.message_ts
         )
         try:
-            here.ack_web.views_open(trigger_id=body.get("trigger_id"), view=change_modal(metadata))
+            here.slack.ack_web.views_open(
+                trigger_id=body.get("trigger_id"), view=change_modal(metadata)
+            )
         except Exception as exc:  # noqa: BLE001 - any failure: say so, never crash the ack
             log.error("views.open failed: %s", exc)
-            here.ack_outbox.tell(click.channel, click.user, NO_MODAL)
+            here.slack.ack_outbox.tell(click.channel, click.user, NO_MODAL)

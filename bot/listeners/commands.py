@@ -38,13 +38,13 @@ def listen(app: App, rt: Runtime) -> None:
         try:
             here = rt.configured(shop.where.tenant)  # the workspace's rounds, its household
         except StoreError:  # as a start that cannot reach S3: said, nothing started
-            rt.for_workspace(shop.where.tenant).outbox.post(shop.where.channel, TRY_AGAIN)
+            rt.for_workspace(shop.where.tenant).slack.outbox.post(shop.where.channel, TRY_AGAIN)
             return
         closed = here.rules.closed  # settings no one can read: no basket nobody could approve
         if closed and shop.where.reply_url:  # (and no model call): said as the ack was
-            here.outbox.reply(shop.where.reply_url, closed)
+            here.slack.outbox.reply(shop.where.reply_url, closed)
         elif closed:
-            here.outbox.tell(shop.where.channel, shop.user, closed)
+            here.slack.outbox.tell(shop.where.channel, shop.user, closed)
         else:
             start_command(here.sessions, shop, here.current.household)
 

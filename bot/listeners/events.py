@@ -26,7 +26,7 @@ def listen(app: App, rt: Runtime) -> None:
 
         removed = removal_of(body)
         if removed is not None:
-            forget_workspace(rt, *removed)
+            forget_workspace(rt.forgetting, *removed)
 
     app.event("app_uninstalled")(ack=ack_now, lazy=[run_removed])
     app.event("tokens_revoked")(ack=ack_now, lazy=[run_removed])

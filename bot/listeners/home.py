@@ -45,7 +45,7 @@ def listen(app: App, rt: Runtime) -> None:
             from bot.steps.home import publish_home
 
             team = str(body.get("team_id"))
-            publish_home(rt.configured(team), team, event["user"])
+            publish_home(rt.configured(team).home_tab, team, event["user"])
 
     def run_toggle(body: dict[str, Any]) -> None:
         click = home_click(body)
@@ -54,7 +54,7 @@ def listen(app: App, rt: Runtime) -> None:
 
             (action, *_) = body["actions"]
             expanded = click[2] if action.get("action_id") == SHOW_ITEMS else None
-            publish_home(rt.configured(click[0]), click[0], click[1], expanded=expanded)
+            publish_home(rt.configured(click[0]).home_tab, click[0], click[1], expanded=expanded)
 
     def run_repeat(body: dict[str, Any]) -> None:
         click = home_click(body)
@@ -65,7 +65,8 @@ def listen(app: App, rt: Runtime) -> None:
 
         tenant, user, name, _ = click
         here = rt.configured(tenant)
-        publish_home(here, tenant, user, notice=repeat_order(here, tenant, user, name))
+        tab = here.home_tab
+        publish_home(tab, tenant, user, notice=repeat_order(tab, tenant, user, name))
 
     def open_settings(ack: Ack, body: dict[str, Any]) -> None:
         """The modal opens in the ack (the trigger works once, for about three seconds), saying
@@ -77,7 +78,7 @@ def listen(app: App, rt: Runtime) -> None:
             log.warning("malformed Settings click ignored")
             return
         try:
-            rt.for_workspace(click[0]).ack_web.views_open(
+            rt.for_workspace(click[0]).slack.ack_web.views_open(
                 trigger_id=trigger, view=loading_modal(settings_view_id(trigger))
             )
         except Exception as exc:  # noqa: BLE001 - any failure: the lazy run finds no modal

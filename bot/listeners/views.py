@@ -19,33 +19,33 @@ from .actions import run_click
 
 def listen(app: App, rt: Runtime) -> None:
     def ack_change(ack: Ack, body: dict[str, Any]) -> None:
-        change = read_change(rt.metadata_key, body)
+        change = read_change(rt.records.metadata_key, body)
         if isinstance(change, str):
             ack(response_action="errors", errors={CHANGE_BLOCK: change})
             return
         ack()
 
     def run_change(body: dict[str, Any]) -> None:
-        change = read_change(rt.metadata_key, body)
+        change = read_change(rt.records.metadata_key, body)
         if isinstance(change, Click):
             run_click(rt, change)
 
     app.view(CHANGE_MODAL)(ack=ack_change, lazy=[run_change])
 
     def ack_edit(ack: Ack, body: dict[str, Any]) -> None:
-        edit = read_edit(rt.metadata_key, body)
+        edit = read_edit(rt.records.metadata_key, body)
         if isinstance(edit, dict):
             ack(response_action="errors", errors=edit)
             return
         ack()
 
     def run_edit(body: dict[str, Any]) -> None:
-        edit = read_edit(rt.metadata_key, body)
+        edit = read_edit(rt.records.metadata_key, body)
         if isinstance(edit, Click):
             run_click(rt, edit)
 
     def a_valid_edit(body: dict[str, Any]) -> bool:
-        return isinstance(read_edit(rt.metadata_key, body), Click)
+        return isinstance(read_edit(rt.records.metadata_key, body), Click)
 
     # An edit answered in the modal (a quantity that is no number, an emptied basket, metadata
     # the bot did not write) runs no lazy run: Bolt runs a listener's lazy functions whatever
@@ -77,8 +77,8 @@ def listen(app: App, rt: Runtime) -> None:
         tenant, user = settings_submitter(body)
         if tenant and user:
             here = rt.configured(tenant)
-            settle(here.settings_desk(), tenant, here.weekly_schedules)
-            publish_home(here, tenant, user)
+            settle(here.settings_desk(), tenant, here.schedules.weekly)
+            publish_home(here.home_tab, tenant, user)
 
     # A save that carries a key (the Instacart API key, the webhook signing secret) has no lazy
     # run: Bolt would send the whole submission, the key in it, to Lambda again as the lazy

@@ -69,7 +69,7 @@ def _last_decision(state: dict[str, Any]) -> dict[str, Any] | None:
 def sessions(rt: Runtime, tenant: str, people: Mapping[str, str]) -> list[dict[str, Any]]:
     """Every session of ``tenant``, newest first, with its checkpoints oldest first; a session
     that ended with no checkpoint left (a first basket that failed) from its outcome alone."""
-    store = rt.store
+    store = rt.records.store
     if not isinstance(store, S3CheckpointStore):  # the sandbox always runs on (moto) S3
         return []
     prefix = store.keys.tenant(tenant) + "s/"
@@ -82,7 +82,7 @@ def sessions(rt: Runtime, tenant: str, people: Mapping[str, str]) -> list[dict[s
                 session, _, rest = obj["Key"][len(prefix) :].partition("/")
                 sizes.setdefault(session, {})[rest] = int(obj["Size"])
         outcomes = _outcomes(rt, tenant)
-        waiting = dict(rt.receipts.waiting(tenant, outcomes))
+        waiting = dict(rt.records.receipts.waiting(tenant, outcomes))
     except (ClientError, BotoCoreError, WorkflowError):
         return []
 
@@ -130,11 +130,11 @@ def _where(ended: Ended | None, waiting: Waiting | None) -> dict[str, Any]:
 def _outcomes(rt: Runtime, tenant: str) -> dict[str, tuple[str, Ended]]:
     """session -> its outcome record's name and record (one LIST, one GET per ended session)."""
     found: dict[str, tuple[str, Ended]] = {}
-    for name in rt.history.names(tenant, LISTED):
+    for name in rt.records.history.names(tenant, LISTED):
         session = session_of(name)
         if session is None or session in found:  # names sort newest first
             continue
-        ended = rt.history.read_name(tenant, name)
+        ended = rt.records.history.read_name(tenant, name)
         if ended is not None:
             found[session] = (name, ended)
     return found
@@ -189,7 +189,7 @@ def _session(
     try:
         infos = store.list(tenant, session)
         latest = store.latest(tenant, session)
-        lease = rt.lock.holder(tenant, session)
+        lease = rt.records.lock.holder(tenant, session)
     except WorkflowError as exc:
         return {"session": session, "error": str(exc), "checkpoints": [], "updated": ""}
     state = None if latest is None else json.loads(latest.state)
@@ -235,7 +235,7 @@ def _written_by(store: S3CheckpointStore, tenant: str, session: str, checkpoint_
 def timers(rt: Runtime, tenant: str | None = None) -> list[dict[str, Any]]:
     """The basket timers armed on (moto's) EventBridge Scheduler, the next due first: those of
     ``tenant``'s sessions, when given."""
-    armed = rt.timers
+    armed = rt.schedules.timers
     if armed is None:
         return []
     try:

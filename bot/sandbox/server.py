@@ -113,11 +113,11 @@ async def serve(port: int, ready: asyncio.Event | None = None, many: bool = Fals
 
         rt, _ = cold_start(Runtime.from_settings(Settings.from_env(), clock=sandbox.clock))
         logging.getLogger().setLevel(logging.WARNING)
-        rt.store  # noqa: B018 - make the S3 client now, not on the first click
+        rt.records.store  # noqa: B018 - make the S3 client now, not on the first click
         await asyncio.get_running_loop().run_in_executor(
-            None, lambda: rt._s3().create_bucket(Bucket=BUCKET)
+            None, lambda: rt.aws.s3().create_bucket(Bucket=BUCKET)
         )
-        timers = rt.timers
+        timers = rt.schedules.timers
         if timers is not None:
             await asyncio.get_running_loop().run_in_executor(
                 None, lambda: timers.client.create_schedule_group(Name=TIMER_GROUP)

@@ -172,7 +172,7 @@ class Sandbox:
         from bot.records.timers import schedule_name, to_payload
 
         rt, _ = cold_start()
-        timers = rt.timers
+        timers = rt.schedules.timers
         if timers is None:
             return {}
         pending = await self._loop.run_in_executor(self.pool, timers.pending)

@@ -27,8 +27,10 @@ import asyncio
 import dataclasses
 import logging
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from bot.records.history import session_of
 from bot.slack.home_view import MAX_OUTCOMES, failed_view, home_view
@@ -63,44 +65,26 @@ READ_WAITING = 20
 UNREADABLE = "I couldn't read the baskets just now. Open this tab again in a minute."
 
 
-class Runtime(Protocol):
-    """What the Home tab needs of ``bot.runtime.Runtime``, named here: the runtime builds the
-    steps, so a step does not import it back."""
+@dataclass(frozen=True)
+class HomeTab:
+    """What the Home tab reads and publishes, and no more: ``bot.runtime`` builds it (the
+    runtime builds the steps, so a step does not import it back). ``sessions`` is built only
+    for Repeat this order."""
 
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def web(self) -> WebClient: ...
-
-    @property
-    def outbox(self) -> Outbox: ...
-
-    @property
-    def history(self) -> History: ...
-
-    @property
-    def receipts(self) -> Receipts: ...
-
-    @property
-    def timers(self) -> Timers | None: ...
-
-    @property
-    def store(self) -> CheckpointStore: ...
-
-    @property
-    def sessions(self) -> Sessions: ...
-
-    @property
-    def current(self) -> WorkspaceSettings: ...
-
-    @property
-    def loaded(self) -> Loaded | None: ...
-
-    def permalink(self, channel: str, ts: str) -> str: ...
+    settings: Settings
+    web: WebClient
+    outbox: Outbox
+    history: History
+    receipts: Receipts
+    timers: Timers | None
+    store: CheckpointStore
+    sessions: Callable[[], Sessions]
+    current: WorkspaceSettings
+    loaded: Loaded | None
+    permalink: Callable[[str, str], str]
 
 
-def next_times(rt: Runtime, now: float) -> Any:
+def next_times(rt: HomeTab, now: float) -> Any:
     """posted_at -> (next reminder, expiry), as the basket's timers will fire (none without
     timers)."""
     timers = rt.timers
@@ -124,7 +108,7 @@ class Visible:
     channel's or a DM's baskets are nobody else's business). One ``conversations.members`` a
     channel, asked once a publish; a channel Slack would not say about is hidden."""
 
-    def __init__(self, rt: Runtime, user: str) -> None:
+    def __init__(self, rt: HomeTab, user: str) -> None:
         self.rt, self.user = rt, user
         self._known: dict[str, bool] = {}
 
@@ -144,7 +128,7 @@ def shown_to(record: Any, visible: Visible) -> bool:
 
 
 def read_home(
-    rt: Runtime, tenant: str, now: float, visible: Visible
+    rt: HomeTab, tenant: str, now: float, visible: Visible
 ) -> tuple[list[Any], int, list[Any]]:
     """(waiting baskets, newest first; how many older receipts were not read; last outcomes,
     newest first) of the workspace, of the channels the viewer is in."""
@@ -169,7 +153,7 @@ def read_home(
 
 
 def publish_home(
-    rt: Runtime, tenant: str, user: str, expanded: str | None = None, notice: str = ""
+    rt: HomeTab, tenant: str, user: str, expanded: str | None = None, notice: str = ""
 ) -> None:
     """Publish ``user``'s Home tab (one ``views.publish``). A store that cannot be read is
     said on the tab; a publish Slack refused raises, so that Lambda retries the lazy run.
@@ -198,7 +182,7 @@ def publish_home(
     rt.web.views_publish(user_id=user, view=view)
 
 
-def closed_of(rt: Runtime) -> str:
+def closed_of(rt: HomeTab) -> str:
     """Why nothing can be ordered here ("" when it can): settings that cannot be read."""
     return closed_text(rt.loaded.problem if rt.loaded is not None else None)
 
@@ -217,7 +201,7 @@ class RepeatShopper:
         return ShopperReply(items=list(self.items), output_tokens=0)
 
 
-def repeat_order(rt: Runtime, tenant: str, user: str, name: str) -> str:
+def repeat_order(rt: HomeTab, tenant: str, user: str, name: str) -> str:
     """Start basket 1 of the order ``name`` again in its channel; what the Home tab says."""
     from bot.slack.delivery import Where
     from bot.slack.payloads import session_id_for
@@ -241,7 +225,7 @@ def repeat_order(rt: Runtime, tenant: str, user: str, name: str) -> str:
         return f"That order was already repeated this week: its basket is in <#{ended.channel}>."
     items = ended.basket().items
     sessions = dataclasses.replace(
-        rt.sessions,
+        rt.sessions(),
         workflow=lambda: shop_versions(RepeatShopper(items), rt.current.rounds),
     )
     request = ShopRequest(

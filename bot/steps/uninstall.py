@@ -27,7 +27,9 @@ posted before it): the new installation never shows the old one's baskets or his
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -50,32 +52,19 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class Runtime(Protocol):
-    """What forgetting a workspace needs of ``bot.runtime.Runtime`` (named here, so that this
+@dataclass(frozen=True)
+class Forgetting:
+    """What forgetting a workspace needs, and no more: ``bot.runtime`` builds it (so that this
     module does not import the runtime, which imports the lost-runs queue, which imports this)."""
 
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def oauth(self) -> tuple[Any, ByWorkspace] | None: ...
-
-    @property
-    def receipts(self) -> Receipts: ...
-
-    @property
-    def timers(self) -> Timers | None: ...
-
-    @property
-    def settings_store(self) -> S3WorkspaceSettings: ...
-
-    @property
-    def weekly_schedules(self) -> WeeklySchedules | None: ...
-
-    @property
-    def workspace_secrets(self) -> WorkspaceSecrets | None: ...
-
-    def s3(self) -> Any: ...
+    settings: Settings
+    oauth: tuple[Any, ByWorkspace] | None
+    receipts: Receipts
+    timers: Timers | None
+    settings_store: S3WorkspaceSettings
+    weekly: WeeklySchedules | None
+    workspace_secrets: WorkspaceSecrets | None
+    s3: Callable[[], Any]
 
 
 def removal_of(body: Any) -> tuple[str, float | None] | None:
@@ -118,7 +107,7 @@ def delete_under(s3: Any, bucket: str, prefix: str, before: float | None = None)
     return deleted
 
 
-def forget_workspace(rt: Runtime, team_id: str, said_at: float | None = None) -> dict[str, int]:
+def forget_workspace(rt: Forgetting, team_id: str, said_at: float | None = None) -> dict[str, int]:
     """Delete everything of workspace ``team_id`` (see the module docstring); counts. With
     ``said_at`` (the event's time), a workspace that installed the app again after it keeps
     that installation and what was written since: only what is older than the removal goes."""
@@ -130,7 +119,7 @@ def forget_workspace(rt: Runtime, team_id: str, said_at: float | None = None) ->
         before += 1  # event_time is whole seconds; what was written in its second goes too
     keys = S3Keys(s.checkpoint_prefix)
     disarmed = _disarm_timers(rt, team_id, before)
-    weekly = rt.weekly_schedules
+    weekly = rt.weekly
     # (with ``before``: a weekly run saved by the new installation is kept)
     unscheduled = weekly.delete(team_id, written_before=before) if weekly is not None else False
     s3 = rt.s3()
@@ -165,7 +154,7 @@ def forget_workspace(rt: Runtime, team_id: str, said_at: float | None = None) ->
     return counts
 
 
-def reinstalled_since(rt: Runtime, team_id: str, said_at: float | None) -> float | None:
+def reinstalled_since(rt: Forgetting, team_id: str, said_at: float | None) -> float | None:
     """When the workspace installed the app again after a removal said at ``said_at``, or
     None (not installed since, one workspace only, or no time said)."""
     if rt.oauth is None or said_at is None:
@@ -179,7 +168,7 @@ def reinstalled_since(rt: Runtime, team_id: str, said_at: float | None) -> float
     return None
 
 
-def _disarm_timers(rt: Runtime, team_id: str, before: float | None) -> int:
+def _disarm_timers(rt: Forgetting, team_id: str, before: float | None) -> int:
     """The timers of the workspace's waiting baskets (posted before ``before``, if given)."""
     timers = rt.timers
     if timers is None:

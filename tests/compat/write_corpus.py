@@ -151,7 +151,9 @@ def settings_document(target: Path, commit: str) -> None:
             "CHECKPOINT_SIGNING_KEY": KEY.decode(),
         }
     )
-    key = Runtime.from_settings(settings, web=object())._lasting_key(b"weekly-shop settings v1")
+    key = Runtime.from_settings(settings, web=object()).records.lasting_key(
+        b"weekly-shop settings v1"
+    )
     saved = WorkspaceSettings(
         approvers=("U0CAROL", "U0DAVE"),
         approvals_needed=2,
