@@ -32,7 +32,8 @@ from workflow.persistence.s3_lock import S3SessionLock
 from workflow.persistence.s3_store import S3CheckpointStore
 from workflow.persistence.session import SessionCheckpoints
 from workflow.persistence.signing import CheckpointSigner
-from workflow.shop.basket import Basket, BasketDecision, ShopRequest
+from workflow.shop.basket import Basket, ShopRequest
+from workflow.shop.decision import BasketDecision
 from workflow.shop.graph import build_shop_workflow
 from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
 from workflow.shop.shopper import Brief, ShopperReply

@@ -26,8 +26,9 @@ from workflow.engine.builder import RequestPort, Workflow, WorkflowBuilder
 from workflow.engine.executor import Executor, WorkflowContext, handler
 from workflow.engine.versions import WorkflowVersions
 from workflow.persistence.checkpoint import RunSnapshot
-from workflow.shop import conditions, graph
-from workflow.shop.basket import Basket, BasketDecision, ShopProgress
+from workflow.shop import conditions, executors, graph
+from workflow.shop.basket import Basket, ShopProgress
+from workflow.shop.decision import BasketDecision
 from workflow.shop.shopper import Shopper
 
 CHECK_BASKET = "check-basket"
@@ -47,19 +48,19 @@ class CheckBasket(Executor):
             i for i in basket.items if not (i.name.lower() in seen or seen.add(i.name.lower()))
         ]
         checked = Basket(items=items, round=basket.round)
-        ctx.queue_state_update(graph.BASKET_KEY, checked, scope=graph.SCOPE)
+        ctx.queue_state_update(executors.BASKET_KEY, checked, scope=executors.SCOPE)
         ctx.add_event(ShopProgress("basket checked", f"{len(basket.items) - len(items)} dropped"))
         return checked
 
 
 def build_v5(shopper: Shopper, max_rounds: int) -> Workflow:
     wants_another_basket, is_edit, asks_again, is_final = conditions.edit_conditions(max_rounds)
-    write_basket, check_basket = graph.WriteBasket(shopper), CheckBasket()
+    write_basket, check_basket = executors.WriteBasket(shopper), CheckBasket()
     approve_basket: RequestPort[Basket, BasketDecision] = RequestPort(
         graph.APPROVE_BASKET, Basket, BasketDecision
     )
-    edit_basket, count_approval = graph.EditBasket(), graph.CountApproval()
-    place_order = graph.PlaceOrder()
+    edit_basket, count_approval = executors.EditBasket(), executors.CountApproval()
+    place_order = executors.PlaceOrder()
     return (
         WorkflowBuilder(
             start=write_basket, registry=graph.shop_registry(), name=graph.NAME, version=5

@@ -21,7 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from workflow.errors import CheckpointCorrupt, CheckpointError
 from workflow.persistence.record_format import PLAIN, READS
-from workflow.shop.basket import AISLES, MAX_ITEMS, Basket, BasketDecision, Item, ShopRequest
+from workflow.shop.basket import AISLES, MAX_ITEMS, Basket, Item, ShopRequest
+from workflow.shop.decision import BasketDecision
 from workflow.shop.graph import shop_registry
 from workflow.shop.text import one_line
 

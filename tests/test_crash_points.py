@@ -14,7 +14,7 @@ from bot.sandbox.anthropic_api import DEFAULT_BASKET, Reply
 from tests.bot_kit import CHANNEL, World, context_text, header, start_basket
 from tests.fault_kit import s3_of
 from workflow.persistence.s3_store import S3CheckpointStore
-from workflow.shop.graph import UNCHANGED
+from workflow.shop.executors import UNCHANGED
 from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
 
 POINTS = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.bot_kit import CHANNEL, TestWorld, change, context_text, header, section_text
-from workflow.shop.graph import UNCHANGED
+from workflow.shop.executors import UNCHANGED
 
 WEEK = "tacos on Friday, pasta on Tuesday, we have rice"
 

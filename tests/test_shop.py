@@ -21,16 +21,11 @@ from workflow.engine.events import (
 from workflow.engine.runner import Run, RunStatus
 from workflow.errors import CheckpointCorrupt
 from workflow.persistence.memory_store import InMemoryCheckpointStore
-from workflow.shop.basket import BasketDecision, Item, ShopProgress
+from workflow.shop.basket import Item, ShopProgress
+from workflow.shop.decision import BasketDecision
 from workflow.shop.errors import ShopperReplyUnfit, ShopperStoppedEarly
-from workflow.shop.graph import (
-    SCOPE,
-    UNCHANGED,
-    UNCHANGED_STEP,
-    build_shop_workflow,
-    change_key,
-    shop_registry,
-)
+from workflow.shop.executors import SCOPE, UNCHANGED, UNCHANGED_STEP, change_key
+from workflow.shop.graph import build_shop_workflow, shop_registry
 from workflow.shop.shopper import (
     BASKET_TOOL,
     CACHED,

@@ -98,7 +98,7 @@ def shorter_revisions(request: dict[str, Any]) -> Reply:
 
     A revision after earlier changes notes on its first item how many changes it follows, so
     that each revision changes the basket (the workflow asks about an unchanged one again,
-    as the same round: ``workflow.shop.graph.UNCHANGED``)."""
+    as the same round: ``workflow.shop.executors.UNCHANGED``)."""
     prompt = prompt_of(request)
     at = prompt.find(REVISION_OPENING)
     if at < 0:

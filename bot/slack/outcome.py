@@ -168,7 +168,7 @@ class Report:
     @property
     def reasked(self) -> RequestInfoEvent | None:
         """The answered basket asked about again, unchanged (a change that changed nothing is
-        the same round, ``workflow.shop.graph.UNCHANGED``; so is an approval a quorum still
+        the same round, ``workflow.shop.executors.UNCHANGED``; so is an approval a quorum still
         waits on): its message keeps its buttons, bound to the new request, and no new basket
         is posted."""
         mark = self.mark

@@ -38,7 +38,8 @@ from workflow.errors import (
     WorkflowVersionRemoved,
 )
 from workflow.persistence.checkpoint import AnsweredRequest, PendingRequest
-from workflow.shop.basket import Basket, BasketDecision, Item
+from workflow.shop.basket import Basket, Item
+from workflow.shop.decision import BasketDecision
 from workflow.shop.edit import (
     UNCHANGED_EDIT,
     added_item,

@@ -40,7 +40,8 @@ from workflow.engine.runner import Run, RunStatus
 from workflow.engine.versions import WorkflowVersions
 from workflow.errors import CheckpointConflict, SessionBusy, StoreError
 from workflow.persistence.session import SessionCheckpoints
-from workflow.shop.basket import Basket, BasketDecision, count
+from workflow.shop.basket import Basket, count
+from workflow.shop.decision import BasketDecision
 from workflow.shop.graph import approvals_of, held_of, shop_request
 
 from .rules import Rules

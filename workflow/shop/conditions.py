@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .basket import BasketDecision
+from .decision import BasketDecision
 
 
 def answer_conditions(

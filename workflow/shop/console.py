@@ -40,16 +40,10 @@ from workflow.persistence.session import SessionCheckpoints
 from workflow.persistence.signing import CheckpointSigner
 from workflow.persistence.store import CheckpointStore
 
-from .basket import (
-    APPROVE_WORDS,
-    REJECT_WORDS,
-    Basket,
-    BasketDecision,
-    ShopProgress,
-    ShopRequest,
-    aisle_groups,
-)
-from .graph import DEFAULT_MAX_ROUNDS, UNCHANGED_STEP, shop_request, shop_versions
+from .basket import Basket, ShopProgress, ShopRequest, aisle_groups
+from .decision import APPROVE_WORDS, REJECT_WORDS, BasketDecision
+from .executors import UNCHANGED_STEP
+from .graph import DEFAULT_MAX_ROUNDS, shop_request, shop_versions
 from .offline import default_shopper
 from .outcomes import OutcomeLog, ended_week, outcome_log
 from .records import SHOP_PREFIX, SHOP_RECORDS

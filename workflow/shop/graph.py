@@ -33,24 +33,22 @@ An approval carries everyone who has approved the basket so far and how many it 
 (``BasketDecision.approvals``, ``needed``: the household's rule at that click), so the port's
 edges decide from the answer alone, and the approval that completes the quorum goes straight to
 place-order in one superstep, as in version 1. One that does not is counted: count-approval keeps
-it in shared state (scope ``shop``, :data:`APPROVALS_KEY`; the checkpoint holds it between two
-clicks, however far apart) and sends the same basket back to the port: a new pending request of
-the same round, one superstep (and checkpoint) later. A change clears it (write-basket), so a
-revised basket, or the same one after a change that changed nothing, is approved afresh.
-Version 1's waiting runs are carried to version 2 as they are (:func:`carry_v1_to_v2`).
+it in shared state and asks about the same basket again. Version 1's waiting runs are carried to
+version 2 as they are (:func:`carry_v1_to_v2`).
 
-A change that gives back the basket it changes is no new round: write-basket passes the same
-basket (same round) on to be asked about again, and says so (:data:`UNCHANGED`).
+What each executor does, and what it keeps in shared state, is ``executors.py``'s (a change that
+gives back the basket it changes, for one, is no new round). The port's conditions
+(``conditions.py``) never overlap and together cover every answer.
 
-The port's conditions never overlap and together cover every answer. The basket reaches
-``place-order``, ``count-approval`` and the revising ``write-basket`` through shared state
-(scope ``shop``), since the port passes on only the person's answer.
+Here: each version's builder, the carries between versions, :func:`shop_versions` (every version
+this code resumes), the types a checkpoint may hold (:func:`shop_registry`), and what a run of
+the graph holds, read back for its callers (:func:`shop_request`, :func:`approvals_of`,
+:func:`approved_since`, :func:`held_of`, :func:`edit_of`).
 """
 
 from __future__ import annotations
 
 from workflow.engine.builder import RequestPort, Workflow, WorkflowBuilder
-from workflow.engine.executor import Executor, WorkflowContext, handler
 from workflow.engine.runner import Run
 from workflow.engine.state import scope_key
 from workflow.engine.versions import WorkflowVersions
@@ -61,11 +59,8 @@ from .basket import (
     BASKET_VERSION,
     REQUEST_VERSION,
     Basket,
-    BasketDecision,
-    ShopProgress,
     ShopRequest,
     basket_from_v1,
-    count,
     request_from_v1,
 )
 from .conditions import (
@@ -74,36 +69,21 @@ from .conditions import (
     quorum_conditions,
     undo_conditions,
 )
-from .household import Household
-from .shopper import Brief, Shopper, ShopperReply
+from .decision import BasketDecision
+from .executors import (
+    APPROVALS_KEY,
+    REQUEST_KEY,
+    SCOPE,
+    CountApproval,
+    EditBasket,
+    PlaceOrder,
+    WriteBasket,
+)
+from .shopper import Shopper
 
 NAME = "weekly-shop"  # the workflow's name in every checkpoint
 DEFAULT_MAX_ROUNDS = 3
-SCOPE = "shop"
-BASKET_KEY = "basket"
-REQUEST_KEY = "request"
-# The last approval counted of the basket now asked about (a BasketDecision: its approvals are
-# everyone's so far); none before the first, and none again after a change.
-APPROVALS_KEY = "approvals"
-
-
-def change_key(round: int) -> str:
-    """The change asked of basket ``round``: plain text in state, one key a round, so that code
-    from before these keys (which ignores them) can still read a checkpoint that has them."""
-    return f"change-{round}"
-
-
-# A change whose basket is the one it changes uses up no round: the same basket is asked about
-# again (a new pending request of the same round), with this progress event to say so.
-UNCHANGED_STEP = "basket unchanged"
-UNCHANGED = "That didn't change the basket."
-
-WRITE_BASKET = "write-basket"
 APPROVE_BASKET = "approve-basket"
-COUNT_APPROVAL = "count-approval"
-PLACE_ORDER = "place-order"
-EDIT_BASKET = "edit-basket"
-EDITED_STEP = "basket edited"
 
 
 def shop_request(run: Run | RunSnapshot) -> ShopRequest | None:
@@ -164,124 +144,6 @@ def edit_of(run: Run, round: int | None = None) -> AnsweredRequest | None:
         if decision.change is not None or not run.pending_requests:
             return None  # a revision since, or the end
     return None
-
-
-class WriteBasket(Executor):
-    """Writes basket 1 from the week's request, and revises the last basket for a change."""
-
-    def __init__(self, shopper: Shopper) -> None:
-        super().__init__(WRITE_BASKET)
-        self.shopper = shopper
-
-    @handler
-    async def write(self, request: str, ctx: WorkflowContext) -> Basket:
-        return await self._run_shopper(Brief(request), 1, ctx)
-
-    @handler
-    async def write_for(self, request: ShopRequest, ctx: WorkflowContext) -> Basket:
-        """Basket 1 for a request that names who asked (kept in state for approval rules)."""
-        ctx.queue_state_update(REQUEST_KEY, request, scope=SCOPE)
-        return await self._run_shopper(Brief(request.text, household=request.household), 1, ctx)
-
-    @handler
-    async def revise(self, decision: BasketDecision, ctx: WorkflowContext) -> Basket:
-        ctx.queue_state_update(APPROVALS_KEY, None, scope=SCOPE)  # a change: approved afresh
-        current = ctx.read_state(BASKET_KEY, scope=SCOPE)
-        if not isinstance(current, Basket):
-            raise LookupError("no basket in state")
-        request = ctx.read_state(REQUEST_KEY, scope=SCOPE)
-        earlier = [ctx.read_state(change_key(n), scope=SCOPE) for n in range(1, current.round)]
-        brief = Brief(
-            request.text if isinstance(request, ShopRequest) else "",
-            last_basket=current.lines,
-            change=decision.change or "",
-            earlier=[c for c in earlier if isinstance(c, str)],  # none before these keys
-            household=request.household if isinstance(request, ShopRequest) else Household(),
-            last_items=tuple(current.items),
-        )
-        reply = await self.shopper.write(brief)  # a ShopperError when there is no basket
-        if reply.items == current.items:
-            ctx.add_event(ShopProgress(UNCHANGED_STEP, UNCHANGED))
-            return current  # asked again, the same round: a change that changes nothing is free
-        basket = self._written(reply, current.round + 1, ctx)
-        ctx.queue_state_update(change_key(current.round), brief.change, scope=SCOPE)
-        return basket
-
-    async def _run_shopper(self, brief: Brief, round: int, ctx: WorkflowContext) -> Basket:
-        reply = await self.shopper.write(brief)  # a ShopperError when there is no basket
-        return self._written(reply, round, ctx)
-
-    def _written(self, reply: ShopperReply, round: int, ctx: WorkflowContext) -> Basket:
-        basket = Basket(items=reply.items, round=round)
-        ctx.queue_state_update(BASKET_KEY, basket, scope=SCOPE)
-        ctx.add_event(
-            ShopProgress(
-                "basket written" if round == 1 else "basket revised",
-                count(len(basket.items)),
-                output_tokens=reply.output_tokens,
-            )
-        )
-        return basket
-
-
-class CountApproval(Executor):
-    """Keeps an approval that did not complete the quorum, or one held for the undo window
-    (version 3), and asks about the basket again; an Undo lets go of every approval so far."""
-
-    def __init__(self) -> None:
-        super().__init__(COUNT_APPROVAL)
-
-    @handler
-    async def count(self, decision: BasketDecision, ctx: WorkflowContext) -> Basket:
-        basket = ctx.read_state(BASKET_KEY, scope=SCOPE)
-        if not isinstance(basket, Basket):
-            raise LookupError("no basket in state")
-        ctx.queue_state_update(APPROVALS_KEY, None if decision.undo else decision, scope=SCOPE)
-        return basket  # asked again: a new pending request of the same round
-
-
-class EditBasket(Executor):
-    """Writes a person's edit of the basket as the basket of the same round, with no model
-    call, and asks about it again; the approvals so far start again (version 4)."""
-
-    def __init__(self) -> None:
-        super().__init__(EDIT_BASKET)
-
-    @handler
-    async def edit(self, decision: BasketDecision, ctx: WorkflowContext) -> Basket:
-        current = ctx.read_state(BASKET_KEY, scope=SCOPE)
-        if not isinstance(current, Basket) or decision.edit is None:
-            raise LookupError("no basket in state, or no edit")
-        basket = Basket(items=list(decision.edit), round=current.round)
-        ctx.queue_state_update(BASKET_KEY, basket, scope=SCOPE)
-        ctx.queue_state_update(APPROVALS_KEY, None, scope=SCOPE)  # approved afresh
-        ctx.add_event(ShopProgress(EDITED_STEP, count(len(basket.items))))
-        return basket  # asked again: a new pending request of the same round
-
-
-class PlaceOrder(Executor):
-    """Orders the approved basket, or says why nothing was ordered."""
-
-    def __init__(self) -> None:
-        super().__init__(PLACE_ORDER)
-
-    @handler
-    async def place(self, decision: BasketDecision, ctx: WorkflowContext) -> None:
-        basket = ctx.read_state(BASKET_KEY, scope=SCOPE)
-        if not isinstance(basket, Basket):
-            raise LookupError("no basket in state")
-        if decision.approved:
-            ctx.add_event(ShopProgress("order placed", count(len(basket.items))))
-            ctx.yield_output(f"Ordered {count(len(basket.items))}.")
-            return
-        if decision.expired_at is not None:
-            reason = "nobody answered in time"
-        elif decision.change is None:
-            reason = "rejected"
-        else:
-            reason = f"still a change after basket {decision.round}: {decision.change}"
-        ctx.add_event(ShopProgress("order skipped", reason))
-        ctx.yield_output(f"No order placed: {reason}")
 
 
 DECISION_VERSION = 5  # BasketDecision: 2 added expired_at, 3 approvals and needed, 4 hold_until
