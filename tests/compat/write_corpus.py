@@ -27,7 +27,8 @@ from workflow.persistence.memory_store import InMemoryCheckpointStore
 from workflow.persistence.s3_keys import S3Keys
 from workflow.persistence.session import SessionCheckpoints
 from workflow.persistence.signing import CheckpointSigner
-from workflow.shop.basket import BasketDecision, Item, ShopRequest
+from workflow.shop.basket import Item, ShopRequest
+from workflow.shop.decision import BasketDecision
 from workflow.shop.graph import shop_versions
 from workflow.shop.household import Household
 from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
