@@ -9,6 +9,8 @@ Each concern builds its own clients, in its own module; this one wires them and 
     schedules.py    the schedules: a basket's timers, each workspace's weekly run
     orders.py       the orders: where a workspace's approved baskets go, each once
     shop.py         the shopper and the workflow versions it runs in
+    given.py        what each step is given, built from those: Sessions, HomeTab, Forgetting,
+                    LostRuns, Desk, Rules
 
 A :class:`Runtime` is one workspace's view (:meth:`Runtime.for_workspace`: its bot token; with
 :meth:`Runtime.configured`, its own saved settings); the clients and the records are shared by
@@ -30,8 +32,9 @@ from slack_sdk import WebClient
 
 from bot.settings import Secret, Settings
 from bot.slack.client import Renew, make_web_client
-from bot.steps.rules import Rules, closed_text
+from bot.steps.rules import Rules
 
+from . import given
 from .clients import AwsClients
 from .orders import Orders
 from .records import Records
@@ -175,7 +178,10 @@ class Runtime:
 
     @functools.cached_property
     def slack(self) -> SlackSide:
-        return SlackSide(self.settings, self.web, self.current.rounds, self._renew, self.clock)
+        return SlackSide(self.settings, self.web, self._rounds, self._renew, self.clock)
+
+    def _rounds(self) -> int:
+        return self.current.rounds
 
     @functools.cached_property
     def schedules(self) -> Schedules:
@@ -209,119 +215,27 @@ class Runtime:
     def shop(self) -> Shop:
         return Shop(self.settings, self.current.rounds, self.shopper_factory)
 
-    # -- what the steps are given ------------------------------------------------------
+    # -- what the steps are given (built in given.py) ----------------------------------
 
     @functools.cached_property
     def rules(self) -> Rules:
-        c = self.current
-        hold = c.order_delay if self.schedules.timers is not None else 0
-        closed = closed_text(self.loaded.problem if self.loaded is not None else None)
-        return Rules(
-            frozenset(c.approvers), c.no_self_approval, c.rounds, c.approvals_needed, hold, closed
-        )
+        return given.rules_of(self)
 
     @functools.cached_property
     def sessions(self) -> Sessions:
-        """What every turn of a session needs (``bot.steps.turn``)."""
-        from bot.records.timers import BasketTimers
-        from bot.steps.turn import Sessions
-
-        records = self.records
-        return Sessions(
-            workflow=self.shop.workflow,
-            checkpoints=records.checkpoints,
-            lock=records.lock,
-            lock_ttl_seconds=self.settings.lock_ttl_seconds,
-            lock_wait_seconds=self.settings.lock_wait_seconds,
-            receipts=records.receipts,
-            outbox=self.slack.outbox,
-            history=records.history,
-            timers=BasketTimers(self.schedules.timers),
-            orders=self.orders.desk,
-        )
+        return given.sessions_of(self)
 
     @functools.cached_property
     def home_tab(self) -> HomeTab:
-        """What the Home tab reads and publishes (``bot.steps.home``)."""
-        from bot.steps.home import HomeTab
-
-        return HomeTab(
-            settings=self.settings,
-            web=self.web,
-            outbox=self.slack.outbox,
-            history=self.records.history,
-            receipts=self.records.receipts,
-            timers=self.schedules.timers,
-            store=self.records.store,
-            sessions=lambda: self.sessions,
-            current=self.current,
-            loaded=self.loaded,
-            permalink=self.slack.permalink,
-        )
+        return given.home_tab_of(self)
 
     @functools.cached_property
     def forgetting(self) -> Forgetting:
-        """What forgetting a workspace that removed the app needs (``bot.steps.uninstall``)."""
-        from bot.steps.uninstall import Forgetting
-
-        records = self.records
-        return Forgetting(
-            settings=self.settings,
-            oauth=self.oauth,
-            receipts=records.receipts,
-            timers=self.schedules.timers,
-            settings_store=records.settings_store,
-            weekly=self.schedules.weekly,
-            workspace_secrets=records.workspace_secrets,
-            s3=self.aws.s3,
-        )
+        return given.forgetting_of(self)
 
     @functools.cached_property
     def lost_runs(self) -> LostRuns:
-        """What turns a lazy run Lambda gave up on into a message (``bot.steps.lost``)."""
-        from bot.steps.lost import LostRuns
-        from bot.steps.uninstall import forget_workspace
-
-        s = self.settings
-        return LostRuns(
-            self.slack.outbox,
-            s.slack_signing_secret.get_secret_value(),
-            self.records.metadata_key,
-            s3=self.aws.s3(),
-            bucket=s.checkpoint_bucket,
-            prefix=s.checkpoint_prefix,
-            schedule_channel=s.shop_channel,
-            schedule_tenant=lambda: self.settings.shop_team or self.web.auth_test()["team_id"],
-            timers=self.schedules.timers,
-            weekly=self.schedules.weekly,
-            outbox_for=lambda tenant: self.for_workspace(tenant).slack.outbox,
-            forget=lambda team, said_at: forget_workspace(self.forgetting, team, said_at),
-        )
+        return given.lost_runs_of(self)
 
     def settings_desk(self, ack: bool = False) -> Desk:
-        """What opening and saving the settings need (``bot.steps.settings``); ``ack``: with
-        the ack path's WebClient and S3 and SSM clients (short timeouts, no retry sleeps)."""
-        from bot.steps.settings import Desk
-
-        s, records = self.settings, self.records
-        deploy_keys = {
-            name
-            for name, key in (
-                ("instacart-api-key", s.instacart_api_key),
-                ("webhook-signing-secret", s.order_webhook_secret),
-            )
-            if key is not None
-        }
-        return Desk(
-            web=self.slack.ack_web if ack else self.web,
-            store=records.ack_settings_store if ack else records.settings_store,
-            defaults=self.defaults,
-            installer=self.installer_of,
-            can_schedule=self.schedules.weekly is not None,
-            clock=self.clock,
-            secrets=records.ack_workspace_secrets if ack else records.workspace_secrets,
-            deploy_keys=frozenset(deploy_keys),
-            deploy_webhook_url=s.order_webhook_url,
-            deploy_keys_serve=s.deploy_keys_serve,
-            pinned=s.order_webhook_pinned_hosts,
-        )
+        return given.settings_desk_of(self, ack)

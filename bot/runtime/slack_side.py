@@ -46,13 +46,14 @@ def installer_of(installs: Installs | None, team_id: str) -> str | None:
 
 class SlackSide:
     """One workspace's WebClients, outboxes and links. ``web`` carries its bot token;
-    ``renew`` reads that token again when Slack refuses it (``bot.slack.client``)."""
+    ``renew`` reads that token again when Slack refuses it (``bot.slack.client``); ``rounds``
+    is asked only when an outbox is built (the ack path's WebClient needs no settings read)."""
 
     def __init__(
         self,
         settings: Settings,
         web: WebClient,
-        rounds: int,
+        rounds: Callable[[], int],
         renew: Renew | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -79,12 +80,12 @@ class SlackSide:
     @functools.cached_property
     def outbox(self) -> Outbox:
         """What the bot posts where, through the WebClient with slack_sdk's retries."""
-        return Outbox(self.web, self.rounds, self.clock)
+        return Outbox(self.web, self.rounds(), self.clock)
 
     @functools.cached_property
     def ack_outbox(self) -> Outbox:
         """The outbox of the ack path: no retry sleeps inside Slack's 3 seconds."""
-        return Outbox(self.ack_web, self.rounds, self.clock)
+        return Outbox(self.ack_web, self.rounds(), self.clock)
 
     @functools.cached_property
     def workspace_url(self) -> str:
