@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from bot.slack.blocks import Ref, basket_blocks
+from bot.slack.basket_message import basket_blocks
+from bot.slack.blocks import Ref
 from bot.steps.clicks import UNDONE
 from bot.steps.rules import LAST_BASKET
 from tests.bot_kit import CHANNEL, World, context_text, header, objects

@@ -485,7 +485,8 @@ def test_the_bots_settings_modal_keeps_slacks_limits_and_bad_elements_are_refuse
     from bot.records.weekly import WeeklyRun
     from bot.records.workspace_settings import WorkspaceSettings
     from bot.sandbox.block_kit import view_errors
-    from bot.slack.settings_form import loading_modal, read_only_modal, settings_modal
+    from bot.slack.settings_form import loading_modal, settings_modal
+    from bot.slack.settings_summary import read_only_modal
     from workflow.shop.household import Household
 
     full = WorkspaceSettings(

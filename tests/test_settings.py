@@ -15,8 +15,8 @@ import pytest
 
 from bot.records.workspace_settings import WorkspaceSettings
 from bot.records.workspace_settings_store import S3WorkspaceSettings, settings_key, settings_prefix
-from bot.slack.settings_form import NEWER, TAMPERED
 from bot.slack.settings_submission import QUORUM_NEEDS_NAMES
+from bot.slack.settings_summary import NEWER, TAMPERED
 from bot.steps.rules import UNREADABLE
 from bot.steps.settings import CHANGED_MEANWHILE, NOT_ALLOWED
 from bot.steps.settings_checks import INVITE, NO_SCHEDULER, NOT_HERE, SLACK_DOWN

@@ -41,7 +41,7 @@ from bot.records.workspace_settings_store import (
 )
 from bot.sandbox.slack_events import event_callback
 from bot.slack.outcome import STORE_DOWN
-from bot.slack.settings_form import ROLLED_BACK
+from bot.slack.settings_summary import ROLLED_BACK
 from bot.steps.rules import UNREADABLE
 from tests.bot_kit import SECRET, World, context_text, start_basket
 from tests.fault_kit import ephemeral_texts, lock_keys, thread_texts

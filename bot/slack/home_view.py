@@ -8,8 +8,8 @@
 
 A Home tab holds at most 100 blocks (Block Kit's view limit, which the fake Web API checks): at
 most ``MAX_WAITING`` + 2 × ``MAX_OUTCOMES`` rows, and one outcome's items expanded at a time
-within ``bot.slack.blocks.item_sections``' own 46. Model- and user-written text (the request, the
-items) is plain_text or escaped, as on the basket messages.
+within ``bot.slack.basket_message.item_sections``' own 46. Model- and user-written text (the
+request, the items) is plain_text or escaped, as on the basket messages.
 """
 
 from __future__ import annotations
@@ -17,17 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .blocks import (
-    OPEN_ORDER,
-    Block,
-    asked_for,
-    context,
-    count,
-    escape,
-    item_sections,
-    plain,
-    slack_date,
-)
+from .basket_message import asked_for, item_sections
+from .blocks import OPEN_ORDER, Block, context, count, escape, plain, slack_date
 
 if TYPE_CHECKING:
     from bot.records.history import Ended
@@ -135,7 +126,7 @@ def home_view(
     settings: list[Block] | None = None,
 ) -> dict[str, Any]:
     """The Home tab: ``notice`` is ours (mrkdwn); ``settings`` the workspace's
-    (``bot.slack.settings_form.settings_rows``); everything else is built here."""
+    (``bot.slack.settings_summary.settings_rows``); everything else is built here."""
     blocks: list[Block] = [{"type": "header", "text": plain("Weekly shop", 150)}]
     if notice:
         blocks.append(_mrkdwn(notice))

@@ -5,7 +5,8 @@ Two verbs say who sees a message: ``post`` (everyone in the channel, or in a thr
 calls, new messages first and the answered basket's update last, so a process that dies between the
 two errs toward a repeat, never toward a loss. Every call returns whether Slack took it; a Slack
 failure is logged, never raised (the checkpoint is already written, and the receipt, which is
-written only when everything was shown, lets the next click repair the channel).
+written only when everything was shown, lets the next click repair the channel). What the
+basket's own message says (waiting, answered, retired) is built by ``bot.slack.basket_said``.
 """
 
 from __future__ import annotations
@@ -20,24 +21,11 @@ from slack_sdk.webhook import WebhookClient
 
 from workflow.engine.events import RequestInfoEvent
 
-from .blocks import (
-    Block,
-    Ref,
-    answered_blocks,
-    asked_for,
-    basket_blocks,
-    count,
-    escape,
-    expired_blocks,
-    people,
-    retired_blocks,
-    settled_blocks,
-    start_again_blocks,
-)
+from .basket_said import answered_message, asked_message, mark_ts, retired_message
+from .blocks import Block, escape, settled_blocks, start_again_blocks
 from .delivery import Delivered, Posted, Where
 from .order_said import order_text, ordered_blocks
 from .outcome import (
-    EXPIRED,
     RETIRED,
     Damaged,
     Outcome,
@@ -222,12 +210,8 @@ class Outbox:
             return
         basket = retired.basket
         if basket is not None:
-            blocks = retired_blocks(
-                round=basket.round, max_rounds=self.max_rounds, items=basket.items
-            )
-            self._update(
-                where.channel, retired.thread_ts, f"Basket {basket.round}: retired", blocks
-            )
+            text, blocks = retired_message(basket, self.max_rounds)
+            self._update(where.channel, retired.thread_ts, text, blocks)
 
     def _settle(self, channel: str, settle: Settle) -> bool:
         return self._update(channel, settle.ts, settle.text, settled_blocks(settle.text))
@@ -252,22 +236,7 @@ class Outbox:
         unchanged, given buttons for its new request (no new message: no round was used)."""
         basket = event.data
         log.info("posting basket %s (%s)", basket.round, report.written)
-        text = f"Basket {basket.round} of {self.max_rounds}: {count(len(basket.items))}"
-        blocks = basket_blocks(
-            round=basket.round,
-            max_rounds=self.max_rounds,
-            items=basket.items,
-            requested_by=report.requested_by,
-            request=report.request,
-            progress=report.progress,
-            ref=Ref(where.session_id, event.request_id),
-            approvals=report.approvals,
-            needed=report.needed,
-            uncounted=report.uncounted,
-            household=report.household,
-            held_until=report.held_until,
-            edited=report.edited,
-        )
+        text, blocks = asked_message(report, event, where.session_id, self.max_rounds)
         if ts is not None:
             if not self._update(where.channel, ts, text, blocks):
                 return None
@@ -286,47 +255,6 @@ class Outbox:
         mark = report.mark
         if mark is None:
             return True
-        said = f": {escape(mark.note)}" if mark.note else ""
-        basket = mark.basket
-        known = report.requested_by or report.request
-        asked = (
-            asked_for(report.requested_by, report.request, household=report.household)
-            if known
-            else None
-        )
         at = int(self.clock()) if mark.at is None else mark.at
-        if mark.verdict == EXPIRED:
-            return self._update(
-                channel,
-                mark.ts,
-                f"Basket {basket.round} of {self.max_rounds}: expired, nothing ordered",
-                expired_blocks(
-                    round=basket.round,
-                    max_rounds=self.max_rounds,
-                    items=basket.items,
-                    at=at,
-                    asked=asked,
-                ),
-            )
-        by = people(mark.approvals or [mark.by])
-        return self._update(
-            channel,
-            mark.ts,
-            f"Basket {basket.round} of {self.max_rounds}: {mark.verdict} by {by}" + said,
-            answered_blocks(
-                round=basket.round,
-                max_rounds=self.max_rounds,
-                items=basket.items,
-                verdict=mark.verdict,
-                user=mark.by,
-                at=at,
-                note=mark.note,
-                asked=asked,
-                approvals=mark.approvals,
-            ),
-        )
-
-
-def mark_ts(report: Report, event: RequestInfoEvent) -> str | None:
-    """The answered basket's message when ``event`` asks about it again unchanged, else None."""
-    return report.mark.ts if report.mark is not None and event is report.reasked else None
+        text, blocks = answered_message(report, mark, self.max_rounds, at)
+        return self._update(channel, mark.ts, text, blocks)

@@ -1,16 +1,18 @@
-"""The workspace's Settings modal, as Block Kit (pure functions of the settings).
+"""The workspace's Settings modal, as Block Kit (pure functions of the settings): the form an
+admin fills.
 
 One ``input`` block a setting, each pre-filled with the current value (``initial_users``,
 ``initial_value``, ``initial_option``, ``initial_options``, ``initial_time``,
-``initial_conversation``); a person who may not change them gets the same values as text, with
-no submit. A submission is read back by ``bot.slack.settings_submission``.
+``initial_conversation``), and what the form shows of a value it holds in other units
+(``shown_hours``, ``shown_days``…). A person who may not change them gets the same values as
+text, with no submit (``bot.slack.settings_summary``, which also draws the Home tab's Settings).
+A submission is read back by ``bot.slack.settings_submission``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
 from typing import Any
 
 from bot.records.weekly import DAYS
@@ -23,11 +25,9 @@ from bot.records.workspace_settings import (
     MAX_ROUNDS,
     WorkspaceSettings,
 )
-from bot.records.workspace_settings_store import Loaded
 from workflow.shop.household import MAX_AVOID, MAX_PEOPLE, MAX_STAPLES
 
-from .blocks import escape, plain
-from .order_form import order_line
+from .blocks import plain
 from .settings_ids import OPEN_SETTINGS, SETTINGS_MODAL, loading_modal
 
 __all__ = ["OPEN_SETTINGS", "SETTINGS_MODAL", "loading_modal"]
@@ -44,32 +44,11 @@ DAY_NAMES = dict(
     )
 )
 OFF = "off"
-MAX_LINE = 2900  # a line of the summary, escaped, in a section of at most 3,000 characters
 WHO_MAY = (
     "Workspace owners and admins, the person who added the app, and the household admins "
     "named below can change these."
 )
-AGAIN = (
-    "nothing can be ordered until an admin saves them again (the form starts from the defaults)."
-)
-TAMPERED = (
-    f":warning: The saved settings can't be read (changed outside the app, or damaged), so {AGAIN}"
-)
-ROLLED_BACK = (
-    ":warning: The saved settings are an older copy put back in place of the latest (changed "
-    f"outside the app), so {AGAIN}"
-)
-NEWER = (
-    ":warning: These settings were saved by a newer version of the app, so nothing can be "
-    "ordered until it is back."
-)
 Block = dict[str, Any]
-
-
-def problem_notice(loaded: Loaded | None) -> str:
-    """What the Home tab and the modal say when saved settings are not used ("" when fine)."""
-    problem = loaded.problem if loaded is not None else None
-    return {"tampered": TAMPERED, "newer": NEWER, "rolled-back": ROLLED_BACK}.get(problem or "", "")
 
 
 def _option(value: str, text: str) -> Block:
@@ -255,22 +234,6 @@ def settings_modal(
     }
 
 
-def read_only_modal(s: WorkspaceSettings, notice: str = "") -> Block:
-    """The values as text, no submit: for someone who may not change them."""
-    blocks: list[Block] = [
-        {"type": "section", "text": {"type": "mrkdwn", "text": line}} for line in summary(s)
-    ]
-    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": WHO_MAY}]})
-    if notice:
-        blocks.insert(0, {"type": "section", "text": {"type": "mrkdwn", "text": notice}})
-    return {
-        "type": "modal",
-        "title": plain("Weekly shop settings", 24),
-        "close": plain("Close", 24),
-        "blocks": blocks,
-    }
-
-
 def shown_hours(s: WorkspaceSettings) -> int:
     """What the form shows for the reminders' interval: whole hours (30 min shows as 0)."""
     return s.remind_after // HOUR
@@ -289,66 +252,3 @@ def shown_minutes(s: WorkspaceSettings) -> int:
 def shown_rounds(s: WorkspaceSettings) -> int:
     """What the form shows for the baskets a week: at most what it offers."""
     return min(s.rounds, MAX_ROUNDS)
-
-
-def _every(seconds: int) -> str:
-    return f"{seconds // HOUR} h" if seconds % HOUR == 0 else f"{seconds // 60} min"
-
-
-def summary(s: WorkspaceSettings, visible: Callable[[str], bool] = lambda _: False) -> list[str]:
-    """The settings as mrkdwn lines, each under a section's 3,000 characters (people's words
-    escaped, so they ping nobody). The weekly run's request is shown only to people
-    ``visible`` says are in its channel, as a waiting basket is."""
-    approvers = ", ".join(f"<@{u}>" for u in s.approvers) or "anyone in the channel"
-    needed = f" · {s.approvals_needed} approvals needed" if s.approvals_needed > 1 else ""
-    own = " · not their own baskets" if s.no_self_approval else ""
-    reminders = (
-        f"every {_every(s.remind_after)}, at most {s.max_reminders}"
-        if s.remind_after and s.max_reminders
-        else "none"
-    )
-    expiry = f"after {-(-s.expire_after // DAY)} days" if s.expire_after else "never"
-    undo = f"after a {shown_minutes(s)}-minute undo window" if s.order_delay else "at once"
-    run = s.weekly
-    weekly = "off"
-    if run is not None:
-        weekly = f"{DAY_NAMES[run.day]}s at {run.time} ({escape(run.timezone)}) in <#{run.channel}>"
-        if visible(run.channel):
-            weekly += f": {escape(run.request[:200])}"
-    home = escape(s.household.line()) if s.household.said else "not said"
-    admins = ", ".join(f"<@{u}>" for u in s.admins) or "none"
-    lines = [
-        f"*Approvers:* {approvers}{needed}{own} · up to {s.rounds} baskets a week",
-        f"*Reminders:* {reminders} · *expires* {expiry} · *ordered* {undo}",
-        *([order_line(s.orders)] if s.orders is not None else []),
-        f"*Weekly basket:* {weekly}",
-        f"*Household:* {home}",
-        f"*Household admins:* {admins}",
-    ]
-    return [line if len(line) <= MAX_LINE else line[: MAX_LINE - 1] + "…" for line in lines]
-
-
-def settings_rows(
-    s: WorkspaceSettings,
-    notice: str,
-    visible: Callable[[str], bool] = lambda _: False,
-    changes: int = 3,
-) -> list[Block]:
-    """The Home tab's settings: the values, the Settings button, and who changed what last
-    (the newest ``changes``); or, with a notice (ours: saved settings that can't be read), the
-    notice and the button, and no values (none are in force)."""
-    rows: list[Block] = [{"type": "section", "text": {"type": "mrkdwn", "text": "*Settings*"}}]
-    lines = [notice] if notice else summary(s, visible)
-    rows += [{"type": "section", "text": {"type": "mrkdwn", "text": line}} for line in lines]
-    button = {"type": "button", "text": plain("Settings", 75), "action_id": OPEN_SETTINGS}
-    rows.append(
-        {"type": "actions", "block_id": "settings", "elements": [{**button, "value": "open"}]}
-    )
-    if s.changes[:changes] and not notice:
-        lines = [
-            f"<!date^{c.at}^{{date_short_pretty}} {{time}}|{c.at}> <@{c.by}> changed "
-            f"{escape(c.what)}"
-            for c in s.changes[:changes]
-        ]
-        rows.append({"type": "context", "elements": [{"type": "mrkdwn", "text": "\n".join(lines)}]})
-    return rows

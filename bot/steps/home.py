@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.records.history import session_of
 from bot.slack.home_view import MAX_OUTCOMES, failed_view, home_view
-from bot.slack.settings_form import problem_notice, settings_rows
+from bot.slack.settings_summary import problem_notice, settings_rows
 from workflow.errors import StoreError
 
 from .rules import closed_text

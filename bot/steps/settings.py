@@ -61,8 +61,9 @@ from bot.records.workspace_settings import WorkspaceSettings
 from bot.records.workspace_settings_store import Loaded, S3WorkspaceSettings, SettingsChanged
 from bot.slack.order_form import KEY_BLOCKS, UNKNOWN, order_blocks
 from bot.slack.people import DEFAULT_TIMEZONE, Deadline, Person, answers_within
-from bot.slack.settings_form import NEWER, problem_notice, read_only_modal, settings_modal
+from bot.slack.settings_form import settings_modal
 from bot.slack.settings_submission import changed, etag_of, read_keys, read_settings
+from bot.slack.settings_summary import NEWER, problem_notice, read_only_modal
 from workflow.errors import StoreError
 
 from .settings_checks import CHECK_SECONDS, SLACK_DOWN, checked_url, slack_says

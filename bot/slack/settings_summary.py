@@ -1,0 +1,118 @@
+"""The workspace's settings as people read them (pure functions of the settings): the summary
+lines, the read-only modal for someone who may not change them, the Home tab's Settings rows,
+and what both say when saved settings are not used. The form an admin fills is
+``bot.slack.settings_form``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from bot.records.workspace_settings import DAY, HOUR, WorkspaceSettings
+from bot.records.workspace_settings_store import Loaded
+
+from .blocks import Block, escape, plain
+from .order_form import order_line
+from .settings_form import DAY_NAMES, WHO_MAY, shown_minutes
+from .settings_ids import OPEN_SETTINGS
+
+MAX_LINE = 2900  # a line of the summary, escaped, in a section of at most 3,000 characters
+AGAIN = (
+    "nothing can be ordered until an admin saves them again (the form starts from the defaults)."
+)
+TAMPERED = (
+    f":warning: The saved settings can't be read (changed outside the app, or damaged), so {AGAIN}"
+)
+ROLLED_BACK = (
+    ":warning: The saved settings are an older copy put back in place of the latest (changed "
+    f"outside the app), so {AGAIN}"
+)
+NEWER = (
+    ":warning: These settings were saved by a newer version of the app, so nothing can be "
+    "ordered until it is back."
+)
+
+
+def problem_notice(loaded: Loaded | None) -> str:
+    """What the Home tab and the modal say when saved settings are not used ("" when fine)."""
+    problem = loaded.problem if loaded is not None else None
+    return {"tampered": TAMPERED, "newer": NEWER, "rolled-back": ROLLED_BACK}.get(problem or "", "")
+
+
+def read_only_modal(s: WorkspaceSettings, notice: str = "") -> Block:
+    """The values as text, no submit: for someone who may not change them."""
+    blocks: list[Block] = [
+        {"type": "section", "text": {"type": "mrkdwn", "text": line}} for line in summary(s)
+    ]
+    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": WHO_MAY}]})
+    if notice:
+        blocks.insert(0, {"type": "section", "text": {"type": "mrkdwn", "text": notice}})
+    return {
+        "type": "modal",
+        "title": plain("Weekly shop settings", 24),
+        "close": plain("Close", 24),
+        "blocks": blocks,
+    }
+
+
+def _every(seconds: int) -> str:
+    return f"{seconds // HOUR} h" if seconds % HOUR == 0 else f"{seconds // 60} min"
+
+
+def summary(s: WorkspaceSettings, visible: Callable[[str], bool] = lambda _: False) -> list[str]:
+    """The settings as mrkdwn lines, each under a section's 3,000 characters (people's words
+    escaped, so they ping nobody). The weekly run's request is shown only to people
+    ``visible`` says are in its channel, as a waiting basket is."""
+    approvers = ", ".join(f"<@{u}>" for u in s.approvers) or "anyone in the channel"
+    needed = f" · {s.approvals_needed} approvals needed" if s.approvals_needed > 1 else ""
+    own = " · not their own baskets" if s.no_self_approval else ""
+    reminders = (
+        f"every {_every(s.remind_after)}, at most {s.max_reminders}"
+        if s.remind_after and s.max_reminders
+        else "none"
+    )
+    expiry = f"after {-(-s.expire_after // DAY)} days" if s.expire_after else "never"
+    undo = f"after a {shown_minutes(s)}-minute undo window" if s.order_delay else "at once"
+    run = s.weekly
+    weekly = "off"
+    if run is not None:
+        weekly = f"{DAY_NAMES[run.day]}s at {run.time} ({escape(run.timezone)}) in <#{run.channel}>"
+        if visible(run.channel):
+            weekly += f": {escape(run.request[:200])}"
+    home = escape(s.household.line()) if s.household.said else "not said"
+    admins = ", ".join(f"<@{u}>" for u in s.admins) or "none"
+    lines = [
+        f"*Approvers:* {approvers}{needed}{own} · up to {s.rounds} baskets a week",
+        f"*Reminders:* {reminders} · *expires* {expiry} · *ordered* {undo}",
+        *([order_line(s.orders)] if s.orders is not None else []),
+        f"*Weekly basket:* {weekly}",
+        f"*Household:* {home}",
+        f"*Household admins:* {admins}",
+    ]
+    return [line if len(line) <= MAX_LINE else line[: MAX_LINE - 1] + "…" for line in lines]
+
+
+def settings_rows(
+    s: WorkspaceSettings,
+    notice: str,
+    visible: Callable[[str], bool] = lambda _: False,
+    changes: int = 3,
+) -> list[Block]:
+    """The Home tab's settings: the values, the Settings button, and who changed what last
+    (the newest ``changes``); or, with a notice (ours: saved settings that can't be read), the
+    notice and the button, and no values (none are in force)."""
+    rows: list[Block] = [{"type": "section", "text": {"type": "mrkdwn", "text": "*Settings*"}}]
+    lines = [notice] if notice else summary(s, visible)
+    rows += [{"type": "section", "text": {"type": "mrkdwn", "text": line}} for line in lines]
+    button = {"type": "button", "text": plain("Settings", 75), "action_id": OPEN_SETTINGS}
+    rows.append(
+        {"type": "actions", "block_id": "settings", "elements": [{**button, "value": "open"}]}
+    )
+    if s.changes[:changes] and not notice:
+        lines = [
+            f"<!date^{c.at}^{{date_short_pretty}} {{time}}|{c.at}> <@{c.by}> changed "
+            f"{escape(c.what)}"
+            for c in s.changes[:changes]
+        ]
+        rows.append({"type": "context", "elements": [{"type": "mrkdwn", "text": "\n".join(lines)}]})
+    return rows
