@@ -312,7 +312,10 @@ def test_a_response_url_expires_after_30_minutes(
 ) -> None:
     event = ev.block_action(SECRET, action_id="a", value="v", response_url_base=slack.hooks_url)
     hook = WebhookClient(response_url_of(event))
-    slack.wall = lambda: time.time() + 30 * 60 + 1
+    # A response_url ages in real time (its issued time is real; the played clock, which moves
+    # the bot's and the fake's wall, does not age it): 30 minutes and a second pass.
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() + 30 * 60 + 1)
     answer = hook.send(text="too late")
     assert answer.status_code == 404 and json.loads(answer.body)["error"] == "expired_url"
     assert slack.ephemerals() == []
