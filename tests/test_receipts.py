@@ -78,9 +78,11 @@ def test_newest_waiting_reads_only_the_newest_receipts_and_counts_the_rest(
     found, unread = receipts.newest_waiting("T1", {"ended"}, 5)
     assert sorted(found) == [("new", _waiting("2.000001")), ("old", _waiting("1.000001"))]
     assert unread == 0
-    # Those written before ``since`` are not read, nor counted as unread. (The second "new"
-    # was written in: whatever the machine's load, the others are over a second older.)
-    found, unread = receipts.newest_waiting("T1", (), 5, since=float(int(before_new)))
+    # Those written at or before ``since`` are not read, nor counted as unread. The others were
+    # written over 1.1 s before "new": in S3's whole seconds, a second or more before the one
+    # "new" was written in; in memory's exact time, more than 1.05 s before it.
+    since = max(int(before_new) - 0.5, before_new - 1.05)
+    found, unread = receipts.newest_waiting("T1", (), 5, since=since)
     assert [session for session, _ in found] == ["new"] and unread == 0
 
 
