@@ -16,7 +16,8 @@ trigger (a reminder, an expiry) is one more. :func:`take_turn` runs a step like 
     5. Slack is told inside the lock (``Outbox.deliver``), new messages before the answered
        basket's update; around it the turn disarms an answered basket's timers and arms a
        posted one's (``BasketTimers``: the outbox only talks to Slack);
-    6. the receipt is written last, and only when the channel shows everything;
+    6. the receipt is written last, and only when the channel shows everything (a turn that
+       ended the session writes its outcome record instead: ``bot.steps.record``);
     7. the lock is released, however the steps above ended; a failure anywhere becomes the
        step's own short message (``Step.refused``), never an exception Bolt would swallow.
 
@@ -31,17 +32,16 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Protocol
 
 from bot.logs import log_context
 from bot.orders.place import OrderDesk
-from bot.records.history import Ended, History, Kind, record_name
-from bot.records.receipts import Receipts, Waiting, request_excerpt
+from bot.records.history import History
+from bot.records.receipts import Receipts
 from bot.records.timers import BasketTimers
 from bot.slack.delivery import Delivered, Where
 from bot.slack.outbox import Outbox
-from bot.slack.outcome import APPROVED, EXPIRED, Failed, Outcome, Report, Retired
+from bot.slack.outcome import Outcome, Report, Retired
 from workflow.engine.events import WorkflowEvent
 from workflow.engine.respond import lock_taken_by, open_session
 from workflow.engine.runner import Run, RunStatus
@@ -52,6 +52,7 @@ from workflow.persistence.lock import SessionLock
 from workflow.persistence.session import SessionCheckpoints
 
 from .order import place_order
+from .record import ended_name, record_turn
 
 log = logging.getLogger(__name__)
 
@@ -177,10 +178,12 @@ async def _when_free(sessions: Sessions, where: Where, step: Step) -> None:
                 result = await step.act(run, workflow, checkpoints)
                 if isinstance(result, Redelivered):
                     result = await catch_up(sessions, checkpoints, run, step, result)
-                ended = _ended_name(checkpoints)
+                ended = ended_name(checkpoints)
                 result = await place_order(sessions.orders, where, result, ended)
                 delivered = tell_slack(sessions, where, result)
-                await _record(sessions, checkpoints, where, result, delivered)
+                await record_turn(
+                    sessions.history, sessions.receipts, checkpoints, where, result, delivered
+                )
             return
         except SessionBusy as busy:
             own = lock_taken_by(busy) == step.owner and not step.patient
@@ -189,13 +192,6 @@ async def _when_free(sessions: Sessions, where: Where, step: Step) -> None:
             log.info("session busy (%s): waiting %.2f s", lock_taken_by(busy) or "?", pause)
         await asyncio.sleep(pause)
         pause = min(pause * 2, LOCK_POLL_MAX)
-
-
-def _ended_name(checkpoints: SessionCheckpoints) -> str:
-    """The name of the outcome record a turn that ends the session writes (its latest
-    checkpoint's time): what a Retry of its order reads back."""
-    latest = checkpoints.last
-    return "" if latest is None else record_name(checkpoints.session_id, latest.created_at)
 
 
 def tell_slack(sessions: Sessions, where: Where, outcome: Outcome) -> Delivered:
@@ -248,104 +244,3 @@ async def catch_up(
         log.error("finishing the saved run failed: %r", run.error)
         return step.failed(run.error)
     return step.caught_up(run, events or run.pending_events(), done)
-
-
-async def _record_failed(sessions: Sessions, where: Where, failed: Failed) -> None:
-    """A first basket that failed ends its session: kept as a ``failed`` outcome."""
-    now = datetime.now(UTC)
-    ended = Ended(
-        session=where.session_id,
-        checkpoint_id="",
-        kind="failed",
-        at=int(now.timestamp()),
-        answered_by="",
-        requested_by=failed.requested_by,
-        request=failed.request[:3000],
-        round=1,
-        items=[],
-        channel=where.channel,
-        ts="",
-    )
-    try:
-        await asyncio.to_thread(sessions.history.write, where.tenant, ended, now)
-    except StoreError as exc:
-        log.error("could not record the failed start: %s", exc)
-
-
-async def _record(
-    sessions: Sessions,
-    checkpoints: SessionCheckpoints,
-    where: Where,
-    outcome: Outcome,
-    delivered: Delivered,
-) -> None:
-    """After Slack was told: the receipt (which checkpoint the channel shows now, and the
-    basket it waits on, for the Home tab), when the channel shows all of it. A turn that ended
-    the session writes its outcome record instead, shown or not, which is its receipt from then
-    on once shown (one PUT either way: a later full show writes the same record again)."""
-    if isinstance(outcome, Failed):
-        await _record_failed(sessions, where, outcome)
-    latest = checkpoints.last
-    if latest is None:
-        return
-    tenant, session = checkpoints.tenant_id, checkpoints.session_id
-    ended = None
-    if isinstance(outcome, Report):
-        ended = ended_of(outcome, where, latest.checkpoint_id, shown=bool(delivered))
-    if ended is None and not delivered:
-        return
-    posted = delivered.posted
-    try:
-        if ended is not None:
-            await asyncio.to_thread(sessions.history.write, tenant, ended, latest.created_at)
-        else:
-            waiting = None
-            if posted and isinstance(outcome, Report):
-                last = posted[-1]
-                waiting = Waiting(
-                    request_id=last.request_id,
-                    channel=where.channel,
-                    ts=last.ts,
-                    round=last.round,
-                    requested_by=outcome.requested_by,
-                    posted_at=last.at,
-                    request=request_excerpt(outcome.request),
-                )
-            await asyncio.to_thread(
-                sessions.receipts.mark_shown, tenant, session, latest.checkpoint_id, waiting
-            )
-    except StoreError as exc:  # only costs a repost by the next click
-        log.error("could not record the shown checkpoint: %s", exc)
-
-
-def ended_of(report: Report, where: Where, checkpoint_id: str, *, shown: bool) -> Ended | None:
-    """The outcome record of a turn that ended its session (None for any other turn)."""
-    mark = report.mark
-    if not report.ended or mark is None:
-        return None
-    kinds: dict[str, Kind] = {APPROVED: "ordered", EXPIRED: "expired"}
-    return Ended(
-        session=where.session_id,
-        checkpoint_id=checkpoint_id,
-        kind=kinds.get(mark.verdict, "rejected"),
-        at=int(time.time()) if mark.at is None else mark.at,
-        answered_by=mark.by,
-        requested_by=report.requested_by,
-        request=report.request,
-        round=mark.basket.round,
-        items=mark.basket.to_json()["items"],
-        channel=where.channel,
-        ts=mark.ts,
-        shown=shown,
-        approved_by=mark.approvals if mark.verdict == APPROVED else (),
-        **_order_fields(report),
-    )
-
-
-def _order_fields(report: Report) -> dict[str, str]:
-    """What the outcome record keeps of the order: where it went, its link, its basket."""
-    order = report.order
-    if order is None or report.ordered is None:
-        return {}
-    url = "" if order.failed else order.url
-    return {"destination": order.destination, "order_url": url, "sha256": order.sha256}
