@@ -13,8 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.slack.outcome import NEWER
-from bot.steps.clicks import BROKEN
+from bot.slack.outcome import BROKEN, NEWER
 from tests.bad_input_kit import (
     FUZZ,
     paused_basket,

@@ -14,7 +14,7 @@ from bot.sandbox.anthropic_api import Reply
 from bot.sandbox.lambda_async import invoke_async
 from bot.sandbox.slack_requests import slash_command, with_bad_signature
 from bot.slack.blocks import START_AGAIN
-from bot.steps.clicks import BROKEN
+from bot.slack.outcome import BROKEN
 from tests.bot_kit import (
     CHANNEL,
     SECRET,

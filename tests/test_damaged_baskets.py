@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from bot.slack.blocks import START_AGAIN
-from bot.steps.clicks import BROKEN, STORE_DOWN
+from bot.slack.outcome import BROKEN, STORE_DOWN
 from bot.steps.start import ALREADY_AGAIN, NO_REQUEST
 from tests.bot_kit import World, context_text, header, objects, start_basket
 from tests.fault_kit import TENANT, ephemeral_texts, lock_keys, session_of, thread_texts

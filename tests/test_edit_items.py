@@ -27,8 +27,7 @@ from bot.slack import edit_form
 from bot.slack.blocks import Ref
 from bot.slack.edit_form import EDIT_MODAL, MAX_EDITABLE
 from bot.slack.modal import ModalTarget
-from bot.steps.clicks import EDIT_MADE, STALE_EDIT, edited_since
-from bot.steps.edit import EDITED_SINCE
+from bot.steps.edit import EDIT_MADE, EDITED_SINCE, STALE_EDIT, edited_since
 from tests.bot_kit import (
     CHANNEL,
     SECRET,
@@ -45,7 +44,7 @@ from tests.test_quorum import latest_doc, orders
 from workflow.shop import basket as shop_basket
 from workflow.shop import edit as shop_edit
 from workflow.shop.edit import EMPTY, edit_summary, edited_items
-from workflow.shop.graph import EDIT_BASKET
+from workflow.shop.executors import EDIT_BASKET
 
 
 def now(world: World, basket: dict[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from bench.common import Loopback
 from bench.load import Scenario, concurrent_clicks, concurrent_sessions
-from bot.steps.clicks import BUSY
+from bot.steps.click_said import BUSY
 from tests.bot_kit import World, header, objects
 from tests.fault_kit import TENANT, assert_chain_intact, lock_keys
 

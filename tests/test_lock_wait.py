@@ -14,7 +14,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from bot.steps.clicks import EDIT_NOT_SAVED, OWN_CLICK, edited_since
+from bot.steps.click_said import EDIT_NOT_SAVED, OWN_CLICK
+from bot.steps.edit import edited_since
 from tests.bot_kit import World, context_text, start_basket
 from tests.fault_kit import TENANT, ephemeral_texts, lock_keys, s3_of, session_of
 from tests.test_edit_items import open_edit, quantity, submit

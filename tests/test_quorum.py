@@ -23,12 +23,12 @@ from bot.records.history import S3History, history_prefix
 from bot.runtime import Runtime
 from bot.sandbox.anthropic_api import DEFAULT_BASKET, Reply
 from bot.settings import Settings, SettingsError
-from bot.steps.clicks import BUSY, counted_text
+from bot.steps.click_said import BUSY, counted_text
 from bot.steps.rules import Rules
 from tests.bot_kit import CHANNEL, World, change, context_text, header, objects, start_basket
 from tests.fault_kit import TENANT, ephemeral_texts, lock_keys, s3_of, session_of, thread_texts
 from workflow.persistence.s3_store import S3CheckpointStore
-from workflow.shop.graph import UNCHANGED
+from workflow.shop.executors import UNCHANGED
 from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
 
 LEASE = 1.0

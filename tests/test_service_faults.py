@@ -20,7 +20,8 @@ from bot.handler import cold_start
 from bot.runtime import Runtime
 from bot.sandbox.anthropic_api import Reply
 from bot.settings import Settings
-from bot.steps.clicks import BUSY, OWN_CLICK, STORE_DOWN
+from bot.slack.outcome import STORE_DOWN
+from bot.steps.click_said import BUSY, OWN_CLICK
 from tests.bot_kit import CHANNEL, World, change, context_text, objects, start_basket
 from tests.fault_kit import (
     S3Faults,

@@ -6,7 +6,8 @@ before anything is read; then the click is a :class:`bot.steps.turn.Step`: ``bot
 takes the session lock and resumes the latest checkpoint, :class:`Answer` checks the click
 against the pending request and the requester, and answers it with
 :func:`workflow.engine.respond.answer_pending`. Every refusal changes nothing and leaves no lock;
-the person sees a short reason.
+the person sees a short reason (``bot.steps.click_said``: what a redelivery, a failed run or a
+turn that could not be taken says).
 
 A quorum (``Rules.approvals_needed`` above 1): an approval carries everyone's so far, read from
 the checkpoint under the lock, and the rule at this click. One that leaves the basket short is
@@ -27,61 +28,27 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from bot.slack.blocks import slack_date
 from bot.slack.delivery import Where
-from bot.slack.outcome import (
-    APPROVED,
-    BROKEN,
-    NEWER,
-    STORE_DOWN,
-    Damaged,
-    Mark,
-    Outcome,
-    Post,
-    Report,
-    Retired,
-    Tell,
-    describe_failure,
-    held_text,
-    outputs_of,
-)
+from bot.slack.outcome import APPROVED, Mark, Outcome, Post, Report, Tell, held_text, outputs_of
 from bot.slack.payloads import GONE, Click, Kind
 from workflow.engine.events import WorkflowEvent
-from workflow.engine.respond import answer_pending, lock_taken_by
+from workflow.engine.respond import answer_pending
 from workflow.engine.runner import Run, RunStatus
 from workflow.engine.versions import WorkflowVersions
-from workflow.errors import (
-    CheckpointConflict,
-    CheckpointError,
-    CheckpointFromNewerVersion,
-    CheckpointNotFound,
-    InvalidIdentifier,
-    RequestAlreadyAnswered,
-    SessionBusy,
-    StoreError,
-    UnknownRequest,
-    WorkflowVersionRemoved,
-)
+from workflow.errors import RequestAlreadyAnswered
 from workflow.persistence.checkpoint import AnsweredRequest, PendingRequest
 from workflow.persistence.session import SessionCheckpoints
-from workflow.shop.basket import Basket, BasketDecision, Item, count
-from workflow.shop.graph import UNCHANGED, approvals_of, approved_since, held_of, shop_request
+from workflow.shop.basket import Basket, Item
+from workflow.shop.decision import BasketDecision
+from workflow.shop.executors import UNCHANGED
+from workflow.shop.graph import approvals_of, approved_since, held_of, shop_request
 
-from .edit import EDIT_MADE, STALE_EDIT, edited_by, edited_for, edited_since, same_edit
+from .click_said import told_counted, told_failed, told_refused, told_up_to_date
+from .edit import edited_by, edited_for, same_edit
 from .rules import Rules
 from .turn import Redelivered, Sessions, take_turn
 
-__all__ = [
-    "BROKEN",
-    "BUSY",
-    "GONE",
-    "OWN_CLICK",
-    "STORE_DOWN",
-    "Answer",
-    "Click",
-    "Kind",
-    "answer_click",
-]
+__all__ = ["GONE", "Answer", "Click", "Kind", "answer_click"]
 
 VERDICTS: dict[Kind, str] = {
     "approve": APPROVED,
@@ -91,35 +58,11 @@ VERDICTS: dict[Kind, str] = {
     "edit": "Edited",
 }
 
-BUSY = "Someone else is answering this basket right now."
-EDIT_NOT_SAVED = (
-    "Your edit wasn't saved: someone else was answering this basket all the while. "
-    "Press Edit items to make it again."
-)
-OWN_CLICK = "Your earlier click on this basket is still being answered: its answer will show here."
-WENT_WRONG = "Something went wrong answering that; nothing was ordered twice. Try again."
 UNPOSTED = "I couldn't post everything to Slack just now. Press a button above to try again."
 NOTHING_TO_UNDO = "There is nothing to undo: this basket is waiting for approval."
-TOO_LATE = "Too late to undo: this basket was ordered."
 # Said in the thread when an approver's Undo stops a held order (an output: plain text, so it
 # names nobody; who pressed it is in the basket's audit trail).
 UNDONE = "Undo pressed: nothing was ordered, and the basket waits for approval again."
-
-
-def counted_text(so_far: int, needed: int) -> str:
-    """What an approver who presses Approve again is told: it counts once."""
-    more = count(max(needed - so_far, 0), "more approval")
-    return f"Your approval of this basket is already counted ({so_far} of {needed}): {more} needed."
-
-
-@dataclass(frozen=True)
-class Counted(Redelivered):
-    """An approval from someone already counted for this basket: ``answered`` is their own
-    approval. Nothing is written; like any redelivery (Lambda's retry of their click), the turn
-    first shows the latest checkpoint if the channel is behind it."""
-
-    so_far: int = 0
-    needed: int = 1
 
 
 def verdict_of(decision: object) -> tuple[str, str]:
@@ -180,7 +123,7 @@ class Answer:
         approvals = self.rules.counting(approvals_of(run, request.data.round))
         needed = self.rules.quorum
         if click.kind == "approve" and click.user in approvals and len(approvals) < needed:
-            return self._counted(run, request, len(approvals), needed)
+            return told_counted(click, run, request.data.round, len(approvals), needed)
         asked = shop_request(run)
         requester = asked.requested_by if asked is not None else ""
         refusal = self.rules.may_give(click.kind, click.user, requester, request.data.round)
@@ -220,23 +163,6 @@ class Answer:
                     return pending
             return Redelivered(list(run.answered.values())[-1])  # what became of it since
         return Redelivered(done)
-
-    def _counted(
-        self, run: Run, request: PendingRequest, so_far: int, needed: int
-    ) -> Outcome | Redelivered:
-        """This person's approval of the basket is already counted: their own answer, so that
-        a retry of their click whose first attempt died before Slack was told catches up."""
-        round = request.data.round
-        for answered in reversed(run.answered.values()):
-            decision = answered.response
-            if (
-                answered.by == self.click.user
-                and isinstance(decision, BasketDecision)
-                and decision.approved
-                and decision.round == round
-            ):
-                return Counted(answered, so_far=so_far, needed=needed)
-        return Tell(self.click.user, counted_text(so_far, needed))
 
     def _decide(
         self, approvals: list[str], edited: list[Item] | None = None
@@ -305,25 +231,7 @@ class Answer:
         return tuple(user for user in given if not self.rules.counts(user))
 
     def up_to_date(self, done: Redelivered) -> Outcome:
-        if self.click.kind == "undo":
-            return Tell(self.click.user, TOO_LATE)
-        answered = done.answered
-        if answered is not None and same_edit(self.click, answered):
-            return Tell(self.click.user, EDIT_MADE)
-        if self.click.kind == "edit":
-            return Tell(self.click.user, STALE_EDIT)
-        decision = answered.response if answered is not None else None
-        if isinstance(decision, BasketDecision) and decision.edited and answered is not None:
-            return Tell(self.click.user, edited_since(answered.by))
-        if isinstance(done, Counted):
-            return Tell(self.click.user, counted_text(done.so_far, done.needed))
-        decision = done.answered.response if done.answered else None
-        if isinstance(decision, BasketDecision) and decision.expired_at is not None:
-            return Tell(self.click.user, expired_text(decision.expired_at))
-        by = done.answered.by if done.answered else ""
-        return Tell(
-            self.click.user, f"This basket was already answered{f' by <@{by}>' if by else ''}."
-        )
+        return told_up_to_date(self.click, done)
 
     def caught_up(self, run: Run, events: list[WorkflowEvent], done: Redelivered) -> Outcome:
         outputs = [] if run.pending_requests else [str(o) for o in run.outputs[-1:]]
@@ -345,40 +253,10 @@ class Answer:
         return self._report(events, outputs, run, mark)
 
     def failed(self, error: BaseException | None) -> Outcome:
-        reason = describe_failure(error)
-        text = f"<@{self.click.user}> Nothing changed: {reason}. The buttons above still work."
-        return Post(text, self.click.message_ts)
+        return told_failed(self.click, error)
 
     def refused(self, error: Exception) -> Outcome:
-        user, thread = self.click.user, self.click.message_ts
-        if isinstance(error, SessionBusy | CheckpointConflict) and self.click.kind == "edit":
-            return Tell(user, EDIT_NOT_SAVED)  # never lost silently: its modal has closed
-        if isinstance(error, SessionBusy) and lock_taken_by(error) == user:
-            return Tell(user, OWN_CLICK)  # a double click: the first one holds the lock
-        if isinstance(error, SessionBusy | CheckpointConflict):
-            return Tell(user, BUSY)  # (a conflict: another writer got there first)
-        if isinstance(error, UnknownRequest | CheckpointNotFound | InvalidIdentifier):
-            return Tell(user, GONE)
-        if isinstance(error, CheckpointFromNewerVersion):
-            return Tell(user, NEWER)
-        if isinstance(error, WorkflowVersionRemoved):
-            return self._retired(error)
-        if isinstance(error, CheckpointError):  # damaged (S3 itself down is StoreError)
-            return Damaged(BROKEN, thread, self.click.ref.to_value())
-        if isinstance(error, StoreError):
-            return Post(STORE_DOWN, thread)
-        return Post(WENT_WRONG, thread)
-
-    def _retired(self, removed: WorkflowVersionRemoved) -> Retired:
-        pending = removed.snapshot.requests.get(self.click.ref.request_id)
-        basket = pending.data if pending is not None else None
-        basket = basket if isinstance(basket, Basket) else None
-        return Retired(self.click.message_ts, self.click.ref.to_value(), basket)
-
-
-def expired_text(at: int) -> str:
-    """What a click on an expired basket is told: that it expired, and when."""
-    return f"This basket expired {slack_date(at)} because nobody answered it: nothing was ordered."
+        return told_refused(self.click, error)
 
 
 def _mark(
