@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from slack_bolt.adapter.aws_lambda.handler import to_bolt_request
 
 import bot.handler
-from bot.handler import GuardedRequestHandler
 from bot.listeners.app import build_app
+from bot.listeners.lambda_adapter import GuardedRequestHandler
 from bot.sandbox.slack_requests import http_event, view_submission
 from bot.slack.blocks import Ref
 from bot.slack.modal import modal_metadata

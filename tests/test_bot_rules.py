@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bot.handler import LazyRunFailed
+from bot.listeners.lambda_adapter import LazyRunFailed
 from bot.sandbox.anthropic_api import Reply
 from bot.sandbox.lambda_async import invoke_async
 from bot.sandbox.slack_requests import slash_command, with_bad_signature

@@ -6,11 +6,11 @@ with asynchronous invocation"): an invocation that raises is retried, up to twic
 *returns*, whatever it returns (a ``{"statusCode": 500}`` included), is a success and is never
 retried. After the last attempt the on-failure destination (the lost-runs queue, ``bot.steps.lost``)
 gets the invocation record. bolt-python's lazy runner catches what a lazy function raises and
-only logs "Failed to run an internal function"; ``bot.handler.LazyRunner`` keeps it for the
-handler to raise instead. Each trigger below meets one S3 failure that botocore's own retries
-did not absorb (raised from a botocore event hook, so no retry of botocore's sees it), played
-through :func:`bot.sandbox.lambda_async.invoke_async`, which the tests, the sandbox and the bench
-all deliver lazy runs with.
+only logs "Failed to run an internal function"; ``bot.listeners.lambda_adapter.LazyRunner``
+keeps it for the handler to raise instead. Each trigger below meets one S3 failure that
+botocore's own retries did not absorb (raised from a botocore event hook, so no retry of
+botocore's sees it), played through :func:`bot.sandbox.lambda_async.invoke_async`, which the
+tests, the sandbox and the bench all deliver lazy runs with.
 """
 
 from __future__ import annotations
