@@ -88,3 +88,11 @@ def option(value: str) -> dict[str, Any]:
 
 def text(value: str) -> dict[str, Any]:
     return {"value": value}
+
+
+def settle(world: World, *approvers: str, needed: int) -> None:
+    """Carol (an admin) saves ``approvers`` and ``needed`` approvals in the Settings modal."""
+    form = open_settings(world, "U0CAROL")
+    assert form is not None
+    answer = save(world, "U0CAROL", form, approvers=users(*approvers), approvals=number(needed))
+    assert answer == {}, answer

@@ -15,7 +15,7 @@ import pytest
 
 from tests.bot_kit import CHANNEL, World, context_text, start_basket
 from tests.fault_kit import ephemeral_texts, lock_keys, session_of, thread_texts
-from tests.settings_kit import number, open_settings, save, users
+from tests.settings_kit import settle
 from tests.test_quorum import latest_doc, shown
 
 
@@ -24,13 +24,6 @@ def carol(world: World) -> World:
     """Carol is a workspace admin: she saves the Settings."""
     world.slack.set_person("U0CAROL", is_admin=True, tz="Europe/London")
     return world
-
-
-def settle(world: World, *approvers: str, needed: int) -> None:
-    form = open_settings(world, "U0CAROL")
-    assert form is not None
-    answer = save(world, "U0CAROL", form, approvers=users(*approvers), approvals=number(needed))
-    assert answer == {}, answer
 
 
 def approve(world: World, user: str) -> dict[str, Any]:

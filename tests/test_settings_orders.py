@@ -213,23 +213,28 @@ def test_a_workspace_webhook_is_signed_with_the_workspace_secret(
 ) -> None:
     """The receiver knows only the secret typed in Settings; the delivery verifies with it."""
     with WebhookReceiver(secret="the-household-own-secret-42") as receiver:
-        carol.boot(**receiver.env)  # (its host pinned to 127.0.0.1, its CA trusted)
-        form = open_settings(carol, "U0CAROL")
-        assert form is not None
-        answer = save(
-            carol,
-            "U0CAROL",
-            form,
-            destination=option("webhook"),
-            webhook_url=text(receiver.url),
-            webhook_secret=text(receiver.secret),
-        )
-        assert answer == {}
-        basket = start_basket(carol)
-        carol.click(basket, "approve_basket", user="U0BOB")
-        carol.run_lazies()
-        assert order_reply(carol, basket)["text"] == "Ordered 10 items."
+        order_by_webhook(carol, receiver)
         assert sum(receiver.counts().values()) == 1 and receiver.refused == 0
+
+
+def order_by_webhook(carol: World, receiver: WebhookReceiver) -> None:
+    """Carol chooses the webhook (``receiver``'s URL and secret) and Bob's approve orders."""
+    carol.boot(**receiver.env)  # (its host pinned to 127.0.0.1, its CA trusted)
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    answer = save(
+        carol,
+        "U0CAROL",
+        form,
+        destination=option("webhook"),
+        webhook_url=text(receiver.url),
+        webhook_secret=text(receiver.secret),
+    )
+    assert answer == {}
+    basket = start_basket(carol)
+    carol.click(basket, "approve_basket", user="U0BOB")
+    carol.run_lazies()
+    assert order_reply(carol, basket)["text"] == "Ordered 10 items."
 
 
 def test_the_deploy_webhook_secret_never_signs_for_a_workspace_url(carol: World) -> None:
@@ -353,22 +358,7 @@ def test_with_botocore_at_debug_neither_key_reaches_a_log_line(carol: World, kms
         )
         assert saved == {}
         with receiver:
-            carol.boot(**receiver.env)  # (its host pinned to 127.0.0.1, its CA trusted)
-            form = open_settings(carol, "U0CAROL")
-            assert form is not None
-            answer = save(
-                carol,
-                "U0CAROL",
-                form,
-                destination=option("webhook"),
-                webhook_url=text(receiver.url),
-                webhook_secret=text(receiver.secret),
-            )
-            assert answer == {}
-            basket = start_basket(carol)
-            carol.click(basket, "approve_basket", user="U0BOB")
-            carol.run_lazies()
-            assert order_reply(carol, basket)["text"] == "Ordered 10 items."
+            order_by_webhook(carol, receiver)
     finally:
         logging.getLogger().removeHandler(handler)
         for name, level in levels.items():

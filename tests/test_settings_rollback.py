@@ -45,7 +45,7 @@ from bot.slack.settings_summary import ROLLED_BACK
 from bot.steps.rules import UNREADABLE
 from tests.bot_kit import SECRET, World, context_text, start_basket
 from tests.fault_kit import ephemeral_texts, lock_keys, thread_texts
-from tests.settings_kit import number, open_settings, save, users
+from tests.settings_kit import settle
 from workflow.errors import StoreError
 
 KEY = b"k" * 32
@@ -271,13 +271,6 @@ def carol(world: World) -> World:
     world.slack.set_person("U0CAROL", is_admin=True, tz="Europe/London")
     world.boot(WORKSPACE_SECRETS_PATH=PATH)
     return world
-
-
-def settle(world: World, *approvers: str, needed: int) -> None:
-    form = open_settings(world, "U0CAROL")
-    assert form is not None
-    answer = save(world, "U0CAROL", form, approvers=users(*approvers), approvals=number(needed))
-    assert answer == {}, answer
 
 
 def approve(world: World, user: str) -> dict[str, Any]:

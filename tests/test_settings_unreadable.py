@@ -37,7 +37,7 @@ from tests.fault_kit import (
     op,
     thread_texts,
 )
-from tests.settings_kit import number, open_settings, save, users
+from tests.settings_kit import number, open_settings, save, settle, users
 from tests.test_bot_channels import replies_to_commands
 from tests.test_edit_items import open_edit
 from tests.test_reminders import GROUP, ROLE, TARGET, at, fire, schedules, the_timer
@@ -52,13 +52,6 @@ def carol(world: World) -> World:
     """Carol is a workspace admin: she saves the Settings. Bob and Dave are members."""
     world.slack.set_person("U0CAROL", is_admin=True, tz="Europe/London")
     return world
-
-
-def settle(world: World, *approvers: str, needed: int) -> None:
-    form = open_settings(world, "U0CAROL")
-    assert form is not None
-    answer = save(world, "U0CAROL", form, approvers=users(*approvers), approvals=number(needed))
-    assert answer == {}, answer
 
 
 def raw(s3: Any, bucket: str) -> bytes:
