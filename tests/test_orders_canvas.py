@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
+from bot.orders.order import week_title
 from bot.records.history import Ended, history_prefix
 from bot.records.orders import orders_prefix
 from bot.sandbox.anthropic_api import Reply
@@ -250,3 +252,47 @@ def test_the_home_tabs_past_order_opens_its_list(world: World) -> None:
     (opened,) = [e for e in elements if e["text"]["text"] == "Open list"]
     assert opened["url"] == f"https://weekly-shop.slack.com/docs/T0TEAM/{canvas.canvas_id}"
     assert [e["text"]["text"] for e in elements][:2] == ["Open list", "Repeat this order"]
+
+
+def test_the_list_is_titled_with_the_week_the_dinners_are_for_and_no_internal_code(
+    world: World,
+) -> None:
+    """Approved on a Friday for dinners on Tuesday and Thursday (the issue's: Friday 4
+    December): the list is for the next week, not the week it was approved in; the channel's
+    tab says when it was approved, in words, with no reference code. (The played clock moves the
+    bot to the next Friday, whatever day the suite runs.)"""
+    today = datetime.now(UTC).date()
+    friday = today + timedelta(days=(4 - today.weekday()) % 7 or 7)
+    world.clock.reach(
+        datetime(friday.year, friday.month, friday.day, 17, 2, tzinfo=UTC).timestamp()
+    )
+    world.shop("spaghetti bolognese on Tuesday, chicken curry on Thursday")
+    world.run_lazies()
+    (basket,) = world.baskets()
+    approve(world, basket)
+    (canvas,) = canvases(world)
+    approved = datetime.fromtimestamp(world.clock(), UTC)
+    monday = friday + timedelta(days=3)
+    assert canvas.title == (
+        f"Shopping list · week of {monday.day} {monday:%B %Y} · approved "
+        f"{approved.day} {approved:%b %H:%M} UTC"
+    )
+    assert "#" not in canvas.title
+
+
+@pytest.mark.parametrize(
+    ("request_text", "week"),
+    [
+        ("tacos on Tuesday and soup on Thursday", "7 December 2026"),  # asked on a Friday
+        ("pasta on Friday", "30 November 2026"),  # today
+        ("tacos tomorrow", "30 November 2026"),  # Saturday
+        ("wed: soup, tues: pie", "7 December 2026"),
+        ("Mondays: pasta", "7 December 2026"),
+        ("sunflower oil and dinners this week", "30 November 2026"),  # no day named
+    ],
+)
+def test_the_week_is_the_first_dinner_day_named_on_or_after_the_approval(
+    request_text: str, week: str
+) -> None:
+    friday = int(datetime(2026, 12, 4, 17, 2, tzinfo=UTC).timestamp())
+    assert week_title(friday, request_text) == f"Shopping list · week of {week}"

@@ -13,17 +13,20 @@ become a link, ``#`` a heading, ``*`` emphasis, ``|`` a table, ``![](@U…)`` or
 mention, and a line break cannot start a new item (control characters become spaces).
 
 Once: ``canvases.create`` takes no idempotency key, and a process can die after Slack made the
-canvas and before the order record says so. So the canvas's title ends with the order's
-reference (``#<last 8 of its ID>``), and :meth:`CanvasDestination.find` looks for a canvas of
-that title in the channel made since the attempt started (``files.list``, scope ``files:read``,
-one call, only when an attempt's outcome is unknown); the order step adopts it instead of
-making a second one.
+canvas and before the order record says so. So the canvas's title ends with when the basket was
+approved (to the minute, UTC: words a person reads, no internal code), and
+:meth:`CanvasDestination.find` looks for a canvas of that title in the channel made since the
+attempt started (``files.list``, scope ``files:read``, one call, only when an attempt's outcome
+is unknown); the order step adopts it instead of making a second one. (Two baskets of one
+channel approved in the same minute, and one of them crashing at that point, could adopt the
+other's canvas: the title would then still be true of both.)
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from datetime import UTC, datetime
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -76,9 +79,13 @@ def checklist(order: Order) -> str:
 
 
 def title_of(order: Order) -> str:
-    """The canvas's title: the order's (the week), and its reference that :meth:`find` looks
-    for."""
-    return f"{order.title or week_title(order.approved_at)} · #{order.order_id[-8:]}"
+    """The canvas's title, as the channel's tab shows it: the week the dinners are for and when
+    the basket was approved ("Shopping list · week of 7 December 2026 · approved 4 Dec 17:02
+    UTC"), which :meth:`find` looks for. No internal reference: the approval's minute tells this
+    order from the channel's others."""
+    when = datetime.fromtimestamp(order.approved_at, UTC)
+    week = order.title or week_title(order.approved_at)
+    return f"{week} · approved {when.day} {when:%b %H:%M} UTC"
 
 
 def _refusal(exc: SlackApiError) -> DestinationRefused | DestinationDown:

@@ -20,9 +20,10 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Literal, Protocol
 
 from workflow.shop.basket import Item
@@ -56,9 +57,32 @@ class Order:
         return basket_sha256(self.lines)
 
 
-def week_title(at: int) -> str:
-    """``Shopping list · week of 7 December 2026``: the Monday of the week ``at`` (UTC) is in."""
+DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_DAYS = re.compile(
+    r"\b(mon|tue|wed|thu|fri|sat|sun)(?:day|sday|nesday|rsday|urday)?s?\b|\b(tomorrow)\b",
+    re.IGNORECASE,
+)
+
+
+def dinners_day(at: int, request: str = "") -> date:
+    """The first day the week's dinners are for: the first day named in ``request`` (a day of
+    the week, or "tomorrow") on or after the day of ``at`` (UTC); none named, that day. So a
+    basket approved on Friday 4 December for dinners "on Tuesday and Thursday" is for Tuesday 8."""
     day = datetime.fromtimestamp(at, UTC).date()
+    ahead = []
+    for found in _DAYS.finditer(request):
+        if found[2]:
+            ahead.append(1)
+            continue
+        named = next(i for i, name in enumerate(DAY_NAMES) if name.startswith(found[1].lower()))
+        ahead.append((named - day.weekday()) % 7)
+    return day.fromordinal(day.toordinal() + min(ahead, default=0))
+
+
+def week_title(at: int, request: str = "") -> str:
+    """``Shopping list · week of 7 December 2026``: the Monday of the week the dinners are for
+    (:func:`dinners_day`: the first day ``request`` names, from the day of ``at``)."""
+    day = dinners_day(at, request)
     monday = day.fromordinal(day.toordinal() - day.weekday())
     return f"Shopping list · week of {monday.day} {monday:%B %Y}"
 

@@ -28,17 +28,18 @@ log = logging.getLogger(__name__)
 DAMAGED = "its order record is damaged, so nothing more was sent"
 
 
-def order_of(report: Report, basket: Basket, where: Where) -> Order:
-    """The order a report approves: the basket as approved, who asked, who approved, when."""
+def order_of(report: Report, basket: Basket, where: Where, now: float | None = None) -> Order:
+    """The order a report approves: the basket as approved, who asked, who approved, when
+    (``now`` by the desk's clock, unless the mark says when)."""
     mark = report.mark
     assert mark is not None  # an ordered basket is an answered one
     approvers = mark.approvals or ((mark.by,) if mark.by else ())
-    at = int(time.time()) if mark.at is None else mark.at
+    at = int(time.time() if now is None else now) if mark.at is None else mark.at
     return Order(
         order_id=where.session_id,
         team=where.tenant,
         channel=where.channel,
-        title=week_title(at),
+        title=week_title(at, report.request),
         lines=tuple(basket.items),
         requested_by=report.requested_by,
         approved_by=tuple(approvers),
@@ -74,7 +75,7 @@ async def place_order(
     basket = outcome.ordered
     if basket is None:
         return outcome
-    order = order_of(outcome, basket, where)
+    order = order_of(outcome, basket, where, desk.clock())
     try:
         record = await asyncio.to_thread(desk.place, order)
     except OrderRecordDamaged as exc:

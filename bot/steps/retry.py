@@ -46,7 +46,7 @@ def order_of_ended(ended: Ended, where: Where) -> Order:
         order_id=ended.session,
         team=where.tenant,
         channel=ended.channel,
-        title=week_title(ended.at),
+        title=week_title(ended.at, ended.request),
         lines=tuple(basket.items),
         requested_by=ended.requested_by,
         approved_by=ended.approved_by or ((ended.answered_by,) if ended.answered_by else ()),
