@@ -14,7 +14,7 @@ from bot.sandbox.anthropic_api import FakeAnthropic, shorter_revisions
 from bot.sandbox.moto_server import client_of, moto_s3_server
 from workflow.persistence.folder_store import FolderCheckpointStore
 from workflow.persistence.s3_store import S3CheckpointStore
-from workflow.shop.console import SESSION, TENANT
+from workflow.shop.console import SENT_NOWHERE, SESSION, TENANT
 from workflow.shop.records import SHOP_RECORDS
 
 
@@ -63,7 +63,8 @@ def test_two_runs_in_two_processes_with_claude(tmp_path: Path, claude: FakeAnthr
     assert first.returncode == 0, first.stderr
     assert "[basket written] 10 items" in first.stdout
     # The week it shopped for, said first; the basket by aisle, as Slack shows it.
-    assert first.stdout.startswith("Shopping for: Dinners this week: chicken stir-fry on Monday")
+    assert first.stdout.startswith("No week given, so this is the example week")
+    assert "\nShopping for: Dinners this week: chicken stir-fry on Monday" in first.stdout
     assert "Basket 1 of 3:\n  Produce\n" in first.stdout
     assert "\n  Meat and fish\n    500 g chicken breast\n" in first.stdout
     assert first.stdout.rstrip().endswith("Waiting for approval. Run again to answer.")
@@ -74,7 +75,7 @@ def test_two_runs_in_two_processes_with_claude(tmp_path: Path, claude: FakeAnthr
     out = second.stdout
     assert out.index("Basket 1 of 3:") < out.index("Approve this basket? (y, n or a change)")
     assert "[basket revised] 7 items" in out and "Basket 2 of 3:" in out
-    assert out.rstrip().endswith("Ordered 7 items.")
+    assert out.rstrip().endswith("Ordered 7 items.\n" + SENT_NOWHERE)
     assert claude.message_calls == 2  # basket 1 came from the checkpoint, not a second call
 
     assert not list((tmp_path / "state" / "weekly-shop" / "checkpoints" / "local").glob("*/*"))
@@ -115,7 +116,8 @@ def test_a_decision_word_in_any_case_costs_no_model_call(
     assert claude.message_calls == 1
     answered = console(tmp_path, f"  {word} \n", env=env)
     assert answered.returncode == 0, answered.stderr
-    assert answered.stdout.rstrip().endswith(outcome)
+    said = outcome + ("\n" + SENT_NOWHERE if outcome.startswith("Ordered") else "")
+    assert answered.stdout.rstrip().endswith(said)
     assert "[basket revised]" not in answered.stdout
     assert claude.message_calls == 1  # a decision, not a change request
 
@@ -141,7 +143,7 @@ def test_the_last_basket_says_so_and_takes_no_change(tmp_path: Path) -> None:
     assert "Basket 3 of 3 — last one: approve or reject:" in out
     assert "This is the last basket, so it can't be changed: answer y or n." in out
     assert out.count("Approve this basket? (y or n: it is the last one)") == 2
-    assert out.rstrip().splitlines()[-1].startswith("Ordered ")
+    assert out.rstrip().splitlines()[-2].startswith("Ordered ")
 
 
 def test_the_last_basket_takes_the_decision_words_too(tmp_path: Path) -> None:
@@ -183,7 +185,7 @@ def test_the_store_can_be_s3(tmp_path: Path) -> None:
         assert any(k.startswith("team/local/s/weekly-shop/cp/") for k in keys)
         second = console(tmp_path, "y\n", "--store", "s3://shop-bucket/team/", env=aws)
         assert second.returncode == 0, second.stderr
-        assert second.stdout.rstrip().endswith("Ordered 15 items.")
+        assert second.stdout.rstrip().endswith("Ordered 15 items.\n" + SENT_NOWHERE)
         assert not list((tmp_path / "state" / "weekly-shop").glob("checkpoints"))
 
 
@@ -215,7 +217,7 @@ def test_new_discards_the_waiting_basket_once_confirmed_and_starts_the_week(
     assert folder_checkpoint_ids(tmp_path).isdisjoint(old)  # the old session's are gone
 
     answered = console(tmp_path, "y\n", env=env)  # the new week's basket is the one waiting
-    assert answered.stdout.rstrip().endswith("Ordered 10 items.")
+    assert answered.stdout.rstrip().endswith("Ordered 10 items.\n" + SENT_NOWHERE)
     assert claude.message_calls == 2
 
 
@@ -264,22 +266,61 @@ def test_new_works_on_an_s3_store(tmp_path: Path, claude: FakeAnthropic) -> None
         assert not list((tmp_path / "state" / "weekly-shop").glob("checkpoints"))
 
 
-def test_history_says_which_version_wrote_each_checkpoint(tmp_path: Path) -> None:
+def test_history_says_what_waits_and_with_verbose_what_wrote_each_checkpoint(
+    tmp_path: Path,
+) -> None:
+    """A summary in the household's words first (what waits, for which week); the engine's
+    terms (each checkpoint and what wrote it) only with --verbose."""
     assert console(tmp_path, None, "--history").stdout.endswith("No basket is waiting.\n")
     console(tmp_path, None, "pasta on Monday")
     lines = console(tmp_path, None, "--history").stdout.splitlines()
-    # No shopper banner (--history writes no basket), and whole checkpoint IDs: a UUIDv7's first
-    # 8 characters are its time in about minutes, the same for a week's checkpoints.
-    assert lines[0:2] == ["No week has ended yet.", "2 checkpoints in this week's session:"]
-    assert all(line.endswith("weekly-shop v4 · format 2 · record v2") for line in lines[2:])
-    assert {line.split()[3] for line in lines[2:]} == folder_checkpoint_ids(tmp_path)
+    # No shopper banner (--history writes no basket).
+    assert lines[0] == "No week has ended yet."
+    assert lines[1].startswith("Waiting for your answer: basket 1 of 3, ")
+    assert lines[1].endswith(" items, for: pasta on Monday. Run weekly-shop to answer it.")
+    assert len(lines) == 2 and "format 2" not in "\n".join(lines)
+    lines = console(tmp_path, None, "--history", "--verbose").stdout.splitlines()
+    # Whole checkpoint IDs: a UUIDv7's first 8 characters are its time in about minutes, the
+    # same for a week's checkpoints.
+    assert lines[2] == "2 checkpoints in this week's session:"
+    assert all(line.endswith("weekly-shop v4 · format 2 · record v2") for line in lines[3:])
+    assert {line.split()[3] for line in lines[3:]} == folder_checkpoint_ids(tmp_path)
 
     first = sorted((tmp_path / "state").rglob("*.ckpt"))[0]
     first.write_bytes(b"\x00 not a record")  # one damaged record does not hide the others
-    damaged = console(tmp_path, None, "--history")
+    damaged = console(tmp_path, None, "--history", "--verbose")
     assert damaged.returncode == 0, damaged.stderr
-    rows = damaged.stdout.splitlines()[2:]
+    rows = damaged.stdout.splitlines()[3:]
     assert rows[0].endswith("unreadable") and rows[1].endswith("· record v2")
+
+
+def test_a_new_week_typed_while_a_basket_waits_says_so_and_how_to_start_it(
+    tmp_path: Path,
+) -> None:
+    console(tmp_path, None, "pasta on Monday")
+    again = console(tmp_path, None, "tacos on Friday")
+    assert again.returncode == 0, again.stderr
+    assert (
+        'A basket is waiting for your answer, so "tacos on Friday" was not started. Answer '
+        'this one, or start the new week with: weekly-shop --new "tacos on Friday"'
+    ) in again.stdout
+    assert "Shopping for: tacos" not in again.stdout
+    same = console(tmp_path, None, "pasta on Monday")  # the waiting week itself: nothing to say
+    assert "was not started" not in same.stdout
+
+
+def test_no_week_given_says_it_is_the_example_and_an_order_says_where_it_went(
+    tmp_path: Path,
+) -> None:
+    first = console(tmp_path, None)
+    assert "offline shopper" in first.stdout.splitlines()[0]
+    assert first.stdout.splitlines()[1].startswith("No week given, so this is the example week")
+    done = console(tmp_path, "y\n")
+    assert "Ordered " in done.stdout
+    assert done.stdout.rstrip().endswith(
+        "The console sends the order nowhere: the basket above is your list. (The Slack bot "
+        "sends it to a canvas, Instacart or a webhook.)"
+    )
 
 
 def test_history_prints_the_last_weeks_outcomes_newest_first(tmp_path: Path) -> None:
@@ -319,7 +360,7 @@ def test_a_basket_of_a_retired_version_says_so_and_starts_the_same_week_on_reque
     out = again.stdout
     assert out.index("Start the same week again?") < out.index("[basket checked]")  # version 5
     assert out.index("Basket 1 of 3:") < out.index("Approve this basket?")
-    assert out.rstrip().endswith("Ordered 10 items.")
+    assert out.rstrip().endswith("Ordered 10 items.\n" + SENT_NOWHERE)
     assert "pasta on Monday" in str(claude.requests[-1])  # the same week's request
     assert claude.message_calls == 2
 
@@ -365,7 +406,7 @@ def test_offline_a_change_that_changes_nothing_is_said_and_asked_again(tmp_path:
     assert out.count("Basket 1 of 3:") == 2 and out.count("Basket 2 of 3:") == 1
     assert "Basket 3 of 3" not in out and "[basket revised]" in out
     assert "  500 g tomato passata" in out.split("Basket 2 of 3:")[1]  # no pizza in the week
-    assert out.rstrip().splitlines()[-1].startswith("Ordered ")
+    assert out.rstrip().splitlines()[-2].startswith("Ordered ")
 
 
 def test_offline_a_request_with_no_dinner_starts_nothing(tmp_path: Path) -> None:

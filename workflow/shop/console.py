@@ -5,10 +5,10 @@ from the latest checkpoint, shows the same basket without a model call and asks 
 input leaves the basket waiting. When the workflow ends, the session is deleted, so the next run
 starts a new week. A basket saved by a version of the graph that has since been removed says so
 and, if asked, starts the same week again. ``--new`` starts the given week even when a basket is
-waiting, once the person has agreed to discard it. ``--history`` prints the last weeks'
-outcomes (kept in an outcome log beside the checkpoints, ``workflow.shop.outcomes``), then the
-waiting session's checkpoints and what wrote each (the workflow's version, the document format,
-the record version).
+waiting, once the person has agreed to discard it; a week typed while a basket waits says so
+and how to start it. ``--history`` prints the last weeks' outcomes (kept in an outcome log beside
+the checkpoints, ``workflow.shop.outcomes``) and what waits now; with ``--verbose``, the waiting
+session's checkpoints and what wrote each (``workflow.shop.console_history``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import secrets
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
@@ -34,13 +33,13 @@ from workflow.engine.events import (
 )
 from workflow.engine.runner import Run, RunStatus
 from workflow.errors import WorkflowError, WorkflowVersionRemoved
-from workflow.persistence.checkpoint import written_with
 from workflow.persistence.folder_store import FolderCheckpointStore
 from workflow.persistence.session import SessionCheckpoints
 from workflow.persistence.signing import CheckpointSigner
 from workflow.persistence.store import CheckpointStore
 
 from .basket import Basket, ShopProgress, ShopRequest, aisle_groups
+from .console_history import history
 from .decision import APPROVE_WORDS, REJECT_WORDS, BasketDecision
 from .executors import UNCHANGED_STEP
 from .graph import DEFAULT_MAX_ROUNDS, shop_request, shop_versions
@@ -67,10 +66,19 @@ KEPT = "The retired basket is left as it is. Run again to start over."
 DISCARD = "A basket is waiting for approval. Discard it and start the new week? (y or n) "
 KEPT_WAITING = "The waiting basket is kept. Run again without --new to answer it."
 DISCARDED = "The waiting basket is discarded."
+EXAMPLE = 'No week given, so this is the example week (give yours: weekly-shop "tacos on Friday").'
+NEW_WEEK_WAITS = (
+    'A basket is waiting for your answer, so "{given}" was not started. Answer this one, or '
+    'start the new week with: weekly-shop --new "{given}"'
+)
+# The console places no order anywhere: what an approval ordered is the list it printed.
+SENT_NOWHERE = (
+    "The console sends the order nowhere: the basket above is your list. (The Slack bot sends "
+    "it to a canvas, Instacart or a webhook.)"
+)
 CONFIRM = ("y", "yes")  # what a yes-or-no question takes as yes; anything else, or none, is no
 
 
-LAST_OUTCOMES = 10
 
 
 def state_dir() -> Path:
@@ -138,10 +146,16 @@ class Console:
         return line
 
     async def run(
-        self, store: CheckpointStore, signer: CheckpointSigner, request: str, new: bool = False
+        self,
+        store: CheckpointStore,
+        signer: CheckpointSigner,
+        request: str,
+        new: bool = False,
+        given: bool = True,
     ) -> int:
         """Start the week, or answer the waiting basket; with ``new``, start the week even when
-        a basket is waiting (discarded once the person confirms). 1 when the run failed."""
+        a basket is waiting (discarded once the person confirms). ``given``: the week was typed
+        (not the example), so a waiting basket says it was not started. 1 when the run failed."""
         versions = shop_versions(self.shopper, self.max_rounds)
         checkpoints = SessionCheckpoints(store, signer, TENANT, SESSION)
         week = ShopRequest(text=request)
@@ -160,7 +174,12 @@ class Console:
             self.say(f"Shopping for: {week.text}")
             run = Run.start(versions, week, checkpoints)  # and the person is here to answer
         can_answer = run is not None
+        waiting_for = shop_request(run) if run is not None else None
+        if run is not None and given and (waiting_for is None or waiting_for.text != request):
+            self.say(NEW_WEEK_WAITS.format(given=request))
         if run is None:
+            if not given:
+                self.say(EXAMPLE)
             self.say(f"Shopping for: {week.text}")
             run = Run.start(versions, week, checkpoints)
         waiting = await self.watch(run, can_answer)
@@ -170,6 +189,8 @@ class Console:
             self.say(WAITING)
             return 0
         self.keep(run, outcome_log(store, signer))
+        if run.outputs and str(run.outputs[-1]).startswith("Ordered"):
+            self.say(SENT_NOWHERE)
         await checkpoints.discard()
         return 0
 
@@ -230,32 +251,6 @@ class Console:
                 print(f"Workflow error: {event.error}", file=sys.stderr)
         return False
 
-    def history(self, store: CheckpointStore, signer: CheckpointSigner) -> int:
-        """The last weeks' outcomes, newest first; then the waiting session's checkpoints,
-        oldest first, and what wrote each."""
-        outcomes = outcome_log(store, signer).newest(LAST_OUTCOMES)
-        self.say("Last outcomes:" if outcomes else "No week has ended yet.")
-        for o in outcomes:
-            at = datetime.fromtimestamp(o.at).isoformat(sep=" ", timespec="minutes")
-            asked = f"  {o.request[:60]}" + ("…" if len(o.request) > 60 else "")
-            self.say(f"  {at}  {o.said} (basket {o.round})" + (asked if o.request else ""))
-        infos = store.list(TENANT, SESSION)
-        if not infos:
-            self.say("No basket is waiting.")
-            return 0
-        self.say(f"{len(infos)} checkpoints in this week's session:")
-        for info in infos:
-            try:
-                record = store.read(TENANT, SESSION, info.checkpoint_id)
-            except WorkflowError:  # one bad record does not hide the others
-                wrote, version = "unreadable", ""
-            else:
-                wrote = "gone" if record is None else written_with(record.state)
-                version = "" if record is None else f" · record v{record.mac}"
-            at = info.created_at.isoformat(sep=" ", timespec="seconds")
-            self.say(f"  {info.sequence:>3}  {at}  {info.checkpoint_id}  {wrote}{version}")
-        return 0
-
 
 # What --help prints: plain text (the module docstring is reST, which argparse shows as is).
 DESCRIPTION = "The weekly shop in a terminal, one answer per run if need be."
@@ -268,7 +263,7 @@ EPILOG = (
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="weekly-shop", description=DESCRIPTION, epilog=EPILOG)
     parser.add_argument(
-        "request", nargs="?", default=EXAMPLE_WEEK, help="the week's dinners (default: an example)"
+        "request", nargs="?", default=None, help="the week's dinners (default: an example)"
     )
     parser.add_argument(
         "--store",
@@ -287,7 +282,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--history",
         action="store_true",
-        help="print the last weeks' outcomes, and the waiting basket's checkpoints",
+        help="print the last weeks' outcomes, and what waits now",
+    )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="with --history: also the waiting basket's checkpoints and what wrote each",
     )
     parser.add_argument(
         "--new",
@@ -295,6 +295,8 @@ def main(argv: list[str] | None = None) -> int:
         help="start the week even if a basket is waiting (asks before discarding it)",
     )
     args = parser.parse_args(argv)
+    given = args.request is not None
+    request = args.request if given else EXAMPLE_WEEK
     shopper = default_shopper()
     console = Console(shopper, sys.stdout, sys.stdin, args.max_rounds)
     if shopper.label != "Claude" and not args.history:  # --history writes no basket
@@ -302,8 +304,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with open_store(args.store) as store:
             if args.history:
-                return console.history(store, signing_key())
-            return asyncio.run(console.run(store, signing_key(), args.request, args.new))
+                checkpoints = SessionCheckpoints(store, signing_key(), TENANT, SESSION)
+                return asyncio.run(
+                    history(store, checkpoints, shopper, args.max_rounds, console.say, args.verbose)
+                )
+            return asyncio.run(console.run(store, signing_key(), request, args.new, given))
     except (WorkflowError, BotoCoreError, ClientError) as exc:
         print(f"weekly-shop: {exc}", file=sys.stderr)
         return 1
