@@ -39,7 +39,7 @@ from workflow.persistence.s3_keys import sibling_prefix
 from workflow.persistence.store import validate_id
 from workflow.persistence.values import AllFields, check_bool, check_int, check_str, fields_of
 
-from .receipts import check_link, check_slack_ids
+from .slack_shapes import check_link, check_slack_ids
 
 Kind = Literal["ordered", "rejected", "expired", "failed"]
 KINDS: tuple[Kind, ...] = ("ordered", "rejected", "expired", "failed")

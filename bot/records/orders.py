@@ -42,7 +42,7 @@ from workflow.persistence.s3_keys import sibling_prefix
 from workflow.persistence.store import validate_id
 from workflow.persistence.values import AllFields, check_bool, check_int, check_str
 
-from .receipts import check_link
+from .slack_shapes import check_link
 
 State = Literal["placing", "placed", "failed"]
 STATES: tuple[State, ...] = ("placing", "placed", "failed")

@@ -25,7 +25,6 @@ written only costs a repost later.
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Collection
@@ -40,6 +39,8 @@ from workflow.persistence.s3_client import create_marker, get_object, head_metad
 from workflow.persistence.s3_keys import S3Keys
 from workflow.persistence.store import validate_id
 from workflow.persistence.values import AllFields, check_int, check_str
+
+from .slack_shapes import check_slack_ids
 
 NAME = "shown"
 
@@ -73,28 +74,6 @@ class Waiting(AllFields):
 
 
 WAITING_FIELDS = tuple(name for name in Waiting.__dataclass_fields__ if name != "request")
-
-
-SLACK_USER = re.compile(r"^[UW][A-Z0-9]{2,20}$")
-SLACK_CHANNEL = re.compile(r"^[CDG][A-Z0-9]{2,20}$")
-SLACK_TS = re.compile(r"^\d{1,12}\.\d{6}$")
-
-
-def check_link(url: str, where: str) -> None:
-    """An order's link, as shown in Slack: ``https://``, or a local stand-in's own page
-    (``http://127.0.0.1:<port>/…``, the sandbox's Instacart)."""
-    if url and not url.startswith(("https://", "http://127.0.0.1:")):
-        raise ValueError(f"{where} must be an https URL")
-
-
-def check_slack_ids(where: str, *, user: str = "", channel: str = "", ts: str = "") -> None:
-    """Slack's own shapes for IDs read back from S3 before they go into mrkdwn or a link."""
-    if user and not SLACK_USER.fullmatch(user):
-        raise ValueError(f"{where}: not a Slack user ID")
-    if channel and not SLACK_CHANNEL.fullmatch(channel):
-        raise ValueError(f"{where}: not a Slack channel ID")
-    if ts and not SLACK_TS.fullmatch(ts):
-        raise ValueError(f"{where}: not a Slack message ts")
 
 
 def request_excerpt(request: str) -> str:

@@ -23,7 +23,7 @@ from workflow.persistence.values import (
 from workflow.shop.household import Household
 
 from .order_choice import OrderChoice
-from .receipts import check_slack_ids
+from .slack_shapes import check_slack_ids
 from .weekly import WeeklyRun
 
 MAX_APPROVERS = 50  # as many as APPROVER_IDS may name (and a quorum may count)
