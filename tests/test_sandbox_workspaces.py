@@ -133,12 +133,14 @@ def test_a_person_switches_workspace_and_adds_the_app_in_chromium() -> None:
         page.click("#add-to-slack")
         authorize = page.locator("#authorize")  # Slack's authorize page, as Slack shows it
         expect(authorize).to_contain_text("requesting permission", timeout=20000)
-        expect(authorize).to_contain_text("Garden club")
+        expect(authorize).to_contain_text("access the Garden club Slack workspace")
         expect(authorize).to_contain_text("chat:write")
         expect(page.locator("#install")).not_to_contain_text("/invite")  # not yet installed
         authorize.get_by_role("button", name="Allow").click()
         expect(page.locator("#install")).to_contain_text("/invite @weekly-shop", timeout=20000)
         expect(page.locator("#add-to-slack")).to_be_hidden()
+        page.click("#install-done")  # read: the banner goes (it stayed up before)
+        expect(page.locator("#install")).to_be_hidden()
         page.fill("#composer", "/shop tomato salad on Tuesday")
         page.press("#composer", "Enter")
         basket = page.locator(".message", has_text="tomato salad").last

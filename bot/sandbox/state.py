@@ -39,7 +39,7 @@ BOT_USER = "U0SHOPBOT"
 GARDEN_TEAM = "T0GARDEN"  # the second workspace with --workspaces many
 ALLOTMENT = "C0ALLOTMENT"  # its channel
 CLIENT_ID = "1000000001.2000000002"
-NAMES = {TEAM: "Sandbox workspace", GARDEN_TEAM: "Garden club"}
+NAMES = {TEAM: "Sandbox", GARDEN_TEAM: "Garden club"}  # "the Sandbox Slack workspace"
 FUNCTION_NAME = "weekly-shop-sandbox-slack"
 TIMER_GROUP = "weekly-shop-sandbox-baskets"
 

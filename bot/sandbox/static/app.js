@@ -535,13 +535,20 @@ function renderWorkspaces() {
   }
   select.value = team;
   $("#team-picker").hidden = all.length < 2;
-  $(".workspace").textContent = here ? here.name : "Sandbox workspace";
+  $(".workspace").textContent = here ? here.name : "Sandbox";
   const said = installPages[team];
   $("#install").hidden = !(here && !here.installed) && !said;
   $("#add-to-slack").hidden = !here || here.installed;
+  // Once installed, what the install page said stays until it is read and dismissed.
+  $("#install-done").hidden = !(here && here.installed && said);
   $("#install-text").textContent = said ||
     `Weekly shop is not installed in ${here ? here.name : "this workspace"}.`;
 }
+
+$("#install-done").addEventListener("click", () => {
+  delete installPages[team];
+  renderWorkspaces();
+});
 
 $("#team").addEventListener("change", (event) => {
   team = event.target.value;
@@ -570,8 +577,8 @@ function showAuthorize(asked) {
   const scopes = asked.scopes.map((s) => `<li><code>${esc(s)}</code></li>`).join("");
   showOverlay("authorize", `<div class="authorize" id="authorize" role="dialog"
       aria-label="Slack: allow ${esc(asked.app)}">
-    <h2>${esc(asked.app)} is requesting permission to access the ${esc(asked.workspace)} Slack
-      workspace</h2>
+    <h2>${esc(asked.app)} is requesting permission to access the ${esc(asked.workspace)}
+      Slack workspace</h2>
     <div>Signed in as ${esc(asked.user)}. What will ${esc(asked.app)} be able to do?</div>
     <ul>${scopes}</ul>
     <div class="buttons"><button id="authorize-cancel">Cancel</button>
