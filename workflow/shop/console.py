@@ -79,8 +79,6 @@ SENT_NOWHERE = (
 CONFIRM = ("y", "yes")  # what a yes-or-no question takes as yes; anything else, or none, is no
 
 
-
-
 def state_dir() -> Path:
     """``$XDG_STATE_HOME/weekly-shop``, else ``~/.local/state/weekly-shop``: never the cwd."""
     base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
