@@ -6,8 +6,9 @@ quantity, an optional unit of :data:`UNITS`, name). :data:`STAPLES` are things a
 that no dish uses, as much as is bought at once. :data:`AISLE_OF` says where every ingredient is
 found. Counted things are named in the plural; :meth:`Line.item` says "1 lemon" itself.
 
-Names are compared by :func:`name_key`: lower case, singular, no punctuation ("Tomatoes" is
-"tomato"), so "lasagna" finds "lasagne" only because the table lists both.
+Names are compared by :func:`workflow.shop.names.name_key`: lower case, singular, no
+punctuation ("Tomatoes" is "tomato"), so "lasagna" finds "lasagne" only because the table lists
+both.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from .basket import MAX_NOTE_LENGTH, MAX_QUANTITY, Item
+from .names import name_key, singular, words
 
 SERVINGS = 2  # every quantity below feeds this many
 
@@ -151,26 +153,6 @@ NUMBER_WORDS = (
     "seven", "eight", "nine", "ten", "eleven", "twelve",
 )  # fmt: skip
 _NUMBERS = {word: n for n, word in enumerate(NUMBER_WORDS)} | {"a": 1, "an": 1}
-
-
-def singular(word: str) -> str:
-    if len(word) <= 3 or word.endswith(("ss", "us", "is")):
-        return word
-    if word.endswith("ies"):
-        return word[:-3] + "y"
-    if word.endswith(("oes", "ches", "shes", "xes")):
-        return word[:-2]
-    return word[:-1] if word.endswith("s") else word
-
-
-def words(text: str) -> tuple[str, ...]:
-    """The words of ``text`` as they are compared: lower case, singular, no punctuation."""
-    plain = text.lower().replace("'", "").replace("’", "")
-    return tuple(singular(word) for word in re.findall(r"[a-z0-9]+", plain))
-
-
-def name_key(name: str) -> str:
-    return " ".join(words(name))
 
 
 def number(text: str) -> int | float | None:

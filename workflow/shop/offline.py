@@ -33,9 +33,10 @@ from collections import Counter
 from . import dishes as table
 from . import reading
 from .basket import MAX_ITEM_LENGTH, MAX_ITEMS, MAX_QUANTITY, Item
-from .dishes import KNOWN, SERVINGS, UNITS, Line, name_key, number, read_line, words
+from .dishes import KNOWN, SERVINGS, UNITS, Line, number, read_line
 from .errors import ShopperError
 from .household import Household
+from .names import name_key, words
 from .shopper import Brief, ClaudeShopper, Shopper, ShopperReply
 
 LABEL = (

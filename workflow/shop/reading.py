@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 
 from . import dishes as table
-from .dishes import KNOWN, SERVINGS, name_key, number, words
+from .dishes import KNOWN, SERVINGS, number
+from .names import name_key, words
 
 MAX_HOUSEHOLD = 20
 _NUMBER = "|".join((r"\d+", *table.NUMBER_WORDS[1:]))
