@@ -310,15 +310,15 @@ def test_the_body_is_json_a_receiver_can_read() -> None:
     assert json.loads(body_of(order()))["version"] == 1
 
 
-def test_the_readmes_receiver_check_accepts_a_delivery_and_refuses_a_forged_one() -> None:
-    """The ten lines README.md gives a receiver, run as written."""
+def test_the_documented_receiver_check_accepts_a_delivery_and_refuses_a_forged_one() -> None:
+    """The ten lines docs/orders.md gives a receiver, run as written."""
     import re
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    (snippet,) = re.findall(r"```python\n(import hashlib.*?)```", readme, flags=re.DOTALL)
+    page = (Path(__file__).resolve().parent.parent / "docs" / "orders.md").read_text()
+    (snippet,) = re.findall(r"```python\n(import hashlib.*?)```", page, flags=re.DOTALL)
     found: dict[str, object] = {}
-    exec(compile(snippet, "README.md", "exec"), found)  # noqa: S102 - our own README's code
+    exec(compile(snippet, "docs/orders.md", "exec"), found)  # noqa: S102 - our own docs' code
     check = found["is_weekly_shop"]
     body, now = body_of(order()), int(time.time())
     headers = {

@@ -14,7 +14,7 @@ so the document cannot carry its own proof of being the latest.
 What it costs: the store asks only when the document it reads changed (a new ETag, or gone),
 and at least every ``CHECK_EVERY`` seconds per workspace and container otherwise, never on the
 warm clicks between; a save writes it once, after the document. Without
-``WORKSPACE_SECRETS_PATH`` nothing is recorded and nothing is compared (README, Settings).
+``WORKSPACE_SECRETS_PATH`` nothing is recorded and nothing is compared (docs/in-slack.md, Settings).
 
 Errors: SSM failing is :class:`GenerationsDown` (a ``StoreError``, like S3 being down); a
 parameter that is not a whole number reads as 0 (so the document decides).
