@@ -25,7 +25,7 @@ from bot.sandbox.slack_events import event_callback
 from bot.sandbox.webhook_receiver import WebhookReceiver
 from bot.sandbox.world import CHANNEL
 from bot.slack.order_form import NO_KEYS_HERE
-from bot.steps.settings import CHANGED_MEANWHILE, KEY_ALONE, NO_KEY, NO_KEYS_KEPT, key_not_kept
+from bot.steps.settings import CHANGED_MEANWHILE, NO_KEY, NO_KEYS_KEPT, key_not_kept
 from tests.bot_kit import SECRET, World, objects, start_basket
 from tests.settings_kit import open_settings, option, save, text
 from tests.test_settings import saved
@@ -293,44 +293,6 @@ def test_ssm_down_when_settings_open_still_shows_the_form_and_says_it_could_not_
     assert form is not None and form["submit"]["text"] == "Save"
     hint = inputs(form)["instacart_key"]["hint"]["text"]
     assert hint.startswith("I couldn't check just now whether a key is saved")
-
-
-def test_a_save_with_a_key_sends_no_lazy_run_so_the_key_travels_nowhere_else(
-    carol: World, kms_key: str
-) -> None:
-    """Bolt's lazy run is the same submission sent to Lambda again as an event (and, failing
-    every retry, to the lost-runs queue): a save that carries a key has none. Such a save may
-    not change the weekly basket, which only the lazy run arranges."""
-    from bot.sandbox.slack_requests import view_submission
-    from bot.slack.settings_form import SETTINGS_MODAL
-    from tests.settings_kit import submitted
-
-    form = open_settings(carol, "U0CAROL")
-    assert form is not None
-    ack = carol.send(
-        view_submission(
-            SECRET,
-            callback_id=SETTINGS_MODAL,
-            private_metadata=form["private_metadata"],
-            values=submitted(form, instacart_key=text(KEY)),
-            user_id="U0CAROL",
-        )
-    )
-    assert ack["statusCode"] == 200 and not ack.get("body")  # saved: the modal closes
-    assert carol.lam.take() == []  # no lazy run: nothing else carries the key
-    assert ssm().get_parameter(Name=PARAMETER, WithDecryption=True)["Parameter"]["Value"] == KEY
-    again = open_settings(carol, "U0CAROL")
-    assert again is not None
-    answer = save(
-        carol,
-        "U0CAROL",
-        again,
-        instacart_key=text(KEY + "2"),
-        weekly_day=option("sat"),
-        weekly_channel={"selected_conversation": CHANNEL},
-        weekly_request=text("dinners for four"),
-    )
-    assert answer["errors"] == {"weekly_day": KEY_ALONE}
 
 
 def test_with_botocore_at_debug_neither_key_reaches_a_log_line(carol: World, kms_key: str) -> None:

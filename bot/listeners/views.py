@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from slack_bolt import Ack, App
+from slack_bolt import Ack, App, BoltContext
 
 from bot.runtime import Runtime
 from bot.slack.edit_form import EDIT_MODAL
@@ -53,10 +53,19 @@ def listen(app: App, rt: Runtime) -> None:
     app.view(EDIT_MODAL, matchers=[a_valid_edit])(ack=ack_edit, lazy=[run_edit])
     app.view(EDIT_MODAL)(ack_edit)
 
-    def ack_settings(ack: Ack, body: dict[str, Any]) -> None:
-        """Answered in the modal itself: saved (it closes), or why not (``bot.steps.settings``)."""
+    def ack_settings(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
+        """Answered in the modal itself: saved (it closes), or why not (``bot.steps.settings``).
+        The keys typed are stored here, in the ack, and the lazy run gets the submission
+        without them (``bot.listeners.keyless``)."""
         from bot.steps.settings import save_settings
 
+        from .keyless import without_keys
+
+        event = context.get("lambda_request")  # (None unless on Lambda: no lazy event then)
+        secret = rt.settings.slack_signing_secret.get_secret_value()
+        keyless = without_keys(event, secret) if isinstance(event, dict) else None
+        if keyless is not None:  # (a new dict in the context: the event itself is not changed)
+            context["lambda_request"] = keyless
         tenant, user = settings_submitter(body)
         if not tenant or not user:
             ack(response_action="errors", errors={"approvers": "This form could not be read."})
@@ -70,7 +79,8 @@ def listen(app: App, rt: Runtime) -> None:
             ack(**answer)
 
     def settle_settings(body: dict[str, Any]) -> None:
-        """After the ack: the weekly run's schedule as saved, and the saver's Home tab."""
+        """After the ack: the weekly run's schedule as saved, and the saver's Home tab, which
+        shows the new settings at once, whatever the save carried."""
         from bot.steps.home import publish_home
         from bot.steps.settings import settle
 
@@ -80,27 +90,7 @@ def listen(app: App, rt: Runtime) -> None:
             settle(here.settings_desk(), tenant, here.schedules.weekly)
             publish_home(here.home_tab, tenant, user)
 
-    # A save that carries a key (the Instacart API key, the webhook signing secret) has no lazy
-    # run: Bolt would send the whole submission, the key in it, to Lambda again as the lazy
-    # run's event (and, should it fail every retry, to the lost-runs queue). Such a save may
-    # not change the weekly run (bot.steps.settings), the one thing the lazy run arranges;
-    # the Home tab shows the change the next time it is opened.
-    app.view(SETTINGS_MODAL, matchers=[carries_no_key])(ack=ack_settings, lazy=[settle_settings])
-    app.view(SETTINGS_MODAL, matchers=[carries_a_key])(ack_settings)
-
-
-def carries_a_key(body: dict[str, Any]) -> bool:
-    """Whether a Settings submission has a key typed in (its keys' inputs not empty)."""
-    from bot.slack.settings_submission import read_keys
-
-    view = body.get("view")
-    state = view.get("state") if isinstance(view, dict) else None
-    typed, bad = read_keys(state.get("values") if isinstance(state, dict) else None)
-    return bool(typed or bad)
-
-
-def carries_no_key(body: dict[str, Any]) -> bool:
-    return not carries_a_key(body)
+    app.view(SETTINGS_MODAL)(ack=ack_settings, lazy=[settle_settings])
 
 
 def settings_submitter(body: dict[str, Any]) -> tuple[str, str]:

@@ -40,7 +40,8 @@ failing leaves, and says (the modal shows the saved values, on their new ETag)::
 
 The one ack that reads and writes S3 (two requests and three or four Web API calls, rare): the
 answer must be in the modal, and the modal waits for the ack. After it, a lazy run arranges the
-weekly run's schedule (``bot.records.weekly``) and publishes the Home tab again.
+weekly run's schedule (``bot.records.weekly``) and publishes the Home tab again, a save with a
+key included: that run gets the submission with the keys emptied (``bot.listeners.keyless``).
 """
 
 from __future__ import annotations
@@ -81,10 +82,6 @@ CHANGED_MEANWHILE = (
 STORE_DOWN = "I couldn't reach the settings store, so nothing was saved. Try again in a minute."
 NOT_READ = ":warning: I couldn't check with Slack who you are, so these are shown read-only."
 NO_KEY = "Enter the key: this workspace has none saved."
-KEY_ALONE = (
-    "A save with a new key cannot change the weekly basket too: save the key first, then the "
-    "weekly basket."
-)
 NO_KEYS_KEPT = "This deploy keeps no keys for a workspace (WORKSPACE_SECRETS_PATH is unset)."
 KEY_LABELS = {"instacart-api-key": "Instacart API key", "webhook-signing-secret": "webhook secret"}
 
@@ -275,8 +272,6 @@ def orders_say(
     found: dict[str, str] = {}
     if typed and desk.secrets is None:
         return {KEY_BLOCKS[name]: NO_KEYS_KEPT for name in typed}
-    if typed and wanted.weekly != current.weekly:  # (no lazy run to arrange it: views.py)
-        found["weekly_day"] = KEY_ALONE
     choice = wanted.orders
     if choice is None:
         return found

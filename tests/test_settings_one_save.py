@@ -1,0 +1,144 @@
+"""One Settings save does all it was given (issue 33, items 7 and 8): every problem of a
+submission is shown at once, a save with a key arranges the weekly basket too, the Home tab
+shows the new settings right after, and the key travels to no lazy run, log or lost-runs
+record.
+
+Through the real handler (signed ``view_submission`` events), moto (S3, SSM, KMS, Scheduler)
+and the fake Web API. Slack facts this relies on:
+
+- A ``view_submission`` is answered in the ack, within 3 seconds; an ack of
+  ``{"response_action": "errors", "errors": {<block_id>: <message>, ...}}`` keeps the modal open
+  with each message under its block, all of them at once (docs.slack.dev, "Handling and
+  responding to interactions"; bolt-js ``ViewErrorsResponseAction``: ``errors`` is an object
+  keyed by block ID).
+- Bolt's Lambda lazy runner invokes the function again, asynchronously, with the whole request
+  event as the payload (``LambdaLazyListenerRunner.start``: ``Payload=json.dumps(event)``), and
+  Lambda's on-failure destination puts that payload in the lost-runs record
+  (``requestPayload``): a key left in the submission would travel to both.
+- ``views.publish`` replaces a person's Home tab (a view of ``type: home``, at most 100 blocks,
+  ``private_metadata`` at most 3,000 characters).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from typing import Any
+
+import boto3
+import pytest
+
+from bot.sandbox.aws_events import lost_run_record
+from tests.bot_kit import CHANNEL, World
+from tests.settings_kit import open_settings, option, text
+from tests.test_reminders import GROUP, ROLE, TARGET
+from tests.test_settings import saved
+
+TENANT = "T0TEAM"
+PATH = "/weekly-shop/test/workspaces"
+KEY = "ic-dev-one-save-0123456789"
+PARAMETER = f"{PATH}/{TENANT}/instacart-api-key"
+WEEKLY = {
+    "weekly_day": option("sat"),
+    "weekly_time": {"selected_time": "09:30"},
+    "weekly_timezone": text("Europe/London"),
+    "weekly_channel": {"selected_conversation": CHANNEL},
+    "weekly_request": text("dinners for four, we have rice"),
+}
+
+
+@pytest.fixture
+def carol(world: World) -> World:
+    """Carol, a workspace admin; the workspaces' keys kept in SSM (moto's KMS); the weekly
+    run's schedule group in moto's Scheduler."""
+    world.slack.set_person("U0CAROL", is_admin=True, tz="Europe/London")
+    arn = str(boto3.client("kms").create_key(Description="weekly-shop keys")["KeyMetadata"]["Arn"])
+    boto3.client("scheduler", region_name="us-east-1").create_schedule_group(Name=GROUP)
+    world.boot(
+        WORKSPACE_SECRETS_PATH=PATH,
+        WORKSPACE_SECRETS_KEY=arn,
+        TIMER_GROUP=GROUP,
+        TIMER_TARGET_ARN=TARGET,
+        TIMER_ROLE_ARN=ROLE,
+    )
+    return world
+
+
+def weekly_schedules() -> list[dict[str, Any]]:
+    client = boto3.client("scheduler", region_name="us-east-1")
+    listed = client.list_schedules(GroupName=GROUP)["Schedules"]
+    return [client.get_schedule(Name=s["Name"], GroupName=GROUP) for s in listed]
+
+
+def submit(world: World, user: str, view: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    """:func:`tests.settings_kit.save`, keeping the lazy invocations for the test to read."""
+    from bot.sandbox.slack_requests import view_submission
+    from bot.slack.settings_form import SETTINGS_MODAL
+    from tests.bot_kit import SECRET
+    from tests.settings_kit import submitted
+
+    ack = world.send(
+        view_submission(
+            SECRET,
+            callback_id=SETTINGS_MODAL,
+            private_metadata=view["private_metadata"],
+            values=submitted(view, **changes),
+            user_id=user,
+        )
+    )
+    assert ack["statusCode"] == 200, ack
+    return json.loads(ack["body"]) if ack.get("body") else {}
+
+
+def test_one_save_keeps_the_key_arranges_the_weekly_basket_and_shows_it_on_home(
+    carol: World, s3: Any, bucket: str
+) -> None:
+    """Instacart chosen, its key typed and a weekly basket set, in one save: the key is in
+    SSM, the weekly schedule is armed, and Carol's Home tab (published by the save's lazy run,
+    through the fake ``views.publish``) shows the new settings without being opened again. The
+    lazy run's payload, and so the lost-runs record Lambda would write of it, has no key; its
+    body is signed again, so the lazy run and the lost-runs queue both still verify it."""
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    level, root.level = root.level, logging.DEBUG
+    try:
+        carol.open_home("U0CAROL")  # the tab as it was: the deploy's settings
+        form = open_settings(carol, "U0CAROL")
+        assert form is not None
+        answer = submit(
+            carol,
+            "U0CAROL",
+            form,
+            destination=option("instacart"),
+            instacart_key=text(KEY),
+            **WEEKLY,
+        )
+        assert answer == {}  # saved: the modal closes
+        lazies = carol.lam.take()
+        assert [i.payload["headers"]["x-slack-bolt-lazy-function-name"] for i in lazies] == [
+            "settle_settings"
+        ]
+        for lazy in lazies:
+            assert KEY not in json.dumps(lazy.payload)
+            assert KEY not in json.dumps(lost_run_record(lazy.payload))
+        responses = [carol.send(i.payload) for i in lazies]
+    finally:
+        root.removeHandler(handler)
+        root.level = level
+    assert [r["statusCode"] for r in responses] == [200]  # the re-signed body verified
+    assert KEY not in out.getvalue() and "settle_settings" in out.getvalue()
+    stored = boto3.client("ssm").get_parameter(Name=PARAMETER, WithDecryption=True)
+    assert stored["Parameter"]["Value"] == KEY
+    doc = saved(s3, bucket)
+    assert doc is not None and doc["settings"]["weekly"]["day"] == "sat"
+    assert doc["settings"]["orders"]["destination"] == "instacart"
+    (schedule,) = weekly_schedules()
+    assert schedule["ScheduleExpression"] == "cron(30 9 ? * SAT *)"
+    assert schedule["ScheduleExpressionTimezone"] == "Europe/London"
+    home = json.dumps(carol.slack.home("U0CAROL"))  # what views.publish last put there
+    assert "Saturdays at 09:30 (Europe/London)" in home
+    assert "an Instacart shopping-list page" in home
+    assert KEY not in home
