@@ -2,8 +2,8 @@
 
 Version 5 of the graph puts a ``check-basket`` executor between ``write-basket`` and the
 ``approve-basket`` port of version 4, the current one (it drops an item listed twice). A deploy
-that ships it declares what happens to baskets still waiting on version 3 (docs/changing-the-workflow.md, "Changing
-the workflow"):
+that ships it declares what happens to baskets still waiting on version 3
+(docs/changing-the-workflow.md):
 
     kept      version 4 stays beside version 5: waiting baskets finish on the graph they
               started on; new ones start on version 5
