@@ -20,7 +20,7 @@ import pytest
 
 from bot.slack.basket_message import basket_blocks
 from bot.slack.blocks import Ref
-from bot.steps.clicks import UNDONE
+from bot.steps.clicks import undone_text
 from bot.steps.rules import LAST_BASKET
 from tests.bot_kit import CHANNEL, World, context_text, header, objects
 from tests.compat.write_corpus import KEY, REQUESTER
@@ -46,7 +46,7 @@ PLANS: dict[str, list[tuple[str, str]]] = {
     "approved-by-one-of-two": [("approve_basket", "Ordered 5 items.")],
     # Approved by U0CAROL and held for the undo window: U0BOB's Undo, then his approval (no
     # timers here: it orders at once).
-    "held-for-undo": [("undo_order", UNDONE), ("approve_basket", "Ordered 5 items.")],
+    "held-for-undo": [("undo_order", undone_text("U0BOB")), ("approve_basket", "Ordered 5 items.")],
     # Edited by U0BOB with Edit items (its last item removed, oat milk added): approved as edited.
     "edited-by-hand": [("approve_basket", "Ordered 5 items.")],
 }

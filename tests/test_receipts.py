@@ -89,3 +89,49 @@ def test_newest_waiting_reads_only_the_newest_receipts_and_counts_the_rest(
 def test_a_receipt_that_names_no_basket_is_read_and_not_listed(receipts: Receipts) -> None:
     receipts.mark_shown("T1", "done", CP)
     assert receipts.newest_waiting("T1", (), 5) == ([], 0)
+
+
+def test_a_held_basket_says_until_when_and_by_whom(receipts: Receipts) -> None:
+    """Issue 33, 5: a basket approved and held for its undo window is read back as such (the
+    Home tab shows it approved, with its order time and Undo); one that waits reads as before."""
+    held = Waiting(
+        request_id="r1",
+        channel="C0SHOP",
+        ts="1.000001",
+        round=2,
+        requested_by="U0ALICE",
+        posted_at=100,
+        request="tacos on Friday",
+        held_until=220,
+        approved_by=("U0BOB", "U0CAROL"),
+    )
+    receipts.mark_shown("T1", "held", CP, held)
+    receipts.mark_shown("T1", "waits", CP, _waiting("1.000002"))
+    assert sorted(receipts.newest_waiting("T1", (), 5)[0]) == [
+        ("held", held),
+        ("waits", _waiting("1.000002")),
+    ]
+    assert receipts.basket("T1", "held") == held
+    assert receipts.basket("T1", "waits") == _waiting("1.000002")
+    assert receipts.basket("T1", "nothing") is None
+
+
+def test_a_receipt_written_before_the_undo_window_still_reads(s3: Any, bucket: str) -> None:
+    """A receipt as older code wrote it (no request excerpt, no held-until, no approved-by in
+    its metadata) names its basket, waiting; and a waiting basket's receipt written now holds
+    none of the held basket's metadata, so older code reading it finds what it always did."""
+    receipts = S3Receipts(bucket, SHOP_PREFIX, s3)
+    key = receipts.keys.beside("T1", "old", "shown")
+    older = {
+        "request-id": "r1",
+        "channel": "C0SHOP",
+        "ts": "1.000001",
+        "round": "1",
+        "requested-by": "U0ALICE",
+        "posted-at": "1",
+    }
+    s3.put_object(Bucket=bucket, Key=key, Body=CP.encode(), Metadata=older)
+    assert receipts.basket("T1", "old") == _waiting("1.000001")
+    receipts.mark_shown("T1", "new", CP, _waiting("1.000002"))
+    written = s3.head_object(Bucket=bucket, Key=receipts.keys.beside("T1", "new", "shown"))
+    assert set(written["Metadata"]) == {*older, "request"}

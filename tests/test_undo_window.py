@@ -95,7 +95,9 @@ def test_undo_returns_the_basket_to_waiting_and_the_approvals_start_again(held: 
     }
     assert "Approved by" not in context_text(now)
     (said,) = thread_texts(held, basket)
-    assert said == "Undo pressed: nothing was ordered, and the basket waits for approval again."
+    assert said == (
+        "Undo pressed by <@U0CAROL>: nothing was ordered, and the basket waits for approval again."
+    )
     _, timer = the_timer()  # the order timer went; the basket's first reminder is armed
     assert timer["kind"] == "remind"
     fire(held, payload)  # the order timer, had Scheduler already fired it: nothing
@@ -263,3 +265,50 @@ def test_an_order_timer_delivered_before_its_time_orders_nothing_and_is_armed_ag
     assert schedule["ScheduleExpression"] == at(due_at(payload))
     assert fire(held, payload) == {"fired": True, "kind": "order"}
     assert thread_texts(held, basket) == ["Ordered 10 items."]
+
+
+def test_a_held_basket_says_approved_and_keeps_its_approval_time_once_ordered(
+    held: World,
+) -> None:
+    """Issue 33, 5: the held basket says who approved it and when it is ordered, never
+    "waiting for an answer" beside it; once its order goes (the bot's clock two minutes on),
+    the answered basket shows when it was approved, not when the order went."""
+    before = int(held.clock())
+    basket, payload = approve_and_hold(held)
+    after = int(held.clock())
+    due = due_at(payload)
+    shown = json.dumps(basket["blocks"])
+    assert "waiting for an answer" not in shown
+    assert f"Approved by <@U0BOB> · ordering <!date^{due}^" in context_text(basket)
+    assert list(held.buttons(basket)) == ["undo_order"]
+    approved_at = json.loads(payload["weekly_shop_timer"])["posted_at"]
+    assert before <= approved_at <= after < due
+
+    fire(held, payload)
+    answered = context_text(basket_now(held, basket))
+    assert f"Approved by <@U0BOB> · <!date^{approved_at}^" in answered
+    assert f"<!date^{due}^" not in answered
+
+
+def test_an_order_timer_armed_by_older_code_still_orders(held: World) -> None:
+    """An order timer signed before it carried the approval time (its ``posted_at`` was its
+    ``at``) still orders; the answered basket shows the time the order went, as it did."""
+    from dataclasses import replace
+
+    from bot.records.timers import from_payload, to_payload
+
+    basket, payload = approve_and_hold(held)
+    key = held_timer_key()
+    timer = from_payload(payload, key)
+    older = to_payload(replace(timer, posted_at=timer.at), key)
+    assert fire(held, older) == {"fired": True, "kind": "order"}
+    assert thread_texts(held, basket) == ["Ordered 10 items."]
+    assert f"<!date^{timer.at}^" in context_text(basket_now(held, basket))
+
+
+def held_timer_key() -> bytes:
+    """The key the bot signs its timers with (the runtime's, as the handler built it)."""
+    from bot.handler import cold_start
+
+    rt, _ = cold_start()
+    return rt.records.lasting_key(b"weekly-shop timer v1")

@@ -1,7 +1,9 @@
 """The basket's buttons: Approve and Reject ack at once and answer in a lazy run
 (``bot.steps.clicks``); Change… opens its modal in the ack (the trigger ID lives about three
 seconds and works once); Edit items opens "Reading the basket…" in the ack and fills it in in a
-lazy run (``bot.steps.edit``); Start again starts a new session (``bot.steps.start``)."""
+lazy run (``bot.steps.edit``); Start again starts a new session (``bot.steps.start``). Undo on
+the Home tab is the held basket's Undo, pressed from there (``bot.steps.home.undo_from_home``):
+the same turn, and the tab published again with what became of it."""
 
 from __future__ import annotations
 
@@ -23,8 +25,9 @@ from bot.slack.blocks import (
     UNDO,
 )
 from bot.slack.edit_form import edit_view_id, loading_edit_modal, said_modal
+from bot.slack.home_view import HOME_UNDO, failed_view
 from bot.slack.modal import change_modal, modal_metadata
-from bot.slack.payloads import GONE, Click, Kind, click_from_action
+from bot.slack.payloads import GONE, Click, Kind, click_from_action, session_id_for
 from workflow.errors import StoreError
 
 log = logging.getLogger(__name__)
@@ -52,6 +55,39 @@ def run_click(rt: Runtime, click: Click) -> None:
 
 def ack_now(ack: Ack) -> None:
     ack()
+
+
+def undo_from_home(rt: Runtime, body: dict[str, Any]) -> None:
+    """A lazy run's work: a held basket's Undo pressed on the Home tab, answered as the
+    basket's own Undo (one turn of its session), then the tab again, saying what became of it."""
+    import asyncio
+    import dataclasses
+
+    from bot.steps.clicks import answer_click
+    from bot.steps.home import UNREADABLE, Told, after_undo, held_click, publish_home
+
+    (action, *_) = body.get("actions") or [{}]
+    said = [(body.get("team") or {}).get("id"), (body.get("user") or {}).get("id")]
+    said.append(action.get("value"))
+    if not all(isinstance(p, str) and p for p in said):
+        log.warning("malformed Undo click on the Home tab ignored")
+        return
+    tenant, who, value = (str(p) for p in said)
+    trigger = body.get("trigger_id") or action.get("action_ts")  # the same in every retry
+    delivery = session_id_for("interaction", trigger) if isinstance(trigger, str) else ""
+    try:
+        here = rt.configured(tenant)  # who may answer, as the workspace says now
+    except StoreError:
+        rt.for_workspace(tenant).web.views_publish(user_id=who, view=failed_view(UNREADABLE))
+        return
+    tab = here.home_tab
+    click = held_click(tab, tenant, who, value, delivery)
+    if isinstance(click, str):
+        publish_home(tab, tenant, who, notice=click)
+        return
+    told = Told(here.sessions.outbox, who)
+    asyncio.run(answer_click(dataclasses.replace(here.sessions, outbox=told), here.rules, click))
+    publish_home(tab, tenant, who, notice=after_undo(tab, click, told))
 
 
 def listen(app: App, rt: Runtime) -> None:
@@ -92,6 +128,11 @@ def listen(app: App, rt: Runtime) -> None:
     app.action(REJECT)(ack=ack_now, lazy=[lazy_click("reject")])
     app.action(UNDO)(ack=ack_now, lazy=[lazy_click("undo")])
     app.action(OPEN_ORDER)(ack_now)  # a link button: the browser opens the list
+
+    def run_home_undo(body: dict[str, Any]) -> None:
+        undo_from_home(rt, body)
+
+    app.action(HOME_UNDO)(ack=ack_now, lazy=[run_home_undo])
 
     def open_edit_form(ack: Ack, body: dict[str, Any]) -> None:
         """The modal opens in the ack, saying it reads the basket (the ack reads no S3): the

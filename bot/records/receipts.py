@@ -7,13 +7,14 @@ already done compares the receipt with the latest checkpoint: the same, and it i
 different, and it shows what the latest checkpoint holds, then writes the receipt
 (``bot.steps.turn.catch_up``).
 
-    Receipts           the seam: shown() and mark_shown(), first_reminder(), waiting() and
-                       newest_waiting(); all raise StoreError
+    Receipts           the seam: shown() and mark_shown(), first_reminder(), waiting(),
+                       newest_waiting() and basket(); all raise StoreError
     InMemoryReceipts   its twin, for tests
     S3Receipts         ``<prefix><tenant>/s/<session>/shown``, beside the session's checkpoints
 
-A receipt written when a basket was posted also says which basket waits (:class:`Waiting`: the
-message, its round, who asked, when), in the object's metadata (``x-amz-meta-*``), so the Home tab
+A receipt written when a basket was posted also says which basket waits (``bot.records.waiting``:
+the message, its round, who asked, when; or that it is approved and held for its undo window,
+until when, by whom), in the object's metadata (``x-amz-meta-*``), so the Home tab
 lists the waiting baskets with a HEAD of each receipt, never a checkpoint's payload
 (``waiting``), or of the newest few only (``newest_waiting``: a receipt is rewritten each time a
 basket is posted, so its LastModified, which a LIST gives for free, says which are newest); the
@@ -28,9 +29,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Collection
-from dataclasses import dataclass
 from typing import Any, Protocol
-from urllib.parse import quote, unquote
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -38,70 +37,12 @@ from workflow.errors import InvalidIdentifier
 from workflow.persistence.s3_client import create_marker, get_object, head_metadata, store_error
 from workflow.persistence.s3_keys import S3Keys
 from workflow.persistence.store import validate_id
-from workflow.persistence.values import AllFields, check_int, check_str
 
-from .slack_shapes import check_slack_ids
+from .waiting import MAX_NAMED, Waiting, metadata_of, request_excerpt, waiting_of
+
+__all__ = ["MAX_NAMED", "InMemoryReceipts", "Receipts", "S3Receipts", "Waiting", "request_excerpt"]
 
 NAME = "shown"
-
-
-MAX_REQUEST_EXCERPT = 80  # characters of the request a receipt keeps
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Waiting(AllFields):
-    """The basket a session waits on, as posted: where, which round, who asked, when."""
-
-    request_id: str
-    channel: str
-    ts: str
-    round: int
-    requested_by: str
-    posted_at: int  # epoch seconds
-    # The first words of what was asked (the person's own), so that two baskets waiting for
-    # one person differ on the Home tab. Older receipts have none.
-    request: str = ""
-
-    def __post_init__(self) -> None:
-        validate_id(self.request_id, "request ID")
-        check_str(self.channel, "Waiting.channel", min_length=1, max_length=64)
-        check_str(self.ts, "Waiting.ts", min_length=1, max_length=32)
-        check_int(self.round, "Waiting.round", ge=1)
-        check_str(self.requested_by, "Waiting.requested_by", max_length=64)
-        check_int(self.posted_at, "Waiting.posted_at", ge=0)
-        check_str(self.request, "Waiting.request", max_length=MAX_REQUEST_EXCERPT)
-        check_slack_ids("Waiting", user=self.requested_by, channel=self.channel, ts=self.ts)
-
-
-WAITING_FIELDS = tuple(name for name in Waiting.__dataclass_fields__ if name != "request")
-
-
-def request_excerpt(request: str) -> str:
-    """The first :data:`MAX_REQUEST_EXCERPT` characters of a request, for a receipt."""
-    return request[:MAX_REQUEST_EXCERPT]
-
-
-def _metadata(waiting: Waiting | None) -> dict[str, str]:
-    """User metadata is sent as HTTP headers, ASCII only and 2 KB in all (S3): the request's
-    words go percent-encoded (at most 80 characters, so under 1 KB encoded)."""
-    if waiting is None:
-        return {}
-    meta = {k.replace("_", "-"): str(v) for k, v in waiting.to_json().items()}
-    meta["request"] = quote(waiting.request, safe="")
-    return meta
-
-
-def _waiting(meta: dict[str, str]) -> Waiting | None:
-    """The waiting basket a receipt's metadata names (None: none, or not one we wrote)."""
-    data: dict[str, Any] = {name: meta.get(name.replace("_", "-")) for name in WAITING_FIELDS}
-    if any(v is None for v in data.values()):
-        return None
-    try:
-        data["round"], data["posted_at"] = int(data["round"]), int(data["posted_at"])
-        request = unquote(meta.get("request") or "", errors="strict")
-        return Waiting(**data, request=request)
-    except (ValueError, TypeError):
-        return None
 
 
 class Receipts(Protocol):
@@ -126,6 +67,11 @@ class Receipts(Protocol):
         """As ``waiting``, but reading only the ``limit`` newest receipts (by when they were
         written) of sessions not ``ended``, leaving out those written at or before ``since``
         (epoch seconds); and how many more receipts were left unread."""
+        ...
+
+    def basket(self, tenant_id: str, session_id: str) -> Waiting | None:
+        """The basket one session's receipt names (one HEAD), or None: what a button on the
+        Home tab acts on, read from our own record rather than from the button."""
         ...
 
     def forget(self, tenant_id: str, session_id: str) -> None:
@@ -160,6 +106,11 @@ class InMemoryReceipts:
             self._waiting.pop(key, None)
             if waiting is not None:
                 self._waiting[key] = waiting
+
+    def basket(self, tenant_id: str, session_id: str) -> Waiting | None:
+        key = (validate_id(tenant_id, "tenant ID"), validate_id(session_id, "session ID"))
+        with self._mutex:
+            return self._waiting.get(key)
 
     def forget(self, tenant_id: str, session_id: str) -> None:
         with self._mutex:
@@ -221,7 +172,7 @@ class S3Receipts:
                 Key=key,
                 Body=validate_id(checkpoint_id, "checkpoint ID").encode("ascii"),
                 ContentType="text/plain",
-                Metadata=_metadata(waiting),
+                Metadata=metadata_of(waiting),
                 ServerSideEncryption="AES256",
             )
         except (ClientError, BotoCoreError) as exc:
@@ -281,10 +232,16 @@ class S3Receipts:
             except InvalidIdentifier:  # not a folder this app made
                 continue
             meta = head_metadata(self.s3, self.bucket, key, "receipt")
-            waiting = None if meta is None else _waiting(meta)
+            waiting = None if meta is None else waiting_of(meta)
             if waiting is not None:
                 out.append((session, waiting))
         return out
+
+    def basket(self, tenant_id: str, session_id: str) -> Waiting | None:
+        meta = head_metadata(
+            self.s3, self.bucket, self.keys.beside(tenant_id, session_id, NAME), "receipt"
+        )
+        return None if meta is None else waiting_of(meta)
 
     def forget(self, tenant_id: str, session_id: str) -> None:
         """The session waits on nothing any more (a retired basket): its receipt goes."""

@@ -73,9 +73,9 @@ class Plan:
 @dataclass(frozen=True)
 class Timer:
     """One firing: which basket (tenant, session, request; its channel and message), what kind,
-    the reminder's number (0 for the expiry), when it was due, when the basket was posted, which
-    of the basket's two schedule names it has, and how often it was armed again after Lambda
-    gave up on it."""
+    the reminder's number (0 for the expiry), when it was due, when the basket was posted (an
+    order timer's: when it was posted held, its approval), which of the basket's two schedule
+    names it has, and how often it was armed again after Lambda gave up on it."""
 
     tenant: str
     session: str
@@ -262,14 +262,24 @@ class BasketTimers:
             log.error("could not delete the basket's timer: %s", exc)
 
     def arm_order(
-        self, tenant: str, session: str, channel: str, request_id: str, ts: str, at: int
+        self,
+        tenant: str,
+        session: str,
+        channel: str,
+        request_id: str,
+        ts: str,
+        at: int,
+        approved_at: int | None = None,
     ) -> None:
-        """A held approval's timer: its order goes when it fires (``bot.steps.reminders``).
-        Raises TimerError: without it the basket would wait for nothing, so the turn fails and
-        the next delivery, which catches the channel up, arms it again."""
+        """A held approval's timer: its order goes when it fires (``bot.steps.reminders``). Its
+        ``posted_at`` is when the held basket was posted, ``approved_at``: the answered basket
+        keeps its approval's time, not the order's. Raises TimerError: without it the basket
+        would wait for nothing, so the turn fails and the next delivery, which catches the
+        channel up, arms it again."""
         if self.timers is None:
             return
-        self.timers.arm(Timer(tenant, session, request_id, channel, ts, "order", 0, at, at))
+        posted = at if approved_at is None else approved_at
+        self.timers.arm(Timer(tenant, session, request_id, channel, ts, "order", 0, at, posted))
 
     def arm(
         self, tenant: str, session: str, channel: str, request_id: str, ts: str, posted_at: int

@@ -44,6 +44,7 @@ def sessions_of(rt: Runtime) -> Sessions:
         history=records.history,
         timers=BasketTimers(rt.schedules.timers),
         orders=rt.orders.desk,
+        clock=rt.clock,
     )
 
 

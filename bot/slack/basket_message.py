@@ -164,7 +164,8 @@ def basket_blocks(
     and how (``edited``: a user ID and the summary), who has approved it so far (when it needs
     more than one), Approve / Reject / Change… / Edit items; the last basket says so and offers
     no change (Edit items still: it uses no round). One approved and held for its undo window
-    (``held_until``) says when it will be ordered, and offers Undo only."""
+    (``held_until``) says who approved it and when it will be ordered, not how the shopper is
+    getting on ("waiting for an answer" would contradict it), and offers Undo only."""
     value = ref.to_value()
     last = round >= max_rounds
     title = f"Basket {round} of {max_rounds}" + (" — last one: approve or reject" if last else "")
@@ -172,7 +173,7 @@ def basket_blocks(
         return [
             {"type": "header", "text": plain(f"Basket {round} of {max_rounds}", 150)},
             *item_sections(items),
-            asked_for(requested_by, request, progress, household),
+            asked_for(requested_by, request, household=household),
             context(f"Approved by {people(approvals)} · ordering {slack_date(held_until)}"),
             {
                 "type": "actions",

@@ -2,14 +2,16 @@
 
     Weekly shop
     [a notice, after a button: "Posted the same order again in #shop."]
+    Approved, about to be ordered    baskets held for their undo window: who approved, when, when
+                                     the order goes, Undo (``HOME_UNDO``) and a link to the message
     Waiting for an answer            newest first, each with Open (a link to its message)
     Last outcomes                    newest first: Ordered / Rejected / Expired, how many items,
                                      who answered, when; Show items; Repeat this order
 
 A Home tab holds at most 100 blocks (Block Kit's view limit, which the fake Web API checks): at
-most ``MAX_WAITING`` + 2 × ``MAX_OUTCOMES`` rows, and one outcome's items expanded at a time
-within ``bot.slack.basket_message.item_sections``' own 46. Model- and user-written text (the
-request, the items) is plain_text or escaped, as on the basket messages.
+most ``MAX_WAITING`` baskets, held or waiting, and 2 × ``MAX_OUTCOMES`` rows, and one outcome's
+items expanded at a time within ``bot.slack.basket_message.item_sections``' own 46. Model- and
+user-written text (the request, the items) is plain_text or escaped, as on the basket messages.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .basket_message import asked_for, item_sections
-from .blocks import OPEN_ORDER, Block, context, count, escape, plain, slack_date
+from .blocks import OPEN_ORDER, Block, Ref, context, count, escape, people, plain, slack_date
 
 if TYPE_CHECKING:
     from bot.records.history import Ended
@@ -28,6 +30,7 @@ SHOW_ITEMS = "home_show_items"
 HIDE_ITEMS = "home_hide_items"
 REPEAT = "home_repeat"
 OPEN = "home_open"  # a link button: Slack still sends the click, which is acked and ignored
+HOME_UNDO = "home_undo_order"  # a held basket's Undo, from the Home tab (``bot.steps.home``)
 MAX_WAITING = 10
 MAX_OUTCOMES = 10
 KIND_WORDS = {
@@ -55,29 +58,64 @@ def _button(text: str, action_id: str, value: str = "", **extra: Any) -> Block:
 def waiting_rows(
     waiting: list[tuple[str, Waiting]], unread: int, max_rounds: int, times: Times, link: Link
 ) -> list[Block]:
-    """The waiting baskets read, and a line for older ones: those read but not shown, and
-    ``unread`` sessions not read at all. Those are only said to exist, never counted: they may
-    be in channels the viewer is not in, and their number is those channels' business."""
-    if not waiting and not unread:
-        return [context("Nothing is waiting. Type `/shop` and the week's dinners in a channel.")]
-    rows = []
-    for _, basket in waiting[:MAX_WAITING]:
+    """The baskets read, held ones first under their own heading, and a line for older ones:
+    those read but not shown, and ``unread`` sessions not read at all. Those are only said to
+    exist, never counted: they may be in channels the viewer is not in, and their number is
+    those channels' business."""
+    shown = waiting[:MAX_WAITING]
+    held = [w for w in shown if w[1].held_until]
+    rows = [_mrkdwn("*Approved, about to be ordered*")] if held else []
+    for session, basket in held:
+        rows += _held_row(session, basket, max_rounds, link)
+    rows.append(_mrkdwn("*Waiting for an answer*"))
+    asked = [w for w in shown if not w[1].held_until]
+    if not asked and not unread and len(waiting) <= MAX_WAITING:
+        rows.append(
+            context("Nothing is waiting. Type `/shop` and the week's dinners in a channel.")
+        )
+    for _, basket in asked:
         remind, expires = times(basket.posted_at)
         when = [f"posted {slack_date(basket.posted_at)}"]
         when += [f"next reminder {slack_date(remind)}"] if remind else []
         when += [f"expires {slack_date(expires)}"] if expires else []
-        who = f" for <@{basket.requested_by}>" if basket.requested_by else ""
-        row = _mrkdwn(f"*Basket {basket.round} of {max_rounds}*{who}\n" + " · ".join(when))
+        row = _mrkdwn(f"{_basket_of(basket, max_rounds)}\n" + " · ".join(when))
         row["accessory"] = _button("Open", OPEN, url=link(basket.channel, basket.ts))
-        rows.append(row)
-        if basket.request:  # the person's words, as typed (plain_text: it cannot ping)
-            words = {"type": "plain_text", "text": basket.request, "emoji": False}
-            rows.append({"type": "context", "elements": [words]})
+        rows += [row, *_request_of(basket)]
     if unread:
         rows.append(context("…and older ones, not read here: they are in their channels."))
     elif len(waiting) > MAX_WAITING:
         rows.append(context(f"…and {len(waiting) - MAX_WAITING} older ones, not shown here."))
     return rows
+
+
+def _basket_of(basket: Waiting, max_rounds: int) -> str:
+    who = f" for <@{basket.requested_by}>" if basket.requested_by else ""
+    return f"*Basket {basket.round} of {max_rounds}*{who}"
+
+
+def _request_of(basket: Waiting) -> list[Block]:
+    """What was asked, as typed (plain_text: it cannot ping), when the receipt kept it."""
+    if not basket.request:
+        return []
+    words = {"type": "plain_text", "text": basket.request, "emoji": False}
+    return [{"type": "context", "elements": [words]}]
+
+
+def _held_row(session: str, basket: Waiting, max_rounds: int, link: Link) -> list[Block]:
+    """A basket approved and held for its undo window: who approved it and when, when its
+    order goes, a link to its message, and Undo (bound to the session and its request; the
+    channel and message are read from the receipt when it is pressed, not from the button)."""
+    by = f" by {people(basket.approved_by)}" if basket.approved_by else ""
+    opened = f"<{link(basket.channel, basket.ts)}|Open>"
+    approved = f"*Approved*{by} {slack_date(basket.posted_at)}"
+    text = (
+        f"{_basket_of(basket, max_rounds)} · {opened}\n{approved}"
+        f" · ordering {slack_date(basket.held_until)} unless someone presses Undo"
+    )
+    row = _mrkdwn(text)
+    value = Ref(session, basket.request_id).to_value()
+    row["accessory"] = _button("Undo", HOME_UNDO, value=value, style="danger")
+    return [row, *_request_of(basket)]
 
 
 OPEN_LIST = {"canvas": "Open list", "instacart": "Open in Instacart"}
@@ -130,8 +168,7 @@ def home_view(
     blocks: list[Block] = [{"type": "header", "text": plain("Weekly shop", 150)}]
     if notice:
         blocks.append(_mrkdwn(notice))
-    rows = waiting_rows(waiting, unread, max_rounds, times, link)
-    blocks += [_mrkdwn("*Waiting for an answer*"), *rows]
+    blocks += waiting_rows(waiting, unread, max_rounds, times, link)
     blocks += [{"type": "divider"}, _mrkdwn("*Last outcomes*"), *outcome_rows(outcomes, expanded)]
     if settings:
         blocks += [{"type": "divider"}, *settings]

@@ -167,7 +167,8 @@ class Outbox:
         return Delivered(False)
 
     def _show(self, where: Where, report: Report) -> Delivered:
-        shown = all([self._post_output(where, report, text) for text in report.outputs])
+        ours = [self.post(where.channel, text, report.thread_ts) for text in report.said]
+        shown = all([*ours, *(self._post_output(where, report, text) for text in report.outputs)])
         posted: list[Posted | None] = []
         reasked = report.reasked
         if shown:

@@ -155,6 +155,9 @@ class Report:
     # Who last edited the basket asked about by hand, and what they changed (Edit items):
     # shown on it ("Basket 1 · edited by @bob: −pizza dough, milk 1 → 2 l").
     edited: tuple[str, str] | None = None
+    # Our own lines for the thread, before the outputs: mrkdwn whose mentions we built from
+    # IDs Slack gave ("Undo pressed by @carol: …"), never model or user text.
+    said: tuple[str, ...] = ()
 
     @property
     def baskets(self) -> list[RequestInfoEvent]:

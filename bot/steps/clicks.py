@@ -48,7 +48,7 @@ from .edit import edited_by, edited_for, same_edit
 from .rules import Rules
 from .turn import Redelivered, Sessions, take_turn
 
-__all__ = ["GONE", "Answer", "Click", "Kind", "answer_click"]
+__all__ = ["GONE", "Answer", "Click", "Kind", "answer_click", "undone_text"]
 
 VERDICTS: dict[Kind, str] = {
     "approve": APPROVED,
@@ -60,9 +60,14 @@ VERDICTS: dict[Kind, str] = {
 
 UNPOSTED = "I couldn't post everything to Slack just now. Press a button above to try again."
 NOTHING_TO_UNDO = "There is nothing to undo: this basket is waiting for approval."
-# Said in the thread when an approver's Undo stops a held order (an output: plain text, so it
-# names nobody; who pressed it is in the basket's audit trail).
-UNDONE = "Undo pressed: nothing was ordered, and the basket waits for approval again."
+
+
+def undone_text(user: str) -> str:
+    """Said in the thread when an approver's Undo stops a held order: who pressed it (a mention
+    of the ID Slack gave with the click: ours, so it goes as mrkdwn, ``Report.said``)."""
+    return (
+        f"Undo pressed by <@{user}>: nothing was ordered, and the basket waits for approval again."
+    )
 
 
 def verdict_of(decision: object) -> tuple[str, str]:
@@ -70,6 +75,8 @@ def verdict_of(decision: object) -> tuple[str, str]:
     if isinstance(decision, BasketDecision):
         if decision.expired_at is not None:
             return "Expired", ""
+        if decision.undo:
+            return VERDICTS["undo"], ""
         if decision.edited:
             return VERDICTS["edit"], ""
         if decision.approved:
@@ -85,6 +92,7 @@ class Answer:
 
     click: Click
     rules: Rules
+    clock: Callable[[], float] = time.time  # the bot's: an approval is held from its now
 
     @property
     def owner(self) -> str:
@@ -187,7 +195,7 @@ class Answer:
             )
             hold = self.rules.hold_seconds
             if approved and decision.quorum_reached and hold > 0:  # the undo window
-                return replace(decision, hold_until=int(time.time()) + hold)
+                return replace(decision, hold_until=int(self.clock()) + hold)
             return decision
 
         return decide
@@ -219,7 +227,7 @@ class Answer:
         if changed and report.reasked is not None:  # said in the thread; it keeps its buttons
             report = replace(report, outputs=[UNCHANGED, *outputs])
         if mark is not None and mark.verdict == VERDICTS["undo"]:
-            report = replace(report, outputs=[UNDONE, *outputs])
+            report = replace(report, said=(undone_text(mark.by),))
         return report
 
     def _uncounted(self, run: Run) -> tuple[str, ...]:
@@ -291,4 +299,4 @@ async def answer_click(sessions: Sessions, rules: Rules, click: Click) -> None:
         sessions.outbox.tell(click.channel, click.user, refusal)
         return
     where = Where(click.tenant, click.ref.session_id, click.channel)
-    await take_turn(sessions, where, Answer(click, rules))
+    await take_turn(sessions, where, Answer(click, rules, sessions.clock))

@@ -15,6 +15,12 @@ so a workspace with 500 past outcomes costs what one with 1 costs, and one with 
 waiting what one with 20 costs (the tab says older ones were not read). A failed first basket
 never appeared in its channel: only the person who asked for it sees it among the outcomes.
 
+Undo, on a basket approved and held for its undo window, is that basket's own Undo: the session
+and request come from the button, the channel and message from the session's receipt (never
+from the button), only a member of that channel may press it, and it is one turn of the session
+under its lock (``bot.steps.clicks``), refused as on the basket once the order went. What the
+basket's button would tell the person in the channel is said on their Home tab instead.
+
 Show items and Hide items publish it again with one outcome's items open. Repeat this order
 starts a new session in the order's channel whose basket 1 is that order again, through the
 normal turn (lock, approvers, reminders), without a model call: its shopper hands back the
@@ -34,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.records.history import session_of
 from bot.slack.home_view import MAX_OUTCOMES, failed_view, home_view
+from bot.slack.outbox import Outbox
 from bot.slack.settings_summary import problem_notice, settings_rows
 from workflow.errors import StoreError
 
@@ -48,7 +55,7 @@ if TYPE_CHECKING:
     from bot.records.workspace_settings import WorkspaceSettings
     from bot.records.workspace_settings_store import Loaded
     from bot.settings import Settings
-    from bot.slack.outbox import Outbox
+    from bot.slack.payloads import Click
     from workflow.persistence.store import CheckpointStore
     from workflow.shop.shopper import Brief, ShopperReply
 
@@ -233,3 +240,64 @@ def repeat_order(rt: HomeTab, tenant: str, user: str, name: str) -> str:
     )
     asyncio.run(start_session(sessions, Where(tenant, session_id, ended.channel), request))
     return f"Posted the same order again in <#{ended.channel}>."
+
+
+GONE_FROM_HOME = "That basket is no longer waiting to be ordered, so there was nothing to undo."
+
+
+def undone_here(channel: str) -> str:
+    return f"Undone: nothing was ordered, and the basket waits for approval again in <#{channel}>."
+
+
+def not_undone(channel: str) -> str:
+    return f"The basket was not undone: what happened is in its thread in <#{channel}>."
+
+
+def held_click(rt: HomeTab, tenant: str, user: str, value: str, delivery: str) -> Click | str:
+    """The Undo click a held basket's Home tab button (``value``: its session and request)
+    stands for, on the basket's own message as its receipt names it; or what the tab says
+    instead. The listener answers it as the basket's own Undo (``bot.steps.clicks``), through
+    :class:`Told`."""
+    from bot.slack.blocks import Ref
+    from bot.slack.payloads import Click
+
+    ref = Ref.from_value(value)
+    try:
+        held = None if ref is None else rt.receipts.basket(tenant, ref.session_id)
+    except (StoreError, ValueError) as exc:  # (ValueError: not an ID of ours)
+        log.info("Undo from the Home tab: %s", type(exc).__name__)
+        return GONE_FROM_HOME if isinstance(exc, ValueError) else UNREADABLE
+    if ref is None or held is None or held.request_id != ref.request_id or not held.held_until:
+        return GONE_FROM_HOME
+    if not Visible(rt, user)(held.channel):  # not theirs to see, so not theirs to undo
+        return GONE_FROM_HOME
+    return Click(tenant, user, held.channel, held.ts, ref, "undo", delivery=delivery)
+
+
+def after_undo(rt: HomeTab, click: Click, told: Told) -> str:
+    """What the tab says once the Undo's turn is over: what the basket's button would have
+    told the person ("Too late to undo: …"), else what the receipt the turn wrote says."""
+    if told.said:
+        return "\n".join(told.said)
+    try:
+        now = rt.receipts.basket(click.tenant, click.ref.session_id)
+    except StoreError:
+        now = None
+    undone = now is not None and not now.held_until
+    return undone_here(click.channel) if undone else not_undone(click.channel)
+
+
+class Told(Outbox):
+    """The session's outbox, but what it would tell ``user`` alone in the channel is kept for
+    their Home tab, where they pressed."""
+
+    def __init__(self, outbox: Outbox, user: str) -> None:
+        super().__init__(outbox.web, outbox.max_rounds, outbox.clock)
+        self.user = user
+        self.said: list[str] = []
+
+    def tell(self, channel: str, user: str, mrkdwn: str) -> bool:
+        if user != self.user:
+            return super().tell(channel, user, mrkdwn)
+        self.said.append(mrkdwn)
+        return True

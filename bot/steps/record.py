@@ -1,7 +1,8 @@
 """What a turn writes once Slack was told: its receipt, or its outcome record (turn, line 6).
 
 When the channel shows all of a turn, its receipt says which checkpoint it shows and which basket
-waits (``bot.records.receipts``, for the next redelivery and the Home tab). A turn that ended its
+waits, or is approved and held for its undo window, by whom, until when (``bot.records.receipts``,
+for the next redelivery and the Home tab). A turn that ended its
 session writes its outcome record instead (``bot.records.history``), shown or not: once shown,
 that record is its receipt (``bot.steps.turn.catch_up`` reads it back), and its name
 (:func:`ended_name`) is what a Retry of its order reads. A first basket that failed is kept as a
@@ -17,7 +18,7 @@ import time
 from datetime import UTC, datetime
 
 from bot.records.history import Ended, History, Kind, record_name
-from bot.records.receipts import Receipts, Waiting, request_excerpt
+from bot.records.receipts import MAX_NAMED, Receipts, Waiting, request_excerpt
 from bot.slack.delivery import Delivered, Where
 from bot.slack.outcome import APPROVED, EXPIRED, Failed, Outcome, Report
 from workflow.errors import StoreError
@@ -72,6 +73,8 @@ async def record_turn(
                     requested_by=outcome.requested_by,
                     posted_at=last.at,
                     request=request_excerpt(outcome.request),
+                    held_until=last.held_until or 0,
+                    approved_by=outcome.approvals[:MAX_NAMED] if last.held_until else (),
                 )
             await asyncio.to_thread(
                 receipts.mark_shown, tenant, session, latest.checkpoint_id, waiting

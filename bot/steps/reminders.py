@@ -121,10 +121,19 @@ class Fire:
             request.data,
             APPROVED,
             held.approvals[-1],
+            at=self._approved_at,
             request_id=timer.request,
             approvals=approvals if len(approvals) > 1 else (),
         )
         return self._report(answered.events, outputs_of(answered.events), run, mark)
+
+    @property
+    def _approved_at(self) -> int | None:
+        """When the held approval was given (the order timer's ``posted_at``): the answered
+        basket keeps that time. None (now) for a timer armed before it said so (its
+        ``posted_at`` was its ``at``)."""
+        timer = self.timer
+        return timer.posted_at if timer.kind == "order" and timer.posted_at < timer.at else None
 
     async def _remind(self, run: Run) -> Outcome:
         timer = self.timer
@@ -218,6 +227,7 @@ class Fire:
                 answered.data,
                 APPROVED,
                 answered.by,
+                at=self._approved_at,
                 request_id=answered.request_id,
                 approvals=approvals if len(approvals) > 1 else (),
             )

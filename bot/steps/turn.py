@@ -81,6 +81,7 @@ class Sessions:
     timers: BasketTimers
     orders: OrderDesk | None = None  # where an approved basket goes (None: nowhere, a test's)
     lock_wait_seconds: float = 0.0  # how long to wait for a lock another holds (``_waits``)
+    clock: Callable[[], float] = time.time  # the bot's (``Runtime.clock``): when an approval holds
 
 
 class Step(Protocol):
@@ -210,6 +211,7 @@ def tell_slack(sessions: Sessions, where: Where, outcome: Outcome) -> Delivered:
                 posted.request_id,
                 posted.ts,
                 posted.held_until,
+                approved_at=posted.at,
             )
             continue
         sessions.timers.arm(
