@@ -142,3 +142,126 @@ def test_one_save_keeps_the_key_arranges_the_weekly_basket_and_shows_it_on_home(
     assert "Saturdays at 09:30 (Europe/London)" in home
     assert "an Instacart shopping-list page" in home
     assert KEY not in home
+
+
+def test_every_problem_of_a_save_with_a_key_and_a_weekly_basket_is_said_at_once(
+    carol: World, s3: Any, bucket: str
+) -> None:
+    """The issue's save: a key and a weekly basket with several fields wrong. One ack says all
+    of it (the form's own checks, the weekly run's every field, the key's shape, and what Slack
+    says of a person named), nothing is saved; the same form put right saves all of it."""
+    from bot.steps.settings_checks import NOT_HERE
+    from tests.settings_kit import number, users
+
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    answer = submit(
+        carol,
+        "U0CAROL",
+        form,
+        destination=option("instacart"),
+        instacart_key=text("a key"),
+        approvals=number(2),
+        admins=users("U0GHOST"),
+        weekly_day=option("sat"),
+        weekly_time={"selected_time": None},
+        weekly_timezone=text("Mars/Olympus"),
+        weekly_channel={"selected_conversation": None},
+        weekly_request=text("  "),
+    )
+    assert answer["response_action"] == "errors"
+    assert sorted(answer["errors"]) == [
+        "admins",
+        "approvals",
+        "instacart_key",
+        "weekly_channel",
+        "weekly_request",
+        "weekly_time",
+        "weekly_timezone",
+    ]
+    assert answer["errors"]["admins"] == f"U0GHOST: {NOT_HERE}"
+    assert "'Mars/Olympus' is not one" in answer["errors"]["weekly_timezone"]
+    assert saved(s3, bucket) is None and weekly_schedules() == []
+    carol.lam.take()
+
+    answer = submit(
+        carol,
+        "U0CAROL",
+        form,
+        destination=option("instacart"),
+        instacart_key=text(KEY),
+        admins=users("U0CAROL"),
+        **WEEKLY,
+    )
+    assert answer == {}
+    carol.run_lazies()
+    stored = boto3.client("ssm").get_parameter(Name=PARAMETER, WithDecryption=True)
+    assert stored["Parameter"]["Value"] == KEY
+    (schedule,) = weekly_schedules()
+    assert schedule["ScheduleExpression"] == "cron(30 9 ? * SAT *)"
+    doc = saved(s3, bucket)
+    assert doc is not None and doc["settings"]["admins"] == ["U0CAROL"]
+
+
+def test_a_channel_the_bot_is_not_in_is_said_with_the_forms_own_problems(carol: World) -> None:
+    """Slack is asked about the weekly channel even when another field is wrong."""
+    from bot.steps.settings_checks import INVITE
+
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    answer = submit(
+        carol,
+        "U0CAROL",
+        form,
+        **{
+            **WEEKLY,
+            "weekly_channel": {"selected_conversation": "C0ELSEWHERE"},
+            "weekly_timezone": text("Nowhere"),
+        },
+    )
+    assert answer["errors"]["weekly_channel"] == INVITE
+    assert "weekly_timezone" in answer["errors"]
+
+
+def test_no_weekly_basket_keeps_its_time_zone_channel_and_request_for_later(
+    carol: World, s3: Any, bucket: str
+) -> None:
+    """Choosing "No weekly basket" switches the run off (its schedule is deleted) and keeps what its
+    fields held: the form opened again shows them, and choosing a day is all it takes to
+    switch it on again."""
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    assert submit(carol, "U0CAROL", form, **WEEKLY) == {}
+    carol.run_lazies()
+    assert len(weekly_schedules()) == 1
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    assert submit(carol, "U0CAROL", form, weekly_day=option("off")) == {}
+    carol.run_lazies()
+    assert weekly_schedules() == []
+    doc = saved(s3, bucket)
+    assert doc is not None and doc["settings"]["weekly"] is None
+    assert doc["settings"]["changes"][0]["what"] == "weekly basket"
+    # (beside the body, under a MAC of its own: older code reads the document as before)
+    assert doc["kept"] == {
+        "channel": CHANNEL,
+        "time": "09:30",
+        "timezone": "Europe/London",
+        "request": "dinners for four, we have rice",
+    }
+    again = open_settings(carol, "U0CAROL")
+    assert again is not None
+    by_id = {b["block_id"]: b["element"] for b in again["blocks"] if b["type"] == "input"}
+    assert by_id["weekly_day"]["initial_option"]["value"] == "off"
+    assert by_id["weekly_time"]["initial_time"] == "09:30"
+    assert by_id["weekly_timezone"]["initial_value"] == "Europe/London"
+    assert by_id["weekly_channel"]["initial_conversation"] == CHANNEL
+    assert by_id["weekly_request"]["initial_value"] == "dinners for four, we have rice"
+    assert "Weekly basket:* off" in json.dumps(carol.slack.home("U0CAROL"))
+    assert submit(carol, "U0CAROL", again, weekly_day=option("sun")) == {}
+    carol.run_lazies()
+    (schedule,) = weekly_schedules()
+    assert schedule["ScheduleExpression"] == "cron(30 9 ? * SUN *)"
+    doc = saved(s3, bucket)
+    assert doc is not None and "kept" not in doc
+    assert doc["settings"]["weekly"]["request"] == "dinners for four, we have rice"

@@ -256,3 +256,25 @@ def test_a_workspace_that_saved_nothing_keeps_one_cached_read(s3: Any, bucket: s
     first = store.read(TENANT)
     calls = counting(s3)
     assert store.read(TENANT) is first and calls == ["GetObject"]
+
+
+def test_a_switched_off_weekly_runs_kept_fields_sit_beside_the_body_under_their_own_mac() -> None:
+    """Kept beside the signed body (as the generation is): the body is what older code reads,
+    unchanged; the kept fields read back; altered, or moved to another document, they are
+    refused as tampered."""
+    from dataclasses import replace
+
+    from bot.records.workspace_settings import KeptRun
+
+    kept = KeptRun(channel="C0WEEKLY", time="09:30", timezone="Europe/London", request="tacos")
+    settings = replace(saved(), weekly_kept=kept)
+    doc = json.loads(encode(KEY, TENANT, settings, generation=3))
+    assert doc["settings"] == saved().to_json()  # what a deploy from before reads
+    assert decode(KEY, TENANT, json.dumps(doc).encode()) == settings
+    altered = {**doc, "kept": {**doc["kept"], "request": "steak"}}
+    assert decode(KEY, TENANT, json.dumps(altered).encode()) == "tampered"
+    other = json.loads(encode(KEY, TENANT, replace(settings, rounds=2), generation=3))
+    moved = {**other, "kept": doc["kept"], "kept_mac": doc["kept_mac"]}
+    assert decode(KEY, TENANT, json.dumps(moved).encode()) == "tampered"
+    with pytest.raises(ValueError):
+        KeptRun(channel="<!channel>")

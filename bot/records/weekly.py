@@ -24,6 +24,8 @@ Saving settings calls :meth:`WeeklySchedules.arrange` (create, change, or delete
 removing the app calls :meth:`WeeklySchedules.delete`. The function may create, update, read
 and delete ``weekly-*`` schedules of its group, and nothing else of them (serverless.yml).
 
+(Over 300 lines: a run's checks, its signed payload and its schedule are read together.)
+
 Errors::
 
     ValueError
@@ -51,6 +53,7 @@ RUN_KEY = "weekly_shop_run"
 TIME_KEY = "scheduled_time"
 SCHEDULED_TIME = "<aws.scheduler.scheduled-time>"  # Scheduler's context attribute
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+RUN_FIELDS = ("channel", "day", "time", "timezone", "request")
 MAX_REQUEST = 3000  # as a typed /shop request (ShopRequest.text)
 # Scheduler retries a failed invoke for at most RETRY_AGE; Lambda's own retries of the async
 # invocation add at most 4 minutes (maximumEventAge). A firing older than LATEST is no delivery.
@@ -97,28 +100,10 @@ class WeeklyRun:
     request: str
 
     def __post_init__(self) -> None:
-        values = (self.channel, self.day, self.time, self.timezone, self.request)
-        names = ("channel", "day", "time", "timezone", "request")
-        for name, value in zip(names, values, strict=True):
-            if not isinstance(value, str):
-                raise InvalidWeeklyRun(name, f"The {name} must be text.")
-        if not self.channel:
-            raise InvalidWeeklyRun("channel", "Choose a channel for the weekly run.")
-        if not _CHANNEL.fullmatch(self.channel):
-            raise InvalidWeeklyRun("channel", f"{self.channel[:40]!r} is not a channel ID.")
-        if self.day not in DAYS:
-            raise InvalidWeeklyRun("day", f"The day must be one of {', '.join(DAYS)}.")
-        if not _TIME.fullmatch(self.time):
-            raise InvalidWeeklyRun("time", 'The time must be HH:mm, 24-hour, such as "09:30".')
-        _check_timezone(self.timezone)
-        if not self.request.strip():
-            raise InvalidWeeklyRun("request", "Write what the weekly basket should be for.")
-        if len(self.request) > MAX_REQUEST:
-            raise InvalidWeeklyRun(
-                "request",
-                f"The standing request is {len(self.request):,} characters; "
-                f"at most {MAX_REQUEST:,}.",
-            )
+        problems = run_problems(self.to_json())
+        if problems:  # (the first; a form shows them all: run_problems)
+            name, message = next(iter(problems.items()))
+            raise InvalidWeeklyRun(name, message)
 
     def cron(self) -> str:
         """Scheduler's expression: minute, hour, any day of the month (``?``), every month, the
@@ -139,7 +124,7 @@ class WeeklyRun:
     def from_json(cls, data: Any) -> WeeklyRun:
         """The run ``to_json`` wrote; InvalidWeeklyRun for anything else (a field missing,
         one too many, a value refused)."""
-        fields = ("channel", "day", "time", "timezone", "request")
+        fields = RUN_FIELDS
         if not isinstance(data, dict):
             raise InvalidWeeklyRun("weekly", "The weekly run is not an object.")
         for name in fields:
@@ -151,19 +136,50 @@ class WeeklyRun:
         return cls(**{name: data[name] for name in fields})
 
 
-def _check_timezone(name: str) -> None:
+def run_problems(run: dict[str, Any]) -> dict[str, str]:
+    """Every problem of a weekly run's ``channel``, ``day``, ``time``, ``timezone`` and
+    ``request`` at once, by field ({} for a run :class:`WeeklyRun` takes): a form shows them all
+    in one answer."""
+    found = {n: f"The {n} must be text." for n, v in run.items() if not isinstance(v, str)}
+    channel, day, time, zone, request = (
+        v if isinstance(v, str) else "" for v in map(run.get, RUN_FIELDS)
+    )
+    if not channel:
+        found.setdefault("channel", "Choose a channel for the weekly run.")
+    elif not _CHANNEL.fullmatch(channel):
+        found.setdefault("channel", f"{channel[:40]!r} is not a channel ID.")
+    if day not in DAYS:
+        found.setdefault("day", f"The day must be one of {', '.join(DAYS)}.")
+    if not _TIME.fullmatch(time):
+        found.setdefault("time", 'The time must be HH:mm, 24-hour, such as "09:30".')
+    if not _is_timezone(zone):
+        found.setdefault(
+            "timezone",
+            f"The time zone must be an IANA name such as Europe/London. {zone[:50]!r} is not one.",
+        )
+    if not request.strip():
+        found.setdefault("request", "Write what the weekly basket should be for.")
+    elif len(request) > MAX_REQUEST:
+        found.setdefault(
+            "request",
+            f"The standing request is {len(request):,} characters; at most {MAX_REQUEST:,}.",
+        )
+    return found
+
+
+def _is_timezone(name: str) -> bool:
     # (imported here: the handler imports this module for is_weekly, on every cold start)
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-    problem = "The time zone must be an IANA name such as Europe/London."
     # An Area/Location name (or UTC) that the tz database has: not a file that happens to be in
     # its folder (localtime, posixrules, posix/..., right/...); Scheduler takes 50 characters.
     if len(name) > 50 or not _ZONE.fullmatch(name):
-        raise InvalidWeeklyRun("timezone", f"{problem} {name[:50]!r} is not one.")
+        return False
     try:
         ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):  # ValueError: a path, not a key
-        raise InvalidWeeklyRun("timezone", f"{problem} {name[:50]!r} is not one.") from None
+        return False
+    return True
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ a document read back.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -24,7 +25,7 @@ from workflow.shop.household import Household
 
 from .order_choice import OrderChoice
 from .slack_shapes import check_slack_ids
-from .weekly import WeeklyRun
+from .weekly import MAX_REQUEST, WeeklyRun
 
 MAX_APPROVERS = 50  # as many as APPROVER_IDS may name (and a quorum may count)
 MAX_QUORUM = 50  # with anyone in the channel approving (BasketDecision names at most 50)
@@ -40,6 +41,36 @@ MAX_REMINDERS = 10
 MAX_EXPIRE_AFTER = 21 * DAY
 MAX_ORDER_DELAY = DAY  # the undo window (ORDER_DELAY allows as much)
 DEFAULT_ORDER_DELAY = 2 * 60
+_HH_MM = re.compile(r"([01]\d|2[0-3]):[0-5]\d")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KeptRun:
+    """A weekly run's channel, time, time zone and request while it is switched off ("No
+    weekly basket"), kept to fill the form when it is switched on again. As typed: each may be
+    empty, and none is checked as a run is (that is for when it is switched on)."""
+
+    channel: str = ""
+    time: str = ""
+    timezone: str = ""
+    request: str = ""
+
+    def __post_init__(self) -> None:
+        check_slack_ids("KeptRun", channel=check_str(self.channel, "KeptRun.channel"))
+        if check_str(self.time, "KeptRun.time") and not _HH_MM.fullmatch(self.time):
+            raise ValueError("KeptRun.time must be HH:mm")
+        check_str(self.timezone, "KeptRun.timezone", max_length=64)
+        check_str(self.request, "KeptRun.request", max_length=MAX_REQUEST)
+
+    def to_json(self) -> dict[str, str]:
+        return {k: getattr(self, k) for k in KEPT_FIELDS}
+
+    @classmethod
+    def from_json(cls, data: Any) -> KeptRun:
+        return cls(**fields_of(data, "KeptRun", KEPT_FIELDS, KEPT_FIELDS))
+
+
+KEPT_FIELDS = ("channel", "time", "timezone", "request")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,7 +111,10 @@ class WorkspaceSettings:
     ``approvers`` empty means anyone in the channel; ``approvals_needed`` different people must
     approve (1 to the number of approvers, or to ``MAX_QUORUM`` with anyone). Durations are
     seconds; 0 turns reminders or expiry off.
-    ``weekly`` is the workspace's weekly run (``bot.records.weekly``), None when off.
+    ``weekly`` is the workspace's weekly run (``bot.records.weekly``), None when off;
+    ``weekly_kept`` what its fields held when it was switched off (None while it is on: not in
+    ``to_json``, the store keeps it beside the body, so older code reads the document as
+    before).
     """
 
     approvers: tuple[str, ...] = ()
@@ -99,6 +133,7 @@ class WorkspaceSettings:
     household: Household = field(default_factory=Household)
     admins: tuple[str, ...] = ()
     changes: tuple[Change, ...] = ()
+    weekly_kept: KeptRun | None = None
 
     def __post_init__(self) -> None:
         approvers = _users(list(self.approvers), "approvers", MAX_APPROVERS)
@@ -127,6 +162,8 @@ class WorkspaceSettings:
             raise ValueError("orders must be an OrderChoice or None")
         if self.weekly is not None and not isinstance(self.weekly, WeeklyRun):
             raise ValueError("weekly must be a WeeklyRun or None")
+        if self.weekly_kept is not None and not isinstance(self.weekly_kept, KeptRun):
+            raise ValueError("weekly_kept must be a KeptRun or None")
         if not isinstance(self.household, Household):
             raise ValueError("household must be a Household")
         for change in self.changes:

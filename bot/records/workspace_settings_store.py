@@ -1,6 +1,6 @@
 """Where a workspace's settings become S3 bytes: one signed, versioned JSON document each.
 
-    <settings prefix><tenant>/settings   {"v": 3, "settings": {...}, "mac": "<HMAC-SHA256>",
+    <settings prefix><tenant>/settings   {"v": 4, "settings": {...}, "mac": "<HMAC-SHA256>",
                                           "generation": 7, "generation_mac": "<HMAC-SHA256>"}
 
 The settings prefix is a sibling of the checkpoint prefix (``weekly-shop/`` →
@@ -13,8 +13,8 @@ generation. A document edited in S3, garbled, or copied from another workspace i
 the one ``bot.records.settings_generations`` recorded, or no document where one was saved),
 "rolled-back". None of them is used, and the deploy's defaults do not stand in for them: the
 workspace answers no basket until an admin saves again (``bot.steps.rules``: the rules are
-closed). The generation sits beside the version-3 body, not in it: a deploy rolled back to code
-from before generations still reads these documents as it did.
+closed). The generation sits beside the body, not in it (since version 3): a deploy rolled
+back to code from before generations read those documents as it did.
 
 Saving never reads-then-writes blindly (the race two admins saving at once run):
 
@@ -39,9 +39,14 @@ A save's generation is the one read before it, plus one, and it is recorded afte
                               back would go unseen, until the next save
     two saves at once         one PUT wins (412 for the other, which records nothing)
 
-Schema versions: ``SCHEMA_VERSION`` is written; an older document is upgraded as it is read
-(``UPGRADES``, one function per older version, oldest first); a newer one (written by newer code,
-then rolled back) is not used and not overwritten.
+A switched-off weekly run's kept fields sit beside the body too (``"kept"``), under a MAC of
+their own over the body and the generation: older code reads the document as it did (and
+forgets them at its next save).
+
+Schema versions (``bot.records.settings_upgrades``): ``SCHEMA_VERSION`` is written; an older
+document is upgraded as it is read (``UPGRADES``, one function per older version, oldest
+first); a newer one (written by newer code, then rolled back) is not used and not overwritten.
+(Over 300 lines: the document's format, its checks and its conditional store go together.)
 """
 
 from __future__ import annotations
@@ -53,7 +58,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -70,30 +75,10 @@ from workflow.persistence.s3_keys import sibling_prefix
 from workflow.persistence.store import validate_id
 
 from .settings_generations import CHECK_EVERY, Generations
-from .workspace_settings import DEFAULT_ORDER_DELAY, WorkspaceSettings
+from .settings_upgrades import SCHEMA_VERSION, UPGRADES
+from .workspace_settings import KeptRun, WorkspaceSettings
 
 log = logging.getLogger(__name__)
-
-SCHEMA_VERSION = 3  # 2 added order_delay, the undo window; 3 orders, where orders go
-
-
-def _v1_to_v2(body: dict[str, Any]) -> dict[str, Any]:
-    """Saved before the undo window: the default one (2 minutes)."""
-    if not isinstance(body, dict) or "order_delay" in body:
-        raise ValueError("not a version 1 settings document")
-    return {**body, "order_delay": DEFAULT_ORDER_DELAY}
-
-
-def _v2_to_v3(body: dict[str, Any]) -> dict[str, Any]:
-    """Saved before a workspace chose where its orders go: where the deploy sends them."""
-    if not isinstance(body, dict) or "orders" in body:
-        raise ValueError("not a version 2 settings document")
-    return {**body, "orders": None}
-
-
-# Older schema versions' bodies to the next version's, oldest first. A function here must take
-# any body its version wrote and raise ValueError otherwise.
-UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 Problem = Literal["tampered", "newer", "rolled-back"]
 
@@ -116,23 +101,20 @@ def workspace_folder(prefix: str, tenant: str) -> str:
     return f"{prefix}{validate_id(tenant, 'tenant ID')}/"
 
 
-def _mac(key: bytes, tenant: str, version: int, body: Any, *generation: int) -> str:
-    data = [tenant, version, body, *generation]
+def _mac(key: bytes, tenant: str, version: int, body: Any, *more: Any) -> str:
+    data = [tenant, version, body, *more]
     raw = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
     return hmac.new(key, raw, hashlib.sha256).hexdigest()
 
 
 def encode(key: bytes, tenant: str, settings: WorkspaceSettings, generation: int = 0) -> bytes:
-    body = settings.to_json()
-    return json.dumps(
-        {
-            "v": SCHEMA_VERSION,
-            "settings": body,
-            "mac": _mac(key, tenant, SCHEMA_VERSION, body),
-            "generation": generation,
-            "generation_mac": _mac(key, tenant, SCHEMA_VERSION, body, generation),
-        }
-    ).encode()
+    body, v = settings.to_json(), SCHEMA_VERSION
+    doc = {"v": v, "settings": body, "mac": _mac(key, tenant, v, body), "generation": generation}
+    doc["generation_mac"] = _mac(key, tenant, v, body, generation)
+    if settings.weekly_kept is not None:  # (beside the body, as the generation is)
+        doc["kept"] = kept = settings.weekly_kept.to_json()
+        doc["kept_mac"] = _mac(key, tenant, v, body, generation, kept)
+    return json.dumps(doc).encode()
 
 
 def decode(key: bytes, tenant: str, raw: bytes) -> WorkspaceSettings | Problem:
@@ -165,9 +147,20 @@ def read_document(key: bytes, tenant: str, raw: bytes) -> tuple[WorkspaceSetting
             )
         ):
             return "tampered", 0
+        kept = data.get("kept")
+        if "kept" in data and not (
+            isinstance(data.get("kept_mac"), str)
+            and hmac.compare_digest(
+                data["kept_mac"], _mac(key, tenant, version, body, generation, kept)
+            )
+        ):
+            return "tampered", 0
         for older in range(version, SCHEMA_VERSION):
             body = UPGRADES[older](body)
-        return WorkspaceSettings.from_json(body), generation
+        settings = WorkspaceSettings.from_json(body)
+        if kept is not None:
+            settings = replace(settings, weekly_kept=KeptRun.from_json(kept))
+        return settings, generation
     except (ValueError, TypeError, KeyError, AttributeError):
         return "tampered", 0
 

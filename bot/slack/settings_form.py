@@ -101,20 +101,21 @@ def _select(options: list[Block], chosen: str) -> Block:
 
 def settings_blocks(s: WorkspaceSettings, timezone: str) -> list[Block]:
     """The form's input blocks, pre-filled with ``s`` (``timezone``: the weekly run's default,
-    the person's own when there is no weekly run yet)."""
+    the person's own when there is no weekly run yet, nor one kept while it is off)."""
     run = s.weekly
     days = [_option(OFF, "No weekly basket"), *(_option(d, n) for d, n in DAY_NAMES.items())]
     no_self = _option("on", "Nobody approves a basket they asked for")
     checkboxes: Block = {"type": "checkboxes", "options": [no_self]}
     if s.no_self_approval:
         checkboxes["initial_options"] = [no_self]
-    time: Block = {"type": "timepicker", "initial_time": run.time if run else "09:00"}
+    shown = run or s.weekly_kept  # (kept while it is off: the form shows them again)
+    time: Block = {"type": "timepicker", "initial_time": (shown and shown.time) or "09:00"}
     channel: Block = {
         "type": "conversations_select",
         "filter": {"include": ["public", "private"], "exclude_bot_users": True},
     }
-    if run is not None:
-        channel["initial_conversation"] = run.channel
+    if shown is not None and shown.channel:
+        channel["initial_conversation"] = shown.channel
     rounds = [_option(str(n), f"{n} basket{'s' if n > 1 else ''}") for n in range(1, 6)]
     return [
         {"type": "header", "text": plain("Who approves", 150)},
@@ -166,7 +167,7 @@ def settings_blocks(s: WorkspaceSettings, timezone: str) -> list[Block]:
         _input(
             "weekly_timezone",
             "Time zone",
-            _text(run.timezone if run else timezone, 64),
+            _text((shown and shown.timezone) or timezone, 64),
             "An IANA name, such as Europe/London.",
         ),
         _input(
@@ -179,7 +180,7 @@ def settings_blocks(s: WorkspaceSettings, timezone: str) -> list[Block]:
         _input(
             "weekly_request",
             "What to shop for",
-            _text(run.request if run else "", MAX_REQUEST, multiline=True),
+            _text(shown.request if shown else "", MAX_REQUEST, multiline=True),
             optional=True,
         ),
         {"type": "header", "text": plain("The household", 150)},

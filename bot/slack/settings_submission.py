@@ -3,23 +3,26 @@
 ``selected_options``, ``selected_time``, ``selected_conversation``), checked as a forged
 submission would need, each problem named under its own block (``response_action: errors``).
 What only Slack can say (is that user in this workspace, is the bot in that channel) is asked by
-``bot.steps.settings``.
+``bot.steps.settings``. (Over 300 lines: every field of the form is read and checked here.)
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.records.order_choice import DESTINATIONS, INSTACART_SERVERS, MAX_URL, OrderChoice
-from bot.records.weekly import DAYS, InvalidWeeklyRun, WeeklyRun
+from bot.records.weekly import DAYS, WeeklyRun, run_problems
 from bot.records.workspace_settings import (
     DAY,
     HOUR,
+    KEPT_FIELDS,
     MAX_ADMINS,
     MAX_APPROVERS,
     MAX_QUORUM,
     MAX_ROUNDS,
+    KeptRun,
     WorkspaceSettings,
 )
 from workflow.shop.household import MAX_AVOID, MAX_PEOPLE, MAX_STAPLES, Household
@@ -150,9 +153,31 @@ class _Form:
         return value if isinstance(value, str) else ""
 
 
+@dataclass(frozen=True)
+class Submitted:
+    """What a submission asks for: the settings (None when a field is wrong), every problem
+    the form itself finds, by block, and what ``bot.steps.settings`` asks Slack about even
+    then, so that one answer says all: the people named, the weekly run's channel ("" when
+    there is none, or it is not a channel ID), where orders go (None when wrong)."""
+
+    settings: WorkspaceSettings | None
+    errors: dict[str, str]
+    approvers: tuple[str, ...] = ()
+    admins: tuple[str, ...] = ()
+    weekly_on: bool = False
+    weekly_channel: str = ""
+    orders: OrderChoice | None = None
+
+
 def read_settings(values: Any, current: WorkspaceSettings) -> WorkspaceSettings | dict[str, str]:
-    """The settings a submission asks for (its changes list is ``current``'s), or the errors to
-    show, by block. Only the form's own checks: ``bot.steps.settings`` asks Slack the rest."""
+    """The settings a submission asks for, or the errors to show, by block (``read_submission``)."""
+    read = read_submission(values, current)
+    return read.settings if read.settings is not None else read.errors
+
+
+def read_submission(values: Any, current: WorkspaceSettings) -> Submitted:
+    """The settings a submission asks for (its changes list is ``current``'s) and every problem
+    of the form's own checks, by block. ``bot.steps.settings`` asks Slack the rest."""
     form = _Form(values)
     approvers = form.users("approvers", MAX_APPROVERS)
     needed = form.number("approvals", 1, len(approvers) or MAX_QUORUM)
@@ -186,12 +211,21 @@ def read_settings(values: Any, current: WorkspaceSettings) -> WorkspaceSettings 
         staples=form.text("staples", MAX_STAPLES),
     )
     admins = form.users("admins", MAX_ADMINS)
-    weekly = _weekly(form)
+    weekly, kept, on, channel = _weekly(form)
     orders = _orders(form, current)
+    read = Submitted(
+        None,
+        form.errors,
+        approvers=() if "approvers" in form.errors else approvers,
+        admins=() if "admins" in form.errors else admins,
+        weekly_on=on,
+        weekly_channel=channel,
+        orders=orders,
+    )
     if form.errors:
-        return form.errors
+        return read
     try:
-        return WorkspaceSettings(
+        settings = WorkspaceSettings(
             approvers=approvers,
             approvals_needed=needed,
             no_self_approval=own,
@@ -205,9 +239,11 @@ def read_settings(values: Any, current: WorkspaceSettings) -> WorkspaceSettings 
             household=household,
             admins=admins,
             changes=current.changes,
+            weekly_kept=kept,
         )
     except ValueError as exc:  # (a forged submission: "not a Slack user ID", say)
-        return {"approvers": f"This could not be saved: {str(exc)[:100]}"}
+        return replace(read, errors={"approvers": f"This could not be saved: {str(exc)[:100]}"})
+    return replace(read, settings=settings)
 
 
 def _orders(form: _Form, current: WorkspaceSettings) -> OrderChoice | None:
@@ -245,42 +281,33 @@ def read_keys(values: Any) -> tuple[dict[str, str], dict[str, str]]:
     return typed, form.errors
 
 
-def _weekly(form: _Form) -> WeeklyRun | None:
+def _weekly(form: _Form) -> tuple[WeeklyRun | None, KeptRun | None, bool, str]:
+    """The weekly run (None: off, or a field wrong, each wrong one noted at once), what is kept
+    of its fields while it is off (once a channel or a request was given: the time and zone
+    have defaults), whether it is on, and its channel to ask Slack about ("" when off, or not
+    a channel ID)."""
     day = form.option("weekly_day", [OFF, *DAYS])
+    fields = {
+        "channel": form.picked("weekly_channel", "selected_conversation"),
+        "day": day,
+        "time": form.picked("weekly_time", "selected_time"),
+        "timezone": form.text("weekly_timezone", 64),
+        "request": form.text("weekly_request", MAX_REQUEST),
+    }
     if day == OFF:
-        return None
-    request = form.text("weekly_request", MAX_REQUEST)
-    try:
-        return WeeklyRun(
-            channel=form.picked("weekly_channel", "selected_conversation"),
-            day=day,
-            time=form.picked("weekly_time", "selected_time"),
-            timezone=form.text("weekly_timezone", 64),
-            request=request,
-        )
-    except InvalidWeeklyRun as exc:
-        known = ("channel", "day", "time", "timezone", "request")
-        form.errors.setdefault(f"weekly_{exc.field if exc.field in known else 'day'}", str(exc))
-        return None
-
-
-def changed(old: WorkspaceSettings, new: WorkspaceSettings) -> str:
-    """What a save changed, in one line for the record ("" when nothing did)."""
-    parts = []
-    for name, label in (
-        ("approvers", "approvers"),
-        ("approvals_needed", "approvals needed"),
-        ("no_self_approval", "no self-approval"),
-        ("rounds", "baskets"),
-        ("remind_after", "reminders"),
-        ("max_reminders", "reminders"),
-        ("expire_after", "expiry"),
-        ("order_delay", "undo window"),
-        ("orders", "where orders go"),
-        ("weekly", "weekly basket"),
-        ("household", "household"),
-        ("admins", "household admins"),
-    ):
-        if getattr(old, name) != getattr(new, name) and label not in parts:
-            parts.append(label)
-    return ", ".join(parts)
+        problems = run_problems({**fields, "day": DAYS[0]})
+        try:
+            kept: KeptRun | None = KeptRun(
+                **{
+                    name: "" if name in problems and name in ("channel", "time") else fields[name]
+                    for name in KEPT_FIELDS
+                }
+            )
+        except ValueError:  # (a forged channel ID, say: nothing kept)
+            kept = None
+        return None, (kept if kept and (kept.channel or kept.request) else None), False, ""
+    problems = run_problems(fields)
+    for field, message in problems.items():
+        form.errors.setdefault(f"weekly_{field}", message)
+    channel = "" if "channel" in problems else fields["channel"]
+    return (None if problems else WeeklyRun(**fields)), None, True, channel

@@ -116,3 +116,26 @@ def settings_rows(
         ]
         rows.append({"type": "context", "elements": [{"type": "mrkdwn", "text": "\n".join(lines)}]})
     return rows
+
+
+def changed(old: WorkspaceSettings, new: WorkspaceSettings) -> str:
+    """What a save changed, in one line for the record ("" when nothing did)."""
+    parts = []
+    for name, label in (
+        ("approvers", "approvers"),
+        ("approvals_needed", "approvals needed"),
+        ("no_self_approval", "no self-approval"),
+        ("rounds", "baskets"),
+        ("remind_after", "reminders"),
+        ("max_reminders", "reminders"),
+        ("expire_after", "expiry"),
+        ("order_delay", "undo window"),
+        ("orders", "where orders go"),
+        ("weekly", "weekly basket"),
+        ("weekly_kept", "weekly basket"),
+        ("household", "household"),
+        ("admins", "household admins"),
+    ):
+        if getattr(old, name) != getattr(new, name) and label not in parts:
+            parts.append(label)
+    return ", ".join(parts)

@@ -63,8 +63,8 @@ from bot.records.workspace_settings_store import Loaded, S3WorkspaceSettings, Se
 from bot.slack.order_form import KEY_BLOCKS, UNKNOWN, order_blocks
 from bot.slack.people import DEFAULT_TIMEZONE, Deadline, Person, answers_within
 from bot.slack.settings_form import settings_modal
-from bot.slack.settings_submission import changed, etag_of, read_keys, read_settings
-from bot.slack.settings_summary import NEWER, problem_notice, read_only_modal
+from bot.slack.settings_submission import Submitted, etag_of, read_keys, read_submission
+from bot.slack.settings_summary import NEWER, changed, problem_notice, read_only_modal
 from workflow.errors import StoreError
 
 from .settings_checks import CHECK_SECONDS, SLACK_DOWN, checked_url, slack_says
@@ -191,14 +191,16 @@ def save_settings(desk: Desk, tenant: str, user: str, view: Any) -> dict[str, An
     if not desk.may_change(tenant, person, current):
         log.warning("a settings save from someone who may not change them: refused")
         return errors({first_block: NOT_ALLOWED})
-    wanted = read_settings(state.get("values"), current)
+    read = read_submission(state.get("values"), current)
     typed, bad = read_keys(state.get("values"))
-    if isinstance(wanted, dict) or bad:
-        return errors({**bad, **(wanted if isinstance(wanted, dict) else {})})
-    refused = slack_says(desk.web, desk.can_schedule, tenant, current, wanted, deadline)
-    refused.update(orders_say(desk, tenant, current, wanted, typed, deadline))
-    if refused:
-        return errors(refused)
+    # Every problem in one answer: the form's own, and what Slack, DNS and SSM say of the
+    # rest (the form's, when a block has both: it is the one to fix first).
+    refused = slack_says(desk.web, desk.can_schedule, tenant, current, read, deadline)
+    refused.update(orders_say(desk, tenant, current, read, typed, deadline))
+    refused.update({**bad, **read.errors})
+    wanted = read.settings
+    if refused or wanted is None:
+        return errors(refused or read.errors)
     what = ", ".join(p for p in (changed(current, wanted), *map(KEY_LABELS.get, typed)) if p)
     if not what:
         return None
@@ -262,7 +264,7 @@ def orders_say(
     desk: Desk,
     tenant: str,
     current: WorkspaceSettings,
-    wanted: WorkspaceSettings,
+    wanted: Submitted,
     typed: Mapping[str, str],
     deadline: Deadline,
 ) -> dict[str, str]:

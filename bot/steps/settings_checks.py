@@ -20,6 +20,7 @@ from slack_sdk import WebClient
 from bot.orders.safe_url import url_problem
 from bot.records.workspace_settings import WorkspaceSettings
 from bot.slack.people import Deadline, Person, answers_within, bot_is_in
+from bot.slack.settings_submission import Submitted
 
 CHECK_SECONDS = 1.5  # from the ack's start: Slack's and DNS's answers, well inside its 3 s
 URL_CHECK_SECONDS = 1.5  # resolving the webhook's host, at most (and within CHECK_SECONDS)
@@ -39,12 +40,12 @@ def slack_says(
     can_schedule: bool,
     tenant: str,
     current: WorkspaceSettings,
-    wanted: WorkspaceSettings,
+    wanted: Submitted,
     deadline: Deadline,
 ) -> dict[str, str]:
     """What Slack refuses of ``wanted``, or did not say before ``deadline``, by block: people
     not of this workspace (only those newly named are asked about), a weekly channel the bot is
-    not in. Every question is asked at once."""
+    not in. Every question is asked at once, whatever else the form found wrong."""
     named = {
         block: [u for u in users if u not in before]
         for block, users, before in (
@@ -52,13 +53,13 @@ def slack_says(
             ("admins", wanted.admins, current.admins),
         )
     }
-    run = wanted.weekly
+    channel = wanted.weekly_channel
     # By ID: a person's (U…, W…) and a channel's (C…, G…) never meet.
     questions: dict[str, Callable[[], Person | bool | None]] = {
         user: partial(Person.of, web, user) for users in named.values() for user in users
     }
-    if run is not None and can_schedule:
-        questions[run.channel] = partial(bot_is_in, web, run.channel)
+    if channel and can_schedule:
+        questions[channel] = partial(bot_is_in, web, channel)
     said = answers_within(deadline, questions)
     found: dict[str, str] = {}
     for block, users in named.items():
@@ -70,11 +71,11 @@ def slack_says(
             if not isinstance(person, Person) or tenant not in person.teams or person.bot:
                 found[block] = f"{user}: {NOT_HERE}"  # (errors are plain text: no mention)
                 break
-    if run is not None and not can_schedule:
+    if wanted.weekly_on and not can_schedule:
         found["weekly_day"] = NO_SCHEDULER
-    elif run is not None and run.channel not in said:
+    elif channel and channel not in said:
         found["weekly_channel"] = SLACK_DOWN
-    elif run is not None and not said[run.channel]:
+    elif channel and not said[channel]:
         found["weekly_channel"] = INVITE
     return found
 

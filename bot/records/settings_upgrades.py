@@ -1,0 +1,33 @@
+"""Older settings documents' bodies to the next schema version's
+(``bot.records.workspace_settings_store``: an older document is upgraded as it is read, one
+function per version, oldest first; a function here takes any body its version wrote and
+raises ValueError otherwise).
+
+    1 → 2   the undo window (``order_delay``): the default one, 2 minutes
+    2 → 3   where orders go (``orders``): None, where the deploy sends them
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .workspace_settings import DEFAULT_ORDER_DELAY
+
+SCHEMA_VERSION = 3
+
+
+def _adding(field: str, version: int, value: Any) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def upgrade(body: dict[str, Any]) -> dict[str, Any]:
+        if not isinstance(body, dict) or field in body:
+            raise ValueError(f"not a version {version} settings document")
+        return {**body, field: value}
+
+    upgrade.__name__ = f"_v{version}_to_v{version + 1}"
+    return upgrade
+
+
+UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    1: _adding("order_delay", 1, DEFAULT_ORDER_DELAY),
+    2: _adding("orders", 2, None),
+}
