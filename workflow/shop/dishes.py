@@ -111,7 +111,8 @@ DISHES: dict[str, str] = {
 STAPLES = (
     "1 l milk; 1 l oat milk; 6 eggs; 1 loaf bread; 250 g butter; 1 kg rice; 500 g pasta; "
     "6 onions; 1 bulb garlic; 500 ml olive oil; 6 bananas; 6 apples; 2 lemons; 500 g yoghurt; "
-    "250 g cheddar; 1 kg potatoes; 6 tomatoes; 1 l orange juice; 1 pack toilet roll"
+    "250 g cheddar; 1 kg potatoes; 6 tomatoes; 1 l orange juice; 1 pack toilet roll; "
+    "1 pack coffee; 1 pack tea bags; 1 pack cereal"
 )
 
 AISLE_OF: dict[str, str] = {
@@ -120,22 +121,28 @@ AISLE_OF: dict[str, str] = {
         "produce": "lettuce, tomatoes, bell peppers, onions, red onions, garlic, garlic cloves, "
         "carrots, leeks, potatoes, new potatoes, baking potatoes, broccoli, fresh ginger, "
         "mushrooms, shallots, green beans, coriander, basil, lemons, limes, asparagus, "
-        "cucumbers, spring onions, beansprouts, salad leaves, avocados, bananas, apples",
+        "cucumbers, spring onions, beansprouts, salad leaves, avocados, bananas, apples, "
+        "tofu, smoked tofu",
         "meat and fish": "beef mince, chicken breast, chicken thighs, beef steak, beef steaks, "
         "beef meatballs, pancetta, chorizo, prawns, white fish fillets, fish pie mix, "
         "salmon fillets, whole chickens, beef burgers, sausages, lamb mince, stewing beef, "
         "pork chops, bacon",
         "dairy and eggs": "cheddar, soured cream, double cream, milk, oat milk, parmesan, butter, "
-        "mozzarella, eggs, feta, yoghurt, hummus",
+        "mozzarella, eggs, feta, yoghurt, hummus, dairy-free spread, vegan cheese, "
+        "vegan mozzarella, vegan feta, oat cream, soya yoghurt",
         "bakery": "taco shells, tortilla wraps, crusty bread, bread, pizza bases, burger buns, "
-        "pitta breads",
+        "pitta breads, gluten-free bread, corn tortillas, gluten-free pizza bases, "
+        "gluten-free wraps",
         "pantry": "fajita seasoning, rice, tinned black beans, salsa, tinned kidney beans, "
         "tinned chopped tomatoes, coconut milk, curry paste, green curry paste, red lentils, "
         "vegetable stock, chicken stock, beef stock, egg noodles, soy sauce, lasagne sheets, "
         "tomato passata, spaghetti, pasta, macaroni, gnocchi, arborio rice, paella rice, "
         "gravy granules, plain flour, croutons, caster sugar, ramen noodles, rice noodles, "
-        "peanuts, tinned baked beans, nori sheets, sushi rice, olive oil",
-        "frozen": "frozen peas, oven chips, falafel, shortcrust pastry",
+        "peanuts, tinned baked beans, nori sheets, sushi rice, olive oil, chickpeas, tamari, "
+        "gluten-free spaghetti, gluten-free pasta, gluten-free lasagne sheets, gluten-free flour, "
+        "gluten-free gravy granules, coffee, tea bags, cereal",
+        "frozen": "frozen peas, oven chips, falafel, shortcrust pastry, soya mince, "
+        "bean burgers, vegetarian sausages, vegetarian meatballs",
         "drinks": "orange juice",
         "household": "toilet roll",
     }.items()
@@ -223,3 +230,8 @@ JOINED_NAMES = sorted(
 _ALL_LINES = [*_lines(STAPLES), *(line for lines in DISH_LINES.values() for line in lines)]
 KNOWN = {line.key: line for line in reversed(_ALL_LINES)}
 AISLE = {name_key(name): aisle for name, aisle in AISLE_OF.items()}
+
+
+def aisle_of(name: str) -> str:
+    """Where ``name`` is found in a shop: the table's aisle for it, else "other"."""
+    return AISLE.get(name_key(name), "other")

@@ -24,6 +24,7 @@ from .basket import (
     MIN_QUANTITY,
     Item,
 )
+from .dishes import aisle_of
 from .text import one_line
 
 A_NUMBER = f"Enter a number of at least {MIN_QUANTITY} and at most {MAX_QUANTITY:,}."
@@ -69,6 +70,8 @@ def edited_items(
             item = replace(item, quantity=quantity)  # checked as an Item is built
         kept.append(item)
     if added is not None:
+        if added.aisle is not None and all(i.aisle is None for i in kept):
+            added = replace(added, aisle=None)  # a basket from before aisles stays one list
         if any(_key(added.name) == _key(i.name) for i in kept):
             raise ValueError(f"{added.name[:80]} is in the basket already: change its quantity.")
         kept.append(added)
@@ -80,7 +83,8 @@ def edited_items(
 
 
 def added_item(name: str, quantity: int | float, unit: str) -> Item:
-    """The one item a person adds: a ``ValueError`` in their words if it cannot be one."""
+    """The one item a person adds, in its aisle (the recipe table's, else "other"): a
+    ``ValueError`` in their words if it cannot be one."""
     name, unit = " ".join(one_line(name).split()), " ".join(one_line(unit).split())
     if not name:
         raise ValueError("Name the item to add.")
@@ -90,7 +94,7 @@ def added_item(name: str, quantity: int | float, unit: str) -> Item:
         raise ValueError(f"A unit has at most {MAX_UNIT_LENGTH} characters.")
     if not MIN_QUANTITY <= quantity <= MAX_QUANTITY:
         raise ValueError(A_NUMBER)
-    return Item(name=name, quantity=quantity, unit=unit)
+    return Item(name=name, quantity=quantity, unit=unit, aisle=aisle_of(name))
 
 
 def edit_summary(before: Sequence[Item], after: Sequence[Item]) -> str:

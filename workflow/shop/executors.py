@@ -28,6 +28,7 @@ from __future__ import annotations
 from workflow.engine.executor import Executor, WorkflowContext, handler
 
 from .basket import Basket, ShopProgress, ShopRequest, count
+from .check import flagged, week_diet, write_checked
 from .decision import BasketDecision
 from .household import Household
 from .shopper import Brief, Shopper, ShopperReply
@@ -91,16 +92,17 @@ class WriteBasket(Executor):
             household=request.household if isinstance(request, ShopRequest) else Household(),
             last_items=tuple(current.items),
         )
-        reply = await self.shopper.write(brief)  # a ShopperError when there is no basket
+        reply = await write_checked(self.shopper, brief)  # ShopperError: no basket
         if reply.items == current.items:
-            ctx.add_event(ShopProgress(UNCHANGED_STEP, UNCHANGED))
+            said = f"Couldn't apply: {'; '.join(reply.unapplied)}. " if reply.unapplied else ""
+            ctx.add_event(ShopProgress(UNCHANGED_STEP, said + UNCHANGED))
             return current  # asked again, the same round: a change that changes nothing is free
         basket = self._written(reply, current.round + 1, ctx)
         ctx.queue_state_update(change_key(current.round), brief.change, scope=SCOPE)
         return basket
 
     async def _run_shopper(self, brief: Brief, round: int, ctx: WorkflowContext) -> Basket:
-        reply = await self.shopper.write(brief)  # a ShopperError when there is no basket
+        reply = await write_checked(self.shopper, brief)  # ShopperError: no basket
         return self._written(reply, round, ctx)
 
     def _written(self, reply: ShopperReply, round: int, ctx: WorkflowContext) -> Basket:
@@ -109,11 +111,19 @@ class WriteBasket(Executor):
         ctx.add_event(
             ShopProgress(
                 "basket written" if round == 1 else "basket revised",
-                count(len(basket.items)),
+                _said(count(len(basket.items)), reply),
                 output_tokens=reply.output_tokens,
             )
         )
         return basket
+
+
+def _said(detail: str, reply: ShopperReply) -> str:
+    """A step's detail, and what of the change could not be made: "12 items · couldn't apply:
+    no fish" (the offline shopper's words; shown on the basket as plain text)."""
+    if not reply.unapplied:
+        return detail
+    return f"{detail} · couldn't apply: {'; '.join(reply.unapplied)}"
 
 
 class CountApproval(Executor):
@@ -144,7 +154,12 @@ class EditBasket(Executor):
         current = ctx.read_state(BASKET_KEY, scope=SCOPE)
         if not isinstance(current, Basket) or decision.edit is None:
             raise LookupError("no basket in state, or no edit")
-        basket = Basket(items=list(decision.edit), round=current.round)
+        request = ctx.read_state(REQUEST_KEY, scope=SCOPE)
+        home = request.household if isinstance(request, ShopRequest) else Household()
+        said = [ctx.read_state(change_key(n), scope=SCOPE) for n in range(1, current.round)]
+        texts = [request.text if isinstance(request, ShopRequest) else ""]
+        diet = week_diet(home, [*texts, *(c for c in said if isinstance(c, str))])
+        basket = Basket(items=flagged(decision.edit, diet), round=current.round)  # checked too
         ctx.queue_state_update(BASKET_KEY, basket, scope=SCOPE)
         ctx.queue_state_update(APPROVALS_KEY, None, scope=SCOPE)  # approved afresh
         ctx.add_event(ShopProgress(EDITED_STEP, count(len(basket.items))))

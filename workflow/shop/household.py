@@ -12,6 +12,8 @@ from typing import Any
 
 from workflow.persistence.values import check_int, check_str, fields_of
 
+from .diet import Diet, read_diet
+
 MAX_PEOPLE = 20
 MAX_AVOID = 200
 MAX_STAPLES = 300
@@ -37,24 +39,31 @@ class Household:
     def said(self) -> bool:
         return bool(self.people or self.avoid.strip() or self.staples.strip())
 
+    @property
+    def diet(self) -> Diet:
+        """What it doesn't eat, read into rules (``workflow.shop.diet``): every basket is
+        checked against them."""
+        return read_diet(self.avoid)
+
     def brief(self) -> str:
         """What the shopper is told of the household ("" when nothing is said)."""
         parts = []
         if self.people:
             parts.append(f"We are {self.people}.")
-        if self.avoid.strip():
-            parts.append(f"We don't eat: {self.avoid.strip()}.")
+        if told := self.diet.told():
+            parts.append(told)
         if self.staples.strip():
             parts.append(f"Always include: {self.staples.strip()}.")
         return " ".join(parts)
 
     def line(self) -> str:
-        """The basket's context line: ``For 4 · no pork · always oat milk``."""
+        """The basket's context line: ``For 4 · no pork · always oat milk``, or ``For 3 ·
+        vegetarian``: a diet as said, never "no vegetarian"."""
         parts = []
         if self.people:
             parts.append(f"For {self.people}")
-        if self.avoid.strip():
-            parts.append(f"no {self.avoid.strip()}")
+        if shown := self.diet.shown():
+            parts.append(shown)
         if self.staples.strip():
             parts.append(f"always {self.staples.strip()}")
         return " · ".join(parts)

@@ -12,11 +12,15 @@ as offline wherever the shopper is named:
 3. Basket 1: each dish of :mod:`workflow.shop.dishes` becomes its ingredients, scaled from two
    servings to the household ("for 4", "family of 5", "for two"); the same ingredient from two
    dishes is one line. An unknown dish is one line, "ingredients for <dish>". Ingredients the
-   household has ("we have rice", "we've got onions") are left out.
+   household has ("we have rice", "we've got onions") are left out, and so is, or is swapped
+   (``workflow.shop.swaps``), what it doesn't eat: its settings' rules and those the request
+   states ("no fish", "we are vegetarian"; ``workflow.shop.check``).
 4. A change starts from the last basket's lines (as ``Item.line`` wrote them) and makes only that
    change: the earlier ones are already in it. Removing a dish takes away only what the week's
    dishes brought in: the request and the earlier changes are read again to know which dishes
    the week has, so "no pizza" in a week without pizza takes nothing from the pasta's passata.
+   A category or a diet ("no fish") swaps or leaves out every line made of it, as a name does;
+   a part of the change that changed nothing is said back (``ShopperReply.unapplied``).
 5. A request in which nothing is known (no dish or ingredient of the table, only "ingredients
    for …" lines, or nothing at all) is no basket: :class:`NoDinnersFound` says so.
 
@@ -29,15 +33,19 @@ import math
 import os
 import re
 from collections import Counter
+from dataclasses import replace
 
 from . import dishes as table
 from . import reading
 from .basket import MAX_ITEM_LENGTH, MAX_ITEMS, MAX_QUANTITY, Item
+from .check import brief_diet, clause_diet
+from .diet import Diet
 from .dishes import KNOWN, SERVINGS, UNITS, Line, number, read_line
 from .errors import ShopperError
-from .household import Household
 from .names import name_key, words
 from .shopper import Brief, ClaudeShopper, Shopper, ShopperReply
+from .staples import staples
+from .swaps import fit
 
 LABEL = (
     "offline shopper (no ANTHROPIC_API_KEY; baskets come from a built-in recipe table, "
@@ -69,17 +77,22 @@ class _Draft:
         factor: float,
         exclude: list[tuple[str, ...]],
         week: Counter[str] | None = None,
+        diet: Diet | None = None,
     ):
         self.entries, self.factor, self.exclude = entries, factor, exclude
+        self.diet = diet or Diet()
         # The dishes the week has brought in so far, each as often as it was added.
         self.week: Counter[str] = Counter() if week is None else week
 
-    def put(self, name: str, quantity: float, unit: str, *, keep: bool = False) -> None:
+    def put(
+        self, name: str, quantity: float, unit: str, *, keep: bool = False, note: str | None = None
+    ) -> None:
         """Add to the line for ``name`` in ``unit`` (or leave it, with ``keep``), or start one."""
         key = name_key(name)
         line = next((e for e in self.entries if e.key == key and e.unit == unit), None)
         if line is None:
-            self.entries.append(Line(name[:MAX_ITEM_LENGTH], min(quantity, MAX_QUANTITY), unit))
+            quantity = min(quantity, MAX_QUANTITY)
+            self.entries.append(Line(name[:MAX_ITEM_LENGTH], quantity, unit, note))
         elif not keep:
             line.quantity = min(line.quantity + quantity, MAX_QUANTITY)
 
@@ -92,17 +105,28 @@ class _Draft:
         ]
 
     def _brought(self, dish: str) -> list[Line]:
-        """What adding ``dish`` puts in the basket: its lines but what the household has."""
+        """What adding ``dish`` puts in the basket: its lines but what the household has, each
+        that the household doesn't eat swapped or left out (``workflow.shop.swaps``)."""
+        lines = [fit(e, self.diet) for e in self.scaled(dish)]
         return [
             e
-            for e in self.scaled(dish)
-            if not any(reading.matches(e.name, had) for had in self.exclude)
+            for e in lines
+            if e is not None and not any(reading.matches(e.name, had) for had in self.exclude)
         ]
 
     def add_dish(self, dish: str) -> None:
         self.week[dish] += 1
         for e in self._brought(dish):
-            self.put(e.name, e.quantity, e.unit)
+            self.put(e.name, e.quantity, e.unit, note=e.note)
+
+    def refit(self, said: Diet) -> None:
+        """Hold to ``said`` from now on ("no fish", "we are vegetarian"): each line that breaks
+        a rule is swapped or left out."""
+        self.diet += said
+        entries, self.entries = self.entries, []
+        for line in entries:
+            if (e := fit(line, self.diet)) is not None:
+                self.put(e.name, e.quantity, e.unit, note=e.note)
 
     def drop_dish(self, dish: str) -> None:
         """Take away what ``dish`` brought in, each time it did; nothing if the week never
@@ -146,6 +170,9 @@ class _Draft:
     def apply(self, action: str, target: str) -> None:
         """Make one clause's change: ``action`` (a verb of :data:`reading.VERBS`, "dish" or "maybe",
         which adds only a dish) to ``target``."""
+        if (said := clause_diet(action, target)) is not None:
+            self.refit(said)  # a category or a diet: what is made of it goes, as a name would
+            return
         asked = reading.asked(target)
         dishes, left = reading.scan(words(target))
         whole = dishes if not left and name_key(target) not in KNOWN else []  # "no pizza"
@@ -202,6 +229,13 @@ def basket_for(brief: Brief) -> list[Item]:
     """The offline basket for ``brief``: basket 1 from the request, or the last one changed.
 
     Raises :class:`NoDinnersFound` for a basket 1 in which nothing is known."""
+    return written_for(brief)[0]
+
+
+def written_for(brief: Brief) -> tuple[list[Item], tuple[str, ...]]:
+    """The offline basket for ``brief``, and the parts of its change that changed nothing and
+    do not hold by themselves, in the person's words ("make it cheaper"; "no fish" holds once
+    there is no fish, whether or not there was any)."""
     asked = reading.normal(brief.request)
     size, request = reading.household(asked)
     # The request's "for six" wins; else the household the workspace said; else two.
@@ -211,31 +245,39 @@ def basket_for(brief: Brief) -> list[Item]:
     earlier = [reading.clauses(reading.normal(change), "maybe") for change in brief.earlier]
     exclude = [reading.asked(t) for a, t in clauses if a in ("have", "remove")]
     exclude += [reading.asked(t) for said in earlier for a, t in said if a == "have"]
-    first = _first_basket(clauses, _Draft([], size / SERVINGS, exclude))
+    # The rules as they stood at the last basket (or at this one); a change's own come as read.
+    diet = brief_diet(replace(brief, change=None))
+    first = _first_basket(clauses, _Draft([], size / SERVINGS, exclude, diet=diet))
     if brief.change is None:
         if not any(line.key in KNOWN for line in first.entries):
             raise NoDinnersFound()
-        items = [line.item() for line in first.entries[:MAX_ITEMS]]
-        return (items + staples(brief.household, items))[:MAX_ITEMS]
+        had = [e for e in first.entries if not any(reading.matches(e.name, x) for x in exclude)]
+        items = [line.item() for line in had[:MAX_ITEMS]]  # "rice, we have rice": no rice
+        return (items + staples(brief.household, items))[:MAX_ITEMS], ()
     for said in earlier:  # the week as it stands, to know which dishes it has
         for action, target in said:
             first.apply(action, target)
     last = [entry for entry in map(read_line, brief.last_basket) if entry]
-    draft = _Draft(last, size / SERVINGS, exclude, first.week)
-    for action, target in reading.clauses(reading.normal(brief.change), "maybe"):
+    draft = _Draft(last, size / SERVINGS, exclude, first.week, diet=diet)
+    unapplied = []
+    for action, target, part in reading.said(reading.normal(brief.change), "maybe"):
+        before = [(e.name, e.quantity, e.unit, e.note) for e in draft.entries]
         draft.apply(action, target)
-    return [line.item() for line in draft.entries[:MAX_ITEMS]]
+        after = [(e.name, e.quantity, e.unit, e.note) for e in draft.entries]
+        if after == before and not _holds(action, target):
+            unapplied.append(part)
+    return [line.item() for line in draft.entries[:MAX_ITEMS]], tuple(unapplied)
 
 
-def staples(household: Household, items: list[Item]) -> list[Item]:
-    """What the household always buys ("oat milk, coffee"), one of each, unless it is there."""
-    have = {item.name.lower() for item in items}
-    names = [n.strip() for n in household.staples.replace(";", ",").split(",")]
-    wanted: dict[str, str] = {}
-    for name in names:
-        if name and name.lower() not in have:
-            wanted.setdefault(name.lower(), name)
-    return [Item(name=n[:100], quantity=1, note="always", aisle="other") for n in wanted.values()]
+def _holds(action: str, target: str) -> bool:
+    """Whether a clause that changed nothing holds anyway: "no salmon" (a dish or ingredient
+    the table knows) or "no fish" (a category) with none in the basket."""
+    if clause_diet(action, target) is not None:
+        return True
+    if action not in ("remove", "have"):
+        return False
+    dishes, left = reading.scan(words(target))
+    return name_key(target) in KNOWN or (bool(dishes) and not left)
 
 
 class OfflineShopper:
@@ -246,8 +288,9 @@ class OfflineShopper:
     label = LABEL
 
     async def write(self, brief: Brief) -> ShopperReply:
-        items = basket_for(brief)
-        return ShopperReply(items=items, output_tokens=TOKENS_PER_ITEM * len(items))
+        items, unapplied = written_for(brief)
+        tokens = TOKENS_PER_ITEM * len(items)
+        return ShopperReply(items=items, output_tokens=tokens, unapplied=unapplied)
 
 
 def default_shopper() -> Shopper:

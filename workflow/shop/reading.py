@@ -100,6 +100,11 @@ def _verb(part: str) -> tuple[str | None, str]:
 def clauses(text: str, default: str) -> list[tuple[str, str]]:
     """``(action, thing)`` for each clause of ``text``; one without a verb takes the verb before
     it in its sentence, or ``default``. "we have tacos on Friday" plans a dinner."""
+    return [(action, target) for action, target, _ in said(text, default)]
+
+
+def said(text: str, default: str) -> list[tuple[str, str, str]]:
+    """:func:`clauses`, each with the clause as said ("no fish", "make it cheaper")."""
     for phrase in table.JOINED_NAMES:
         text = re.sub(rf"\b{re.escape(phrase)}\b", phrase.replace(" ", "+"), text)
     clauses = []
@@ -108,12 +113,13 @@ def clauses(text: str, default: str) -> list[tuple[str, str]]:
         for part in _LIST.split(sentence):
             verb, target = _verb(part.strip())
             action, target = verb or action, _clean(target)
+            shown = part.strip().replace("+", " ")
             dishes, _ = scan(words(target))
             planned = _DAYS.search(part) or (verb is None and name_key(target) not in KNOWN)
             if action == "have" and dishes and planned:
                 action = default
             if target:
-                clauses.append((action, target))
+                clauses.append((action, target, shown))
     return clauses
 
 

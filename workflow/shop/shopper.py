@@ -14,7 +14,9 @@ anthropic SDK only when it is first used (the import alone takes seconds on a sm
 translates the SDK's errors into :mod:`workflow.shop.errors` here, so nothing else names an SDK
 class. ``OfflineShopper`` (:mod:`workflow.shop.offline`) writes a clearly labelled basket from a
 built-in recipe table so the product runs without a key; it reads the brief's fields, never the
-prompt.
+prompt. Whatever a shopper writes, the bot checks it against what the household doesn't eat
+(:mod:`workflow.shop.check`), asking once more with :attr:`Brief.conflicts` named. (A little
+over 300 lines: the prompt's words and the checks of what comes back stay together.)
 """
 
 from __future__ import annotations
@@ -126,6 +128,16 @@ EARLIER_OPENING = "Changes the household asked for before, oldest first (they st
 
 
 HOUSEHOLD_OPENING = "About the household (from its settings):"
+# Told after what the household doesn't eat; and, when a basket broke one of its rules, the
+# second ask naming each conflict (the bot checks every basket: ``workflow.shop.check``).
+AVOID_ASK = (
+    "Leave out every dish and ingredient made with what we don't eat (stock, sauces, mince and "
+    "cured meats included), or put in something we eat instead."
+)
+CONFLICT_OPENING = "Your first answer to this had items the household doesn't eat:"
+CONFLICT_ASK = (
+    "Answer again without them: leave each out, or put in something the household eats instead."
+)
 WEEK_OPENING = "The household's request for this week:"
 WRITE_ASK = "Write this week's basket."
 
@@ -143,6 +155,9 @@ class Brief:
     earlier: Sequence[str] = ()
     household: Household = field(default_factory=Household)  # what the workspace said of it
     last_items: Sequence[Item] = ()  # the last basket as items (a revision names them)
+    # Asked again (``workflow.shop.check``): each item of the first answer that broke a rule,
+    # and why ("pork chops: contains pork: you said no pork").
+    conflicts: Sequence[str] = ()
 
     @property
     def revising(self) -> bool:
@@ -155,6 +170,8 @@ class Brief:
         revision share one cached prefix (tools, system; a different ``tool_choice`` would
         miss a prefix that ends in the messages)."""
         said = self.household.brief()
+        if self.household.diet.rules:
+            said = f"{said}\n{AVOID_ASK}"
         told = f"{HOUSEHOLD_OPENING}\n{said}" if said else ""
         week = f"{WEEK_OPENING}\n{self.request}" if self.request else ""
         return "\n\n".join(t for t in (told, week) if t)
@@ -163,7 +180,7 @@ class Brief:
         """The user turn: write the basket, or (a change) the last basket, the changes asked
         before and the one asked now."""
         if self.change is None:
-            return WRITE_ASK
+            return "\n\n".join([WRITE_ASK, *self._conflicts()])
         parts = [f"{REVISION_OPENING}\n{revision_listing(self.last_items)}"]
         if not self.revising:  # (a brief without items: the whole basket again)
             parts = [f"{REVISION_OPENING}\n" + "\n".join(self.last_basket)]
@@ -171,7 +188,11 @@ class Brief:
             parts.append(EARLIER_OPENING + "\n" + "\n".join(f"- {c}" for c in self.earlier))
         parts.append(f"The household asks for this change:\n{self.change}")
         parts.append(REVISION_ASK if self.revising else "Return the whole basket.")
-        return "\n\n".join(parts)
+        return "\n\n".join([*parts, *self._conflicts()])
+
+    def _conflicts(self) -> list[str]:
+        named = "".join(f"- {c}\n" for c in self.conflicts)
+        return [f"{CONFLICT_OPENING}\n{named}{CONFLICT_ASK}"] if named else []
 
     def system(self) -> list[dict[str, Any]]:
         """The Messages API ``system``: our prompt, then the week's context; the last block
@@ -187,7 +208,8 @@ class Brief:
 class ShopperReply:
     """The basket's items, and what writing them cost: output tokens, input tokens billed at
     the full rate, read from the prompt cache and written to it; ``revised``: the model sent
-    the difference (``revise_basket``), not a whole basket."""
+    the difference (``revise_basket``), not a whole basket; ``unapplied``: what the offline
+    shopper could not make of a change, in the person's words."""
 
     items: list[Item]
     output_tokens: int
@@ -195,6 +217,7 @@ class ShopperReply:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     revised: bool = False
+    unapplied: tuple[str, ...] = ()  # the parts of a change it could not make ("no fish")
 
 
 class Shopper(Protocol):
