@@ -58,3 +58,26 @@ def test_a_request_with_no_dinner_starts_nothing(offline: TestWorld) -> None:
     (said,) = posted_texts(offline)
     assert said.startswith("<@U0ALICE> No basket this time: the offline shopper found no dinners")
     assert "<!channel>" not in said and "strike" not in said  # nothing of the request echoed
+
+
+def test_a_part_of_a_change_that_could_not_be_made_is_said_on_the_basket(
+    offline: TestWorld,
+) -> None:
+    """Issue 33, 2: "no fish, add oat milk" kept the salmon, "no fish" alone changed nothing,
+    and a part that could not be made was dropped without a word. Now "no fish" swaps the
+    salmon, the part the offline shopper cannot make is said on the basket, and a change made of
+    such parts alone uses no round."""
+    offline.shop("salmon on Thursday, tacos on Friday")
+    offline.run_lazies()
+    (first,) = offline.baskets()
+    change(offline, first, "make it cheaper")
+    (same,) = offline.baskets()
+    assert header(same) == "Basket 1 of 3" and section_text(same) == section_text(first)
+    assert "Couldn't apply: make it cheaper. That didn't change the basket." in context_text(same)
+    change(offline, same, "no fish, add oat milk. Make it cheaper")
+    _, second = offline.baskets()
+    assert header(second) == "Basket 2 of 3"
+    shown = section_text(second)
+    assert "2 salmon fillets" not in shown and "1 l oat milk" in shown
+    assert "you said no fish" in shown
+    assert "couldn't apply: make it cheaper" in context_text(second)
