@@ -265,3 +265,43 @@ def test_no_weekly_basket_keeps_its_time_zone_channel_and_request_for_later(
     doc = saved(s3, bucket)
     assert doc is not None and "kept" not in doc
     assert doc["settings"]["weekly"]["request"] == "dinners for four, we have rice"
+
+
+def test_who_can_change_the_settings_is_said_truly_and_each_change_has_its_line(
+    carol: World,
+) -> None:
+    """With no household admins named, the Home tab does not say "none" as if nobody could
+    save (Carol, a workspace admin, can); a member's read-only view says whom to ask; the form's
+    hint places the admins where they are (it sits under their own input); the change log
+    keeps one change a line (a section keeps its line breaks; the context it replaced ran
+    them together where drawn without them)."""
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    home = json.dumps(carol.open_home("U0BOB"))
+    assert "Household admins:* none named, so the workspace's owners and admins" in home
+    (admins,) = [b for b in form["blocks"] if b.get("block_id") == "admins"]
+    assert "named below" not in admins["hint"]["text"]
+    assert admins["hint"]["text"].startswith("The people chosen here can change these settings")
+    seen = open_settings(carol, "U0BOB")
+    assert seen is not None and "submit" not in seen
+    said = json.dumps(seen["blocks"])
+    assert "only the workspace's owners and admins can change these" in said
+    assert "ask one of them" in said
+    assert submit(carol, "U0CAROL", form, admins={"selected_users": ["U0CAROL"]}) == {}
+    carol.lam.take()
+    form = open_settings(carol, "U0CAROL")
+    assert form is not None
+    assert submit(carol, "U0CAROL", form, people={"value": "4"}) == {}
+    carol.run_lazies()
+    seen = open_settings(carol, "U0BOB")
+    assert seen is not None
+    assert "<@U0CAROL> (household admins), the workspace's owners and admins" in json.dumps(
+        seen["blocks"]
+    )
+    blocks = (carol.slack.home("U0CAROL") or {})["blocks"]
+    (log,) = [b for b in blocks if "changed" in json.dumps(b)]
+    assert log["type"] == "section"
+    lines = log["text"]["text"].split("\n")
+    assert len(lines) == 2
+    assert lines[0].endswith("<@U0CAROL> changed household")
+    assert lines[1].endswith("<@U0CAROL> changed household admins")

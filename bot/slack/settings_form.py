@@ -45,8 +45,8 @@ DAY_NAMES = dict(
 )
 OFF = "off"
 WHO_MAY = (
-    "Workspace owners and admins, the person who added the app, and the household admins "
-    "named below can change these."
+    "The people chosen here can change these settings, as can the workspace's owners and "
+    "admins and the person who added the app."
 )
 Block = dict[str, Any]
 

@@ -13,7 +13,7 @@ from bot.records.workspace_settings_store import Loaded
 
 from .blocks import Block, escape, plain
 from .order_form import order_line
-from .settings_form import DAY_NAMES, WHO_MAY, shown_minutes
+from .settings_form import DAY_NAMES, shown_minutes
 from .settings_ids import OPEN_SETTINGS
 
 MAX_LINE = 2900  # a line of the summary, escaped, in a section of at most 3,000 characters
@@ -39,12 +39,26 @@ def problem_notice(loaded: Loaded | None) -> str:
     return {"tampered": TAMPERED, "newer": NEWER, "rolled-back": ROLLED_BACK}.get(problem or "", "")
 
 
-def read_only_modal(s: WorkspaceSettings, notice: str = "") -> Block:
-    """The values as text, no submit: for someone who may not change them."""
+def who_may_change(s: WorkspaceSettings, installer: str | None = None) -> str:
+    """Who can change the settings, as ``bot.steps.settings`` decides it (``Desk.may_change``):
+    the household admins named, the workspace's owners and admins, and the person who added
+    the app (``installer``: None when no installation names them, as with one workspace)."""
+    named = [f"<@{u}>" for u in s.admins]
+    others = ["the workspace's owners and admins"]
+    if installer is not None:
+        others.append(f"<@{installer}>, who added the app")
+    if not named:
+        return f"No household admins are named, so only {' and '.join(others)} can change these."
+    return f"{', '.join(named)} (household admins), {' and '.join(others)} can change these."
+
+
+def read_only_modal(s: WorkspaceSettings, notice: str = "", installer: str | None = None) -> Block:
+    """The values as text, no submit: for someone who may not change them, with whom to ask."""
     blocks: list[Block] = [
         {"type": "section", "text": {"type": "mrkdwn", "text": line}} for line in summary(s)
     ]
-    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": WHO_MAY}]})
+    ask = f"{who_may_change(s, installer)} To change something, ask one of them."
+    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": ask}]})
     if notice:
         blocks.insert(0, {"type": "section", "text": {"type": "mrkdwn", "text": notice}})
     return {
@@ -80,7 +94,10 @@ def summary(s: WorkspaceSettings, visible: Callable[[str], bool] = lambda _: Fal
         if visible(run.channel):
             weekly += f": {escape(run.request[:200])}"
     home = escape(s.household.line()) if s.household.said else "not said"
-    admins = ", ".join(f"<@{u}>" for u in s.admins) or "none"
+    admins = ", ".join(f"<@{u}>" for u in s.admins) or (
+        "none named, so the workspace's owners and admins and the person who added the app "
+        "(if it was added with Add to Slack) can change these"
+    )
     lines = [
         f"*Approvers:* {approvers}{needed}{own} · up to {s.rounds} baskets a week",
         f"*Reminders:* {reminders} · *expires* {expiry} · *ordered* {undo}",
@@ -109,12 +126,14 @@ def settings_rows(
         {"type": "actions", "block_id": "settings", "elements": [{**button, "value": "open"}]}
     )
     if s.changes[:changes] and not notice:
+        # One line each: a section keeps its line breaks wherever it is drawn (and costs one
+        # block, as the context it replaced did, within the tab's 100).
         lines = [
             f"<!date^{c.at}^{{date_short_pretty}} {{time}}|{c.at}> <@{c.by}> changed "
             f"{escape(c.what)}"
             for c in s.changes[:changes]
         ]
-        rows.append({"type": "context", "elements": [{"type": "mrkdwn", "text": "\n".join(lines)}]})
+        rows.append({"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)}})
     return rows
 
 

@@ -152,7 +152,7 @@ def show_settings(desk: Desk, tenant: str, user: str, external_id: str) -> None:
             orders=orders_section(desk, tenant, current),
         )
     else:
-        view = read_only_modal(current, notice)
+        view = read_only_modal(current, notice, desk.installer(tenant))
     desk.web.views_update(external_id=external_id, view=view)
 
 
