@@ -443,14 +443,16 @@ def test_a_person_drives_the_page_in_chromium() -> None:
         call(sandbox, "/ui/action", {"user": "U0CAROL", "ts": ts, "action_id": "approve_basket"})
         wait_for(lambda: any(r.startswith("Ordered") for r in replies_to(sandbox, ts)))
         expect(repeated.get_by_role("button", name="Approve")).to_have_count(0, timeout=20000)
-        # Bob's client has not heard of the update yet: it still shows the buttons.
+        # Bob's client has not heard of the update yet: it still shows the buttons (and a
+        # refresh already under way, such as the one the played Scheduler's change notice asked
+        # for, draws nothing over them).
         page.evaluate(
-            "() => { window.fresh = refresh; refresh = async () => {};"
-            " state = window.stale; render(); }"
+            "() => { window.fresh = refresh; window.draw = render; refresh = async () => {};"
+            " state = window.stale; render(); render = () => {}; }"
         )
         repeated.get_by_role("button", name="Approve").click()
         page.wait_for_timeout(1000)
-        page.evaluate("() => { refresh = window.fresh; }")
+        page.evaluate("() => { refresh = window.fresh; render = window.draw; }")
         page.select_option("#user", "U0ALICE")  # a fresh look at the channel, as Bob
         page.select_option("#user", "U0BOB")
         expect(

@@ -125,3 +125,23 @@ def test_the_sandboxs_message_ts_is_when_it_was_posted_and_unique() -> None:
     )
     posted = [slack.method("chat.postMessage", {"channel": "C0SHOP", "text": t}) for t in "ab"]
     assert [p["ts"] for p in posted] == ["1800000000.250000", "1800000000.250001"]
+
+
+def test_a_basket_held_for_its_undo_window_shows_as_approved_ordering_at_its_time(
+    world: World,
+) -> None:
+    """Approved and held (ORDER_DELAY): the card says approved, by whom, and when the order
+    goes (the held approval's ``hold_until`` in the latest checkpoint), never "waiting"."""
+    import boto3
+
+    from tests.test_reminders import GROUP, ROLE, TARGET
+
+    boto3.client("scheduler", region_name="us-east-1").create_schedule_group(Name=GROUP)
+    world.boot(TIMER_GROUP=GROUP, TIMER_TARGET_ARN=TARGET, TIMER_ROLE_ARN=ROLE)
+    basket = start_basket(world)
+    world.click(basket, "approve_basket", user="U0BOB")
+    world.run_lazies()
+    (held,) = panel()
+    assert held["status"] == Status.HELD == "held"
+    assert held["approved_by"] == ["Bob"]
+    assert world.clock() + 60 <= held["ordering_at"] <= world.clock() + 121

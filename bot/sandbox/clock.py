@@ -1,9 +1,10 @@
 """Time passing, played: the bot's clock in the sandbox, the tests and the bench.
 
 A basket's timers act only when due (``bot.steps.reminders``: a timer delivered early is armed
-again). Nobody waits six hours for a reminder here, so whoever plays EventBridge Scheduler moves
-this clock to the timer's time first (:meth:`PlayedClock.reach`), as if the hours had passed,
-and then delivers it: the sandbox's Fast-forward, the tests' ``fire``, the bench. The bot is
+again). The clock runs with real time, and the sandbox's Scheduler (``scheduler_player``) fires a
+schedule once it passes its time. Nobody waits six hours for a reminder, though: Fast-forward,
+the tests' ``fire`` and the bench move this clock to the timer's time first
+(:meth:`PlayedClock.reach`), as if the hours had passed, and then it is delivered. The bot is
 given the clock at its cold start (``Runtime.clock``), and so is the fake Slack (a canvas found
 again after a crash is looked for from the bot's time); it never moves backwards.
 

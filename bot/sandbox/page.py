@@ -82,7 +82,7 @@ async def ui_state(request: web.Request) -> web.Response:
     rt, _ = cold_start()
     loop = asyncio.get_running_loop()
     panel = await loop.run_in_executor(sandbox.pool, sessions, rt, slack.team_id, PEOPLE)
-    armed = await loop.run_in_executor(sandbox.pool, timers, rt, slack.team_id)
+    armed = await loop.run_in_executor(sandbox.pool, timers, rt, slack.team_id, sandbox.player)
     state = snapshot(sandbox, user, channel, slack)
     state.update(
         team=slack.team_id,

@@ -1,13 +1,15 @@
-"""The "Checkpoints" side panel: each session's checkpoints as the store holds them, and its lock.
+"""The "Checkpoints" side panel: each session as the household sees it, then as the store holds it.
 
-This is where a newcomer sees the mechanism: every superstep appends a checkpoint, a click takes
-the lock, and the pending request in the latest checkpoint is the basket on screen; each waiting
-basket's next timer (a reminder or its expiry) is listed, and can be fired at once. Each
-checkpoint says what wrote it: the workflow's name and graph version, the document format and
-the record version (README.md, "Changing the workflow"). Each session says where it is
-(:class:`Status`), and people are named as the page names them (``people``), not by their IDs.
-A card says enough to match it to a message: the channel, the request's first words and the
-basket's number (from its outcome record, its waiting basket's receipt, or its latest checkpoint).
+A card leads with the household's words: the channel, the request's first words and the basket's
+number (from its outcome record, its waiting basket's receipt, or its latest checkpoint), where it
+is (:class:`Status`: waiting for an answer, approved and held for its undo window with the time
+its order goes, ordered, ...) and who asked and answered, named as the page names them
+(``people``), not by their IDs. One click away (the page's "How it is stored"), the mechanism:
+every superstep appends a checkpoint, a click takes the lock, and the pending request in the
+latest checkpoint is the basket on screen; each checkpoint says what wrote it (the workflow's
+name and graph version, the document format and the record version: docs, "Changing the
+workflow"). :func:`timers` lists what Scheduler will fire: each waiting or held basket's next
+timer and each workspace's weekly run with its next time (``scheduler_player``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class Status(StrEnum):
     checkpoint says whether a basket waits for an answer (or the lock that a turn is running)."""
 
     WAITING = "waiting"  # the latest checkpoint has a pending request: a basket with buttons
+    HELD = "held"  # approved, its order held for the undo window (its timer orders it)
     WORKING = "working"  # no basket waits and it has not ended: the shopper writes a basket
     ORDERED = "ordered"
     REJECTED = "rejected"
@@ -51,13 +54,25 @@ def status(ended: Ended | None, state: dict[str, Any] | None) -> Status:
     if state is None:
         return Status.WORKING
     if state.get("requests"):
-        return Status.WAITING
+        return Status.HELD if held(state) else Status.WAITING
     decision = _last_decision(state)
     if decision is None or decision.get("change"):  # not answered yet, or the next basket
         return Status.WORKING
     if decision.get("approved"):
         return Status.ORDERED
     return Status.EXPIRED if decision.get("expired_at") is not None else Status.REJECTED
+
+
+def held(state: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The approval that holds the waiting basket for its undo window (``hold_until``, its
+    ``approvals``), from the checkpoint's shared state, as ``workflow.shop.graph.held_of``
+    reads it; None when the basket waits for an answer."""
+    shop = ((state or {}).get("state") or {}).get("n:shop") or {}
+    counted = (shop.get("approvals") or {}).get("v")
+    asked = [r.get("data", {}).get("v", {}).get("round") for r in (state or {}).get("requests", [])]
+    if not isinstance(counted, dict) or counted.get("hold_until") is None:
+        return None
+    return counted if counted.get("round") in asked else None
 
 
 def _last_decision(state: dict[str, Any]) -> dict[str, Any] | None:
@@ -170,6 +185,10 @@ def _people(ended: Ended | None, state: dict[str, Any] | None, name: Name) -> di
     answered = list(((state or {}).get("answered") or {}).values())
     by = answered[-1].get("by", "") if answered else ""
     decision = _last_decision(state or {}) or {}
+    hold = held(state)
+    if hold is not None:  # approved, ordering at hold_until unless someone presses Undo
+        approvers = [name(str(u)) for u in dict.fromkeys(hold.get("approvals") or [])]
+        seen |= {"ordering_at": int(hold["hold_until"]), "approved_by": approvers}
     return seen | {
         "requested_by": name(str(request.get("requested_by", ""))),
         "answered_by": name(by),
@@ -232,18 +251,46 @@ def _written_by(store: S3CheckpointStore, tenant: str, session: str, checkpoint_
     return "" if record is None else f"{written_with(record.state)} · record v{record.mac}"
 
 
-def timers(rt: Runtime, tenant: str | None = None) -> list[dict[str, Any]]:
-    """The basket timers armed on (moto's) EventBridge Scheduler, the next due first: those of
-    ``tenant``'s sessions, when given."""
+def timers(rt: Runtime, tenant: str | None = None, player: Any = None) -> list[dict[str, Any]]:
+    """The timers armed on (moto's) EventBridge Scheduler, the next due first: those of
+    ``tenant``'s sessions (when given), each basket's, and its weekly run with its next time
+    from the ``player`` (a ``SchedulePlayer``), in the run's own time zone and in UTC."""
     armed = rt.schedules.timers
     if armed is None:
         return []
     try:
         pending = armed.pending()
+        upcoming = [] if player is None else player.upcoming(read=False)
     except (ClientError, BotoCoreError):
         return []
-    return [
+    found = [
         {"session": t.session, "kind": t.kind, "n": t.n, "at": t.at, "thread_ts": t.thread_ts}
         for t in pending
         if tenant in (None, t.tenant)
     ]
+    for u in upcoming:
+        if not u.name.startswith("weekly-") or tenant not in (None, u.name[len("weekly-") :]):
+            continue
+        try:
+            run = json.loads(str(u.payload.get("weekly_shop_run")))
+        except ValueError:
+            continue
+        found.append(
+            {
+                "kind": "weekly",
+                "at": u.at,
+                "channel": run.get("channel", ""),
+                "request": first_words(str(run.get("request", ""))),
+                "local": _when(u.at, u.timezone) + f" {u.timezone}",
+                "utc": _when(u.at, "UTC") + " UTC",
+            }
+        )
+    return sorted(found, key=lambda t: float(t["at"]))
+
+
+def _when(at: float, zone: str) -> str:
+    """``Mon 7 Dec 09:00`` in ``zone``."""
+    from zoneinfo import ZoneInfo
+
+    moment = datetime.fromtimestamp(at, ZoneInfo(zone))
+    return f"{moment:%a} {moment.day} {moment:%b %H:%M}"

@@ -8,6 +8,8 @@ the channel page (``page.py``) and turns what the person does there into signed
 Slack requests (``slack_requests``) delivered to ``bot.handler.handler``. Each lazy
 self-invocation the bot makes arrives at the fake Invoke endpoint and runs as a new invocation,
 so the sandbox takes the same path as production and Slack refuses here what it refuses there.
+moto stores the Scheduler schedules the bot arms (a basket's timers, a weekly run) and
+``scheduler_player`` fires each when the played clock passes its time; Fast-forward jumps there.
 
 ``--workspaces many`` boots the bot for many workspaces (``bot.slack.installs``): an app client ID
 and a per-run secret registered with the fake, a second workspace ("Garden club", with a channel of
@@ -25,15 +27,23 @@ import secrets
 import signal
 import sys
 
+import boto3
 from aiohttp import web
 
 from .moto_server import MotoStandIn
 from .page import build_app
+from .scheduler_player import SchedulePlayer
 from .state import BUCKET, FUNCTION_NAME, TIMER_GROUP, Sandbox
 
 __all__ = ["Sandbox", "configure_bot", "main", "serve"]
 
 log = logging.getLogger(__name__)
+
+# Said at start, and on the page: nothing is kept across a restart.
+FORGETS = (
+    "The sandbox keeps nothing when it stops: settings, baskets and keys start fresh "
+    "each `make run`."
+)
 
 
 def configure_bot(sandbox: Sandbox, s3_url: str) -> str:
@@ -122,6 +132,15 @@ async def serve(port: int, ready: asyncio.Event | None = None, many: bool = Fals
             await asyncio.get_running_loop().run_in_executor(
                 None, lambda: timers.client.create_schedule_group(Name=TIMER_GROUP)
             )
+        # moto stores the schedules; the player fires them at their time on the played clock.
+        sandbox.player = SchedulePlayer(
+            boto3.session.Session().client("scheduler", endpoint_url=moto.root),
+            TIMER_GROUP,
+            sandbox.clock,
+            sandbox.run_async,
+            target_arn=os.environ["TIMER_TARGET_ARN"],
+            on_change=sandbox.bump,
+        ).start()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -133,6 +152,7 @@ async def serve(port: int, ready: asyncio.Event | None = None, many: bool = Fals
             f"{sandbox.webhook.url} with the signing secret {sandbox.webhook.secret}.",
             flush=True,
         )
+        print(FORGETS, flush=True)
         print("Press Ctrl-C to stop.", flush=True)
         if ready is not None:
             ready.set()
@@ -141,6 +161,8 @@ async def serve(port: int, ready: asyncio.Event | None = None, many: bool = Fals
         return 0
     finally:
         await runner.cleanup()
+        if sandbox.player is not None:
+            sandbox.player.stop()
         sandbox.pool.shutdown(wait=False, cancel_futures=True)
         sandbox.slack.stop()
         sandbox.lam.stop()

@@ -6,10 +6,11 @@ server that starts it all (``server``), so that neither imports the other's modu
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import secrets
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from .aws_events import lambda_context
@@ -18,6 +19,7 @@ from .instacart_api import FakeInstacart
 from .lambda_api import FakeLambda, Invocation
 from .lambda_async import invoke_async
 from .moto_server import new_credentials
+from .scheduler_player import SchedulePlayer
 from .slack_api import FakeSlack
 from .slack_workspace import SlackWorkspace
 from .webhook_receiver import WebhookReceiver
@@ -90,6 +92,7 @@ class Sandbox:
         self.version = 0
         self.banner = ""
         self.stopping = False
+        self.player: SchedulePlayer | None = None  # plays Scheduler once moto runs (``server``)
         self.pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="invocation")
         self._changed = asyncio.Event()
         self._loop = asyncio.get_running_loop()
@@ -161,28 +164,52 @@ class Sandbox:
 
         self._loop.call_soon_threadsafe(schedule)
 
+    def run_async(self, payload: dict[str, Any]) -> Future[dict[str, Any]]:
+        """An asynchronous invocation of the function with ``payload`` as its event, from a
+        thread other than the page's: a schedule the player delivers (``scheduler_player``)."""
+        return asyncio.run_coroutine_threadsafe(self.invoke(payload, lazy=True), self._loop)
+
     async def fast_forward(self, team: str | None = None) -> dict[str, str]:
-        """Fire the basket timer due first (of ``team``'s sessions, when given), now, as
-        Scheduler would at its time (moto never fires one): its schedule goes
-        (ActionAfterCompletion: DELETE), its payload is invoked. Returns what it was
-        (``fired``: "remind 1", "expire") and where it posts (``channel``, the basket's
-        ``thread_ts``: often an older basket, off-screen, which the page then shows); empty
-        when no timer is armed."""
+        """Jump ahead: the played clock moves to the time of the next schedule (of ``team``'s
+        baskets and weekly run, when given), as if the hours had passed, and the player delivers
+        what is due then, now, as Scheduler would at that time (``scheduler_player``: once, even
+        if its own pass runs at the same moment). Returns what it was (``fired``: "remind 1",
+        "expire", "order", "weekly run") and where it posts (``channel``, a basket's
+        ``thread_ts``: often an older basket, off-screen, which the page then shows); empty when
+        nothing is scheduled."""
         from bot.handler import cold_start
-        from bot.records.timers import schedule_name, to_payload
+        from bot.records.timers import schedule_name
 
         rt, _ = cold_start()
-        timers = rt.schedules.timers
-        if timers is None:
+        timers, player = rt.schedules.timers, self.player
+        if timers is None or player is None:
             return {}
-        pending = await self._loop.run_in_executor(self.pool, timers.pending)
-        pending = [t for t in pending if team in (None, t.tenant)]
-        if not pending:
+        run = self._loop.run_in_executor
+        pending = await run(self.pool, timers.pending)
+        baskets = {
+            schedule_name(t.tenant, t.session, t.request, t.slot): t
+            for t in pending
+            if team in (None, t.tenant)
+        }
+
+        def ours(name: str) -> bool:  # one of the team's baskets, or its weekly run
+            weekly = name == f"weekly-{team}" if team else name.startswith("weekly-")
+            return name in baskets or weekly
+
+        upcoming = await run(self.pool, player.upcoming)
+        first = next((u for u in upcoming if ours(u.name)), None)
+        if first is None:
             return {}
-        timer = pending[0]
-        self.clock.reach(timer.at)  # as if the hours had passed: a timer acts only when due
-        name = schedule_name(timer.tenant, timer.session, timer.request, timer.slot)
-        await self._loop.run_in_executor(self.pool, timers.delete, name)
-        await self.invoke(to_payload(timer, timers.key), lazy=True)
+        self.clock.reach(first.at)
+        await run(self.pool, player.tick)
+        delivery = player.delivery(first.name, first.at)  # this pass's, or the player thread's
+        if delivery is not None:  # the page shows what it posted: wait for the invocation
+            invoked = await asyncio.wrap_future(delivery)
+            if isinstance(invoked, Future):
+                await asyncio.wrap_future(invoked)
+        timer = baskets.get(first.name)
+        if timer is None:
+            run_fields = json.loads(str(first.payload.get("weekly_shop_run") or "{}"))
+            return {"fired": "weekly run", "channel": str(run_fields.get("channel", ""))}
         fired = f"{timer.kind} {timer.n}" if timer.kind == "remind" else timer.kind
         return {"fired": fired, "channel": timer.channel, "thread_ts": timer.thread_ts}

@@ -228,12 +228,14 @@ function renderCheckpoints(s) {
   const rows = s.checkpoints.map((c, i) => `<tr class="${i === s.checkpoints.length - 1 ? "latest" : ""}">
     <td>${esc(c.id)}</td><td>${esc(c.parent || "—")}</td><td>${esc(c.run)}</td>
     <td>${esc(stamp(c.created_at))}</td><td>${c.size} B</td>
-    ${mixed ? `<td class="wraps">${esc(c.version || "")}</td>` : ""}
-    <td class="wraps">${esc((c.pending || []).join(", "))}</td></tr>`).join("");
+    ${mixed ? `<td class="wraps">${esc(c.version || "")}</td>` : ""}</tr>`).join("");
+  // The request the latest checkpoint waits on, under the table (a column ran past the card).
+  const pending = (s.checkpoints[s.checkpoints.length - 1].pending || []).join(", ");
   return `${mixed || !versions[0] ? "" : `<div class="written-by">written by ${esc(versions[0])}</div>`}
     <table><tr><th>checkpoint</th><th>parent</th><th title="${esc(LEGEND.run)}">run</th><th>at</th>
-    <th>size</th>${mixed ? "<th>written by</th>" : ""}<th title="${esc(LEGEND.pending)}">pending</th></tr>
-    ${rows}</table>`;
+    <th>size</th>${mixed ? "<th>written by</th>" : ""}</tr>
+    ${rows}</table>${pending ? `<div class="pending" title="${esc(LEGEND.pending)}">pending in
+    the latest: ${esc(pending)}</div>` : ""}`;
 }
 
 function cardTitle(s) {
@@ -249,9 +251,31 @@ function cardTitle(s) {
     : `<div class="card-title">${title}</div>`;
 }
 
+// What a card says first, in the household's words: where the basket is and who did what. The
+// engine's terms (session, lock, checkpoints) are one click away, under "How it is stored".
+const STORY = {  // after the status badge
+  waiting: () => "for an answer",
+  held: (s) => `by ${esc((s.approved_by || []).join(", ") || "?")} · ordering at ` +
+    `${esc(stamp(s.ordering_at))} unless someone presses Undo`,
+  working: () => "the shopper is writing a basket",
+  ordered: () => "",
+  rejected: () => "nothing ordered",
+  expired: () => "nobody answered in time, nothing ordered",
+  failed: () => "the shopper could not write a basket",
+};
+
+// The cards whose "How it is stored" is open: they stay open when the panel is drawn again.
+const openEngine = new Set();
+document.addEventListener("toggle", (event) => {
+  const details = event.target;
+  if (!details.matches || !details.matches("details.engine")) return;
+  if (details.open) openEngine.add(details.dataset.session);
+  else openEngine.delete(details.dataset.session);
+}, true);
+
 function renderSessions() {
   if (!state.sessions.length) {
-    $("#sessions").innerHTML = '<p class="panel-hint">No sessions yet: type /shop …</p>';
+    $("#sessions").innerHTML = '<p class="panel-hint">No baskets yet: type /shop …</p>';
     return;
   }
   $("#sessions").innerHTML = state.sessions.map((s) => {
@@ -261,28 +285,44 @@ function renderSessions() {
     const who = [s.requested_by ? `asked by ${esc(s.requested_by)}` : "",
       s.answered_by ? `${s.answer === "changed" ? "changed" : "answered"} by ${esc(s.answered_by)}` : ""]
       .filter(Boolean).join(" · ");
-    const status = s.status ? `<span class="status ${esc(s.status)}">${esc(s.status)}</span>` : "";
+    const label = s.status === "held" ? "approved" : s.status;
+    const status = s.status ? `<span class="status ${esc(s.status)}">${esc(label)}</span>` : "";
+    const story = (STORY[s.status] || (() => ""))(s);
+    const count = s.checkpoints.length;
     return `<div class="session">${cardTitle(s)}
-      <div class="session-id">session ${esc(s.session)} ${status}</div>
+      <div class="story">${status} ${story}</div>
       ${who ? `<div class="who-did">${who}</div>` : ""}
-      ${s.error ? `<div class="lock held">${esc(s.error)}</div>` : lock}${renderCheckpoints(s)}</div>`;
+      ${s.error ? `<div class="lock held">${esc(s.error)}</div>` : ""}
+      <details class="engine" data-session="${esc(s.session)}" ${openEngine.has(s.session) ? "open" : ""}><summary>How it is stored: ${count} checkpoint${count === 1 ? "" : "s"}${s.lock ? ", lock held" : ""}</summary>
+        <div class="session-id">session ${esc(s.session)}</div>
+        <p class="panel-hint">Each step of the workflow (a superstep) appends a checkpoint to S3; a
+          click takes the session lock; the request pending in the latest checkpoint is the basket
+          with live buttons.</p>
+        ${s.error ? "" : lock}${renderCheckpoints(s)}</details></div>`;
   }).join("");
 }
 
 function timerBasket(t) {
   // A timer's basket as its session card names it: the request's first words, its number.
+  if (t.kind === "weekly") {
+    const where = (state.channels || []).find((c) => c.id === t.channel);
+    return `${where ? `#${where.name} · ` : ""}“${t.request}”`;
+  }
   const s = state.sessions.find((x) => x.session === t.session);
   return s && s.request ? `“${s.request}” · basket ${s.basket || "?"}` : t.session;
 }
+
+const TIMER_KIND = { remind: (t) => `reminder ${t.n}`, order: () => "order (undo window ends)",
+  expire: () => "expiry", weekly: () => "weekly run" };
 
 function renderTimers() {
   const timers = state.timers || [];
   $("#fast-forward").disabled = !timers.length;
   $("#timers").innerHTML = timers.length
     ? `<table><tr><th>basket</th><th>timer</th><th>due</th></tr>${timers.map((t) => `<tr>
-        <td class="wraps">${esc(timerBasket(t))}</td><td>${esc(t.kind === "remind" ? `reminder ${t.n}` : t.kind === "order" ? "order (undo window ends)" : "expiry")}</td>
-        <td>${esc(stamp(t.at))}</td></tr>`).join("")}</table>`
-    : '<p class="panel-hint">No timers: no basket is waiting.</p>';
+        <td class="wraps">${esc(timerBasket(t))}</td><td>${esc((TIMER_KIND[t.kind] || (() => t.kind))(t))}</td>
+        <td class="wraps">${t.kind === "weekly" ? `${esc(t.local)}<br>${esc(t.utc)}` : esc(stamp(t.at))}</td></tr>`).join("")}</table>`
+    : '<p class="panel-hint">No timers: no basket is waiting, and no weekly run is set.</p>';
 }
 
 // The basket whose thread the last fast-forwarded timer posted in: often an older one, off-screen,
