@@ -25,6 +25,9 @@ def test_a_held_basket_is_ordered_when_its_time_passes_and_the_weekly_run_is_lis
     with running_sandbox() as sandbox, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        assert sandbox.process.stdout is not None
+        said = [sandbox.process.stdout.readline() for _ in range(3)]  # after the URL's line
+        assert any(line.startswith("The sandbox keeps nothing when it stops") for line in said)
         page.goto(sandbox.url)
         expect(page.locator("#forgets")).to_contain_text("keeps nothing when it stops")
         # Carol saves a one-minute undo window and a weekly run on Saturdays at 09:30, Paris.

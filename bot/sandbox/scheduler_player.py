@@ -109,6 +109,8 @@ class SchedulePlayer:
                 self.tick()
             except (ClientError, BotoCoreError) as exc:  # moto stopping, or refusing: next pass
                 log.warning("the schedule player could not read the schedules: %s", exc)
+            except Exception:  # noqa: BLE001 - one bad schedule must not stop the others' times
+                log.exception("the schedule player's pass failed")
             self._wake.wait(self.interval)
             self._wake.clear()
 
