@@ -245,8 +245,8 @@ async def ui_view(request: web.Request) -> web.Response:
 
 
 async def ui_fast_forward(request: web.Request) -> web.Response:
-    """The panel's "Fire the next timer": a reminder or an expiry without waiting hours; says
-    which basket's thread it posted in (``channel``, ``thread_ts``), so the page can show it."""
+    """Fast-forward: the clock jumps to the next timer, which fires (each fires by itself at its
+    time too: ``scheduler_player``); says which basket's thread it posted in, for the page."""
     sandbox: Sandbox = request.app["sandbox"]
     team = sandbox.workspace((await request.json()).get("team")).team_id
     fired = await sandbox.fast_forward(team)
