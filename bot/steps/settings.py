@@ -9,17 +9,18 @@ works once and for about three seconds):
     (the installation, when the person is neither: did they add the app?)
     views.update the loading modal becomes the form (may change) or the values (may not)
 
-Saving (``save_settings``, the submission's ack: a bad value is answered in the modal itself,
-``response_action: errors``, and nothing is saved):
+Saving (``save_settings``, the submission's ack: bad values are answered in the modal itself,
+``response_action: errors``, every one of them in that one answer, and nothing is saved):
 
-    1 the form's own checks (``bot.slack.settings_submission``)
-    2 who may save: a workspace owner or admin (``users.info``), the person who added the app,
+    1 who may save: a workspace owner or admin (``users.info``), the person who added the app,
       or a household admin of the saved settings; anyone else is refused here too, not only
       shown the values without a Save button
+    2 the form's own checks (``bot.slack.settings_submission``: each field, the weekly run's
+      all at once), and whatever else is wrong is still asked about (3), so one answer says all
     3 what only Slack knows: each newly named approver or admin is a person of this workspace
       (``users.info``: not ``user_not_found``, not another ``team_id``, not a bot), and the
       weekly channel is one the bot is in (``conversations.info`` ``is_member``), asked at
-      once; these and 2 within ``CHECK_SECONDS`` of the ack's start
+      once; these and 1 within ``CHECK_SECONDS`` of the ack's start
       (``bot.steps.settings_checks``): what Slack did not answer in time, or failed in any
       way, is said under its field ("couldn't check with Slack") and nothing is saved
     4 the conditional save, on the ETag the modal was opened with: another admin saved first
