@@ -263,10 +263,3 @@ def conflicts(name: str, diet: Diet) -> list[str]:
 
 def _within(part: tuple[str, ...], whole: tuple[str, ...]) -> bool:
     return any(whole[i : i + len(part)] == part for i in range(len(whole) - len(part) + 1))
-
-
-def flags(names: list[str], diet: Diet) -> dict[str, str]:
-    """Each name that conflicts with ``diet``, and why ("contains pork: you said no pork"):
-    what the basket shows beside the item. A flag depends on the name alone."""
-    said = {name: "; ".join(conflicts(name, diet)) for name in dict.fromkeys(names)}
-    return {name: reason for name, reason in said.items() if reason}
