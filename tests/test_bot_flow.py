@@ -8,6 +8,7 @@ from typing import Any
 
 from bot.sandbox.anthropic_api import prompt_of, week_of
 from bot.steps.rules import LAST_BASKET
+from bot.steps.whom import NOT_SET
 from tests.bot_kit import (
     CHANNEL,
     World,
@@ -70,12 +71,13 @@ def test_each_basket_shows_what_was_asked_as_typed_and_by_whom(world: World) -> 
     change(world, basket, "no fish")
 
     for shown in (basket, world.baskets()[-1]):  # basket 1 as posted, and basket 2
-        who, request, progress = next(b for b in shown["blocks"] if b["type"] == "context")[
-            "elements"
-        ]
+        who, request, household, progress = next(
+            b for b in shown["blocks"] if b["type"] == "context"
+        )["elements"]
         assert who == {"type": "mrkdwn", "text": "For <@U0ALICE>:"}
         assert request["type"] == "plain_text" and request["emoji"] is False
         assert request["text"] == asked[:299] + "…"
+        assert household == {"type": "plain_text", "text": f"· {NOT_SET}", "emoji": False}
         assert progress["type"] == "mrkdwn" and "<!channel>" not in progress["text"]
     assert world.slack.violations == []
 

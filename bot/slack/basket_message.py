@@ -1,7 +1,8 @@
 """Block Kit for the basket message, in each state it goes through: pure functions of data.
 
-    waiting     header, items by aisle, what was asked and by whom, who edited it, approvals so
-                far; Approve / Reject / Change… / Edit items (the last round: no Change…)
+    waiting     header, items by aisle, what was asked, by whom and for how many, what "Basket
+                1 of 3" means, who edited it, approvals so far; Approve / Reject / Change… /
+                Edit items (the last round: no Change…)
     held        approved, held for its undo window: when it will be ordered; Undo only
     answered    the buttons replaced by who answered, when, and why
     expired     …by "Expired — nothing ordered"
@@ -44,8 +45,8 @@ MAX_SHOWN_REQUEST = 300  # of the request's text on a basket; the whole of it is
 
 SECTION_LIMIT = 3000
 # Blocks for the items, headings and overflow line included: a message holds at most 50, and a
-# basket's header, context, who edited it, approvals so far and actions take 5.
-MAX_ITEM_BLOCKS = 45
+# basket's header, context, rounds, who edited it, approvals so far and actions take 6.
+MAX_ITEM_BLOCKS = 44
 # Item text shown in one message, all sections together: well under the ~11,000 characters at
 # which Slack has been seen to answer msg_blocks_too_long (bolt-js issues #2509 and #2867).
 ITEMS_TEXT_BUDGET = 8000
@@ -129,6 +130,21 @@ def asked_for(requested_by: str, request: str, progress: str = "", household: st
     return block
 
 
+def rounds_said(round: int, max_rounds: int) -> Block:
+    """What "Basket 1 of 3" means: the rounds of changes a week's basket has (a change that
+    changes nothing uses none, and says so in the thread; Edit items uses none either)."""
+    if max_rounds <= 1:
+        text = "One basket a week: approve or reject it. Edit items still changes it."
+    elif round >= max_rounds:
+        text = f"Basket {max_rounds} is the last: no more changes. Edit items still changes it."
+    else:
+        text = (
+            f"Change… writes basket {round + 1}; after basket {max_rounds} you can only approve"
+            " or reject. Edit items changes this one without using a basket."
+        )
+    return context(text)
+
+
 def approved_so_far(approvals: Sequence[str], needed: int, uncounted: Sequence[str] = ()) -> Block:
     """ "Approved by @alice · 1 of 2 needed": a basket a quorum still waits on; and whose
     approval no longer counts, and why ("1 of 2 needed: @bob's approval no longer counts, @bob
@@ -163,7 +179,8 @@ def basket_blocks(
     """A basket waiting for an answer: header, items, what was asked and by whom, who edited it
     and how (``edited``: a user ID and the summary), who has approved it so far (when it needs
     more than one), Approve / Reject / Change… / Edit items; the last basket says so and offers
-    no change (Edit items still: it uses no round). One approved and held for its undo window
+    no change (Edit items still: it uses no round); each says what its rounds are
+    (:func:`rounds_said`). One approved and held for its undo window
     (``held_until``) says who approved it and when it will be ordered, not how the shopper is
     getting on ("waiting for an answer" would contradict it), and offers Undo only."""
     value = ref.to_value()
@@ -187,6 +204,7 @@ def basket_blocks(
         {"type": "header", "text": plain(title, 150)},
         *item_sections(items),
         asked_for(requested_by, request, progress, household),
+        rounds_said(round, max_rounds),
         *([edited_by(round, *edited)] if edited is not None else []),
         *so_far,
         {

@@ -47,6 +47,7 @@ from .click_said import told_counted, told_failed, told_refused, told_up_to_date
 from .edit import edited_by, edited_for, same_edit
 from .rules import Rules
 from .turn import Redelivered, Sessions, take_turn
+from .whom import household_line
 
 __all__ = ["GONE", "Answer", "Click", "Kind", "answer_click", "undone_text"]
 
@@ -215,7 +216,7 @@ class Answer:
             thread_ts=thread,
             mark=mark,
             request=text,
-            household=asked.household.line() if asked is not None else "",
+            household=household_line(asked) if asked is not None else "",
             ended=not run.pending_requests,
             approvals=tuple(approvals_of(run)),
             uncounted=self._uncounted(run),

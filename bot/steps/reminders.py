@@ -46,6 +46,7 @@ from workflow.shop.graph import approvals_of, held_of, shop_request
 
 from .rules import Rules
 from .turn import Redelivered, Sessions, take_turn
+from .whom import household_line
 
 log = logging.getLogger(__name__)
 
@@ -207,7 +208,7 @@ class Fire:
             thread_ts=timer.thread_ts,
             mark=mark,
             request=asked.text if asked is not None else "",
-            household=asked.household.line() if asked is not None else "",
+            household=household_line(asked) if asked is not None else "",
             ended=not run.pending_requests,
         )
 

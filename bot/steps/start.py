@@ -37,6 +37,7 @@ from workflow.shop.household import Household
 
 from .rules import Rules
 from .turn import Redelivered, Sessions, take_turn
+from .whom import household_line
 
 log = logging.getLogger(__name__)
 AGAIN = "Try /shop again."
@@ -89,7 +90,7 @@ class Start:
             unposted,
             requested_by=asked.requested_by,
             request=asked.text,
-            household=asked.household.line(),
+            household=household_line(asked),
         )
 
     def up_to_date(self, done: Redelivered) -> Outcome:
