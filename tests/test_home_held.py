@@ -95,6 +95,8 @@ def test_undo_on_a_home_tab_shown_before_the_order_went_is_refused(held: World) 
     assert TOO_LATE in texts(after)
     assert thread_texts(held, basket) == ["Ordered 10 items."] and len(held.slack.canvases) == 1
     assert "*Ordered*" in texts(after) and "Approved, about to be ordered" not in texts(after)
+    approved_at = json.loads(payload["weekly_shop_timer"])["posted_at"]
+    assert f"by <@U0BOB> · <!date^{approved_at}^" in texts(after)  # approved then, not ordered
 
 
 def test_undo_from_the_home_tab_is_only_for_an_approver(held: World) -> None:
