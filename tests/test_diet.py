@@ -21,6 +21,10 @@ from workflow.shop.household import Household
         ("Veggie", "vegetarian", None),
         ("vegan", "vegan", "We are vegan (no meat, fish, dairy, eggs or honey)."),
         ("pescatarian, no nuts", "pescatarian, no nuts", None),
+        ("vegetarian except fish", "vegetarian except fish", "We are vegetarian except fish."),
+        ("vegetarian, but we eat fish", "vegetarian except fish", None),
+        ("vegan but eggs", "vegan except eggs", None),
+        ("vegetarian except on Sundays", "vegetarian", None),  # the stricter reading
         ("nuts (allergy)", "no nuts", "We don't eat: nuts."),
         ("no meat or fish please", "no meat, fish", None),
         ("we don't eat pork", "no pork", None),
@@ -64,6 +68,8 @@ MEAT_FISH = "meat, fish"
         ("vegetarian", "bacon", ["contains pork: you said vegetarian"]),
         ("vegetarian", "egg noodles", []),
         ("vegan", "egg noodles", ["contains eggs: you said vegan"]),
+        ("vegetarian except fish", "salmon fillets", []),
+        ("vegetarian except fish", "bacon", ["contains pork: you said vegetarian except fish"]),
         ("vegan", "parmesan", ["contains dairy: you said vegan"]),
         ("vegan", "oat milk", []),  # the longer phrase wins over "milk"
         ("vegan", "vegan cheese", []),

@@ -4,7 +4,8 @@
 (allergy)", "mushrooms". :func:`read_diet` reads it into a :class:`Diet`, each of whose rules is
 
     a diet          vegetarian (no meat, fish or seafood), vegan (nor dairy, eggs or honey),
-                    pescatarian (no meat): shown as said, "vegetarian", never "no vegetarian"
+                    pescatarian (no meat): shown as said, "vegetarian", never "no vegetarian";
+                    "vegetarian except fish" ("…, but we eat fish") leaves a category in
     a category      meat (beef, pork, lamb, poultry), poultry, pork, beef, lamb, fish and
                     seafood, shellfish, dairy, eggs, gluten, nuts, honey: the foods,
                     ingredients and dishes :data:`COVERS` lists ("no meat")
@@ -159,7 +160,13 @@ class Diet:
 
     def told(self) -> str:
         """The shopper's words for it: "We are vegetarian (no meat, …). We don't eat: nuts."."""
-        said = [f"We are {rule.shown} ({DIETS[rule.diet][1]})." for rule in self.rules if rule.diet]
+        said = [
+            f"We are {rule.shown} ({DIETS[rule.diet][1]})."
+            if rule.covers == holds(DIETS[rule.diet][0])
+            else f"We are {rule.shown}."
+            for rule in self.rules
+            if rule.diet
+        ]
         others = [rule.shown for rule in self.rules if not rule.diet]
         return " ".join([*said, *([f"We don't eat: {', '.join(others)}."] if others else [])])
 
@@ -212,11 +219,40 @@ def _rule(part: str) -> Rule | None:
     return Rule(said, words=words(said))
 
 
+# "vegetarian except fish", "vegetarian, but we eat fish": what a diet leaves in.
+_BUT = re.compile(
+    r"(?:^|\s+)(?:except(?: for)?|but|apart from|other than)(?:\s+(?:we|i))?"
+    r"(?:\s+(?:do|still|also))?(?:\s+eat)?\s+",
+    re.IGNORECASE,
+)
+
+
+def _but(rule: Rule, eaten: str) -> Rule:
+    """``rule`` (a diet) with the categories ``eaten`` names left in: "vegetarian except fish"."""
+    kept = [r for r in read_diet(eaten).rules if r.covers and not r.diet]
+    if not kept:
+        return rule  # "except on Sundays": the diet as it is, the stricter reading
+    covers = rule.covers - holds(tuple(c for r in kept for c in r.covers))
+    shown = f"{rule.shown} except {', '.join(r.shown for r in kept)}"
+    return Rule(shown, covers, diet=rule.diet)
+
+
 @lru_cache(maxsize=512)
 def read_diet(text: str) -> Diet:
     """The rules in a household's "What we don't eat" (or a change's "no fish")."""
-    rules = (_rule(part) for part in _PARTS.split(text) if part and part.strip())
-    return _tidied(tuple(rule for rule in rules if rule is not None))
+    rules: list[Rule] = []
+    for part in _PARTS.split(text):
+        if not part or not part.strip():
+            continue
+        head, *but = _BUT.split(part, maxsplit=1)
+        rule = _rule(head) if head.strip() else None
+        if but and rule is None and rules and rules[-1].diet:
+            rule = rules.pop()  # "vegetarian, but we eat fish": the diet before it
+        if but and rule is not None and rule.diet:
+            rule = _but(rule, but[0])
+        if rule is not None:
+            rules.append(rule)
+    return _tidied(tuple(rules))
 
 
 def _found(name: str) -> list[tuple[tuple[str, ...], frozenset[str]]]:
