@@ -29,7 +29,7 @@ from typing import Any
 import boto3
 import pytest
 
-from bot.sandbox.aws_events import lost_run_record
+from bot.sandbox.aws_events import lost_run_record, sqs_event
 from tests.bot_kit import CHANNEL, World
 from tests.settings_kit import open_settings, option, text
 from tests.test_reminders import GROUP, ROLE, TARGET
@@ -129,6 +129,19 @@ def test_one_save_keeps_the_key_arranges_the_weekly_basket_and_shows_it_on_home(
         root.removeHandler(handler)
         root.level = level
     assert [r["statusCode"] for r in responses] == [200]  # the re-signed body verified
+    # Had it failed every retry, its record in the lost-runs queue (which checks the signature
+    # as Slack's, bot.steps.lost) verifies too.
+    from slack_sdk.signature import SignatureVerifier
+
+    from tests.bot_kit import SECRET
+
+    headers = lazies[0].payload["headers"]
+    assert SignatureVerifier(SECRET).is_valid(
+        lazies[0].payload["body"],
+        headers["x-slack-request-timestamp"],
+        headers["x-slack-signature"],
+    )
+    assert carol.send(sqs_event(lost_run_record(lazies[0].payload))) == {"batchItemFailures": []}
     assert KEY not in out.getvalue() and "settle_settings" in out.getvalue()
     stored = boto3.client("ssm").get_parameter(Name=PARAMETER, WithDecryption=True)
     assert stored["Parameter"]["Value"] == KEY
