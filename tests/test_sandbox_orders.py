@@ -37,8 +37,7 @@ def test_carol_sends_orders_to_instacart_and_the_link_opens_the_list_in_chromium
         page.fill("#in-instacart_key", key.group(1))
         page.click("#modal-submit")
         expect(modal).to_have_count(0, timeout=20000)
-        # A save that carries a key runs nothing after its ack (no lazy run, which would carry
-        # the key again): the Home tab shows it when it is opened next.
+        # The save's lazy run (given the submission without the key) published the Home tab.
         page.click(".channel >> text=weekly-shop")
         page.click("#home-link")
         expect(home).to_contain_text("an Instacart shopping-list page", timeout=20000)
