@@ -169,12 +169,6 @@ class Submitted:
     orders: OrderChoice | None = None
 
 
-def read_settings(values: Any, current: WorkspaceSettings) -> WorkspaceSettings | dict[str, str]:
-    """The settings a submission asks for, or the errors to show, by block (``read_submission``)."""
-    read = read_submission(values, current)
-    return read.settings if read.settings is not None else read.errors
-
-
 def read_submission(values: Any, current: WorkspaceSettings) -> Submitted:
     """The settings a submission asks for (its changes list is ``current``'s) and every problem
     of the form's own checks, by block. ``bot.steps.settings`` asks Slack the rest."""
