@@ -75,3 +75,19 @@ def test_a_basket_says_whom_it_is_for_with_or_without_a_household(world: World) 
     said = context_text(basket_for(world, "pasta on Monday"))
     assert "· For 3" in said and NOT_SET not in said
     assert "· For 5" in context_text(basket_for(world, "pasta on Monday for 5 people"))
+
+
+def test_the_offline_shopper_says_the_number_it_shopped_for(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a model key the offline shopper writes the basket, for its own default number
+    when nothing says one (``workflow.shop.reading.household``, read here, not written down):
+    the basket says that number, where Claude's says none was said."""
+    from workflow.shop.reading import household
+
+    default, _ = household("")
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    world.boot()
+    said = context_text(basket_for(world, "tacos on Friday, pasta on Monday"))
+    assert f"· For {default}" in said and NOT_SET not in said
+    assert "· For 6" in context_text(basket_for(world, "tacos on Friday for six"))

@@ -45,6 +45,7 @@ def sessions_of(rt: Runtime) -> Sessions:
         timers=BasketTimers(rt.schedules.timers),
         orders=rt.orders.desk,
         clock=rt.clock,
+        offline=rt.shopper_factory is None and rt.settings.anthropic_api_key is None,
     )
 
 

@@ -31,7 +31,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from bot.logs import log_context
@@ -53,6 +53,7 @@ from workflow.persistence.session import SessionCheckpoints
 
 from .order import place_order
 from .record import ended_name, record_turn
+from .whom import as_shopped
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,7 @@ class Sessions:
     orders: OrderDesk | None = None  # where an approved basket goes (None: nowhere, a test's)
     lock_wait_seconds: float = 0.0  # how long to wait for a lock another holds (``_waits``)
     clock: Callable[[], float] = time.time  # the bot's (``Runtime.clock``): when an approval holds
+    offline: bool = False  # the offline shopper writes its baskets: its default number shows
 
 
 class Step(Protocol):
@@ -198,6 +200,8 @@ async def _when_free(sessions: Sessions, where: Where, step: Step) -> None:
 def tell_slack(sessions: Sessions, where: Where, outcome: Outcome) -> Delivered:
     """Say ``outcome`` in Slack; an answered basket's timers go first, and each basket posted
     gets its first timer once Slack has its message."""
+    if isinstance(outcome, Report) and sessions.offline:  # how many it shopped for
+        outcome = replace(outcome, household=as_shopped(outcome.household))
     mark = outcome.mark if isinstance(outcome, Report) else None
     if mark is not None and mark.request_id:
         sessions.timers.disarm(where.tenant, where.session_id, mark.request_id)
