@@ -58,7 +58,7 @@ def test_a_held_basket_is_listed_as_approved_with_its_order_time_and_undo(
         and f"ordering <!date^{due_at(payload)}^" in shown
     )
     assert "next reminder" not in shown and "expires" not in shown
-    assert "Nothing is waiting" in shown  # (nothing waits for an answer)
+    assert "Nothing else is waiting for an answer." in shown
     assert undo_button(view)["style"] == "danger"
     assert held.slack.violations == []
 

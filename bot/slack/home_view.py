@@ -69,7 +69,9 @@ def waiting_rows(
         rows += _held_row(session, basket, max_rounds, link)
     rows.append(_mrkdwn("*Waiting for an answer*"))
     asked = [w for w in shown if not w[1].held_until]
-    if not asked and not unread and len(waiting) <= MAX_WAITING:
+    if held and not asked and not unread and len(waiting) <= MAX_WAITING:
+        rows.append(context("Nothing else is waiting for an answer."))
+    elif not asked and not unread and len(waiting) <= MAX_WAITING:
         rows.append(
             context("Nothing is waiting. Type `/shop` and the week's dinners in a channel.")
         )
