@@ -25,9 +25,9 @@ from workflow.shop.diet import conflicts
 from workflow.shop.edit import added_item, edited_items
 from workflow.shop.executors import UNCHANGED, UNCHANGED_STEP
 from workflow.shop.graph import build_edit_workflow
-from workflow.shop.household import Household
+from workflow.shop.household import AVOID_ASK, STAPLES_ASK, Household
 from workflow.shop.offline import OfflineShopper
-from workflow.shop.shopper import AVOID_ASK, CONFLICT_OPENING, ClaudeShopper, Shopper
+from workflow.shop.shopper import CONFLICT_OPENING, ClaudeShopper, Shopper
 
 ISSUE_WEEK = "spaghetti bolognese on Monday, chicken curry on Wednesday, stir fry on Friday"
 ISSUE_HOME = Household(people=3, avoid="meat, fish", staples="bread, milk")
@@ -288,3 +288,33 @@ async def test_a_basket_for_two_because_nobody_said_how_many_says_so(
     assert beef.quantity == {"tacos on Friday for 4": 600, "tacos on Friday": 300}[text] * (
         1.5 if home.people == 3 else 1
     )
+
+
+async def test_claude_is_told_the_households_rules_cover_dishes_and_staples_are_items(
+    claude: FakeAnthropic,
+) -> None:
+    """Claude reads the household as the bot does: categories cover what is made of them, and
+    a staple is an item with its reason as a note (issue 33, 4: "— always" reached Instacart)."""
+    claude.script(basket_of(("loaf bread", 1, ""), ("tofu", 400, "g")))
+    home = Household(people=3, avoid="meat, fish", staples="bread, milk")
+    await started("tofu on Friday", home, ClaudeShopper())
+    system = "\n".join(block["text"] for block in claude.requests[0]["system"])
+    assert "We are 3. We don't eat: meat, fish. Always include: bread, milk." in system
+    assert AVOID_ASK in system and STAPLES_ASK in system
+
+
+async def test_we_are_vegetarian_said_to_claude_is_checked_on_the_next_basket(
+    claude: FakeAnthropic,
+) -> None:
+    """Issue 33, 1: "we are vegetarian: no meat please" gave the same meat. The model that keeps
+    the chicken is asked once more naming it, then the chicken is flagged."""
+    claude.script(basket_of(("chicken thighs", 600, "g"), ("rice", 1, "kg")))
+    run, first, _ = await started("chicken curry on Wednesday", Household(), ClaudeShopper())
+    assert lines(first) == ["600 g chicken thighs", "1 kg rice"]
+    kept = Reply(tool="revise_basket", tool_input={"remove": [], "set": [], "add": []})
+    claude.script(kept, kept)
+    second, _ = await changed(run, first, "we are vegetarian: no meat please")
+    named = "chicken thighs: contains poultry: you said vegetarian"
+    assert named in prompt_of(claude.requests[2])
+    assert second.round == 2  # the flag changed the basket: it is shown as a new one
+    assert lines(second)[0] == "600 g chicken thighs — contains poultry: you said vegetarian"

@@ -17,6 +17,16 @@ from .diet import Diet, read_diet
 MAX_PEOPLE = 20
 MAX_AVOID = 200
 MAX_STAPLES = 300
+# Told after what the household said: a category covers what is made of it (the bot checks
+# every basket against the same reading, ``workflow.shop.check``), and a staple is an item.
+AVOID_ASK = (
+    "Leave out every dish and ingredient made with what we don't eat (stock, sauces, mince and "
+    "cured meats included), or put in something we eat instead."
+)
+STAPLES_ASK = (
+    "Put each thing we always buy in the basket as an item like any other (a quantity, a unit, "
+    'an aisle), with "always" as its note, never in its name.'
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,6 +65,11 @@ class Household:
         if self.staples.strip():
             parts.append(f"Always include: {self.staples.strip()}.")
         return " ".join(parts)
+
+    def asks(self) -> str:
+        """What the shopper is asked to do with it ("" when nothing is said to act on)."""
+        asked = [AVOID_ASK] if self.diet.rules else []
+        return "\n".join(asked + ([STAPLES_ASK] if self.staples.strip() else []))
 
     def line(self) -> str:
         """The basket's context line: ``For 4 · no pork · always oat milk``, or ``For 3 ·

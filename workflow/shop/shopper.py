@@ -128,12 +128,8 @@ EARLIER_OPENING = "Changes the household asked for before, oldest first (they st
 
 
 HOUSEHOLD_OPENING = "About the household (from its settings):"
-# Told after what the household doesn't eat; and, when a basket broke one of its rules, the
-# second ask naming each conflict (the bot checks every basket: ``workflow.shop.check``).
-AVOID_ASK = (
-    "Leave out every dish and ingredient made with what we don't eat (stock, sauces, mince and "
-    "cured meats included), or put in something we eat instead."
-)
+# When a basket broke one of the household's rules, the second ask names each conflict (the
+# bot checks every basket: ``workflow.shop.check``).
 CONFLICT_OPENING = "Your first answer to this had items the household doesn't eat:"
 CONFLICT_ASK = (
     "Answer again without them: leave each out, or put in something the household eats instead."
@@ -169,9 +165,7 @@ class Brief:
         it, and the week's request. It ends the system prompt, so that basket 1 and every
         revision share one cached prefix (tools, system; a different ``tool_choice`` would
         miss a prefix that ends in the messages)."""
-        said = self.household.brief()
-        if self.household.diet.rules:
-            said = f"{said}\n{AVOID_ASK}"
+        said = "\n".join(t for t in (self.household.brief(), self.household.asks()) if t)
         told = f"{HOUSEHOLD_OPENING}\n{said}" if said else ""
         week = f"{WEEK_OPENING}\n{self.request}" if self.request else ""
         return "\n\n".join(t for t in (told, week) if t)
