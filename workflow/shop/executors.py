@@ -1,9 +1,11 @@
 """The weekly-shop graph's executors: what each step does with the basket.
 
-    write-basket    basket 1 from the week's request; a revised basket for a change
+    write-basket    basket 1 from the week's request; a revised basket for a change; each
+                    checked against what the household doesn't eat (``workflow.shop.check``)
     count-approval  keeps an approval that did not complete the quorum, or one held for the undo
                     window, and asks about the same basket again; an Undo lets go of them all
     edit-basket     a person's edit as the basket of the same round, with no model call
+                    (checked too: what breaks a rule is flagged, not refused)
     place-order     orders the approved basket, or says why nothing was ordered
 
 ``workflow.shop.graph`` wires them into each version of the graph, around its approve-basket
