@@ -267,29 +267,6 @@ async def test_a_change_claude_revises_is_checked_against_the_rule_it_states(
     assert lines(second) == ["2 salmon fillets — contains fish: you said no fish"]
 
 
-@pytest.mark.parametrize(
-    ("text", "home", "said"),
-    [
-        ("tacos on Friday", Household(), True),
-        ("tacos on Friday", Household(avoid="pork"), True),
-        ("tacos on Friday for 4", Household(), False),
-        ("tacos on Friday", Household(people=3), False),
-    ],
-)
-async def test_a_basket_for_two_because_nobody_said_how_many_says_so(
-    text: str, home: Household, said: bool
-) -> None:
-    """Issue 33, confusing: with no household set the offline shopper's quantities are for 2 (the
-    table's servings), and nothing said so. Its basket now says it beside its step."""
-    _, basket, events = await started(text, home)
-    (progress,) = [e for e in events if isinstance(e, ShopProgress)]
-    assert progress.detail.endswith(" · for 2: how many people was not said") == said
-    beef = next(i for i in basket.items if i.name == "beef mince")
-    assert beef.quantity == {"tacos on Friday for 4": 600, "tacos on Friday": 300}[text] * (
-        1.5 if home.people == 3 else 1
-    )
-
-
 async def test_claude_is_told_the_households_rules_cover_dishes_and_staples_are_items(
     claude: FakeAnthropic,
 ) -> None:

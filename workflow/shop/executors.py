@@ -121,12 +121,11 @@ class WriteBasket(Executor):
 
 
 def _said(detail: str, reply: ShopperReply) -> str:
-    """A step's detail, what the shopper took as given and what of the change it could not
-    make: "12 items · for 2, … · couldn't apply: no fish" (shown on the basket as plain text)."""
-    said = [detail, *([reply.assumed] if reply.assumed else [])]
-    if reply.unapplied:
-        said.append(f"couldn't apply: {'; '.join(reply.unapplied)}")
-    return " · ".join(said)
+    """A step's detail, and what of the change could not be made: "12 items · couldn't apply:
+    no fish" (the offline shopper's words; shown on the basket as plain text)."""
+    if not reply.unapplied:
+        return detail
+    return f"{detail} · couldn't apply: {'; '.join(reply.unapplied)}"
 
 
 class CountApproval(Executor):

@@ -51,8 +51,6 @@ LABEL = (
     "offline shopper (no ANTHROPIC_API_KEY; baskets come from a built-in recipe table, "
     "not from Claude)"
 )
-# Said on a basket for which neither the request nor the settings said how many: the table's.
-UNTOLD = f"for {SERVINGS}: how many people was not said"
 TOKENS_PER_ITEM = 8  # a stand-in for output tokens, so the progress line reads as with Claude
 
 _WEIGHED = frozenset({"g", "ml", "kg", "l"})  # doubled by "more"; other units count pieces
@@ -292,10 +290,7 @@ class OfflineShopper:
     async def write(self, brief: Brief) -> ShopperReply:
         items, unapplied = written_for(brief)
         tokens = TOKENS_PER_ITEM * len(items)
-        asked = reading.normal(brief.request)
-        untold = not brief.household.people and reading.household(asked)[1] == asked
-        assumed = UNTOLD if untold else ""
-        return ShopperReply(items, tokens, unapplied=unapplied, assumed=assumed)
+        return ShopperReply(items=items, output_tokens=tokens, unapplied=unapplied)
 
 
 def default_shopper() -> Shopper:

@@ -203,8 +203,7 @@ class ShopperReply:
     """The basket's items, and what writing them cost: output tokens, input tokens billed at
     the full rate, read from the prompt cache and written to it; ``revised``: the model sent
     the difference (``revise_basket``), not a whole basket; ``unapplied``: what the offline
-    shopper could not make of a change, in the person's words; ``assumed``: what it took as
-    given that nobody said (how many it shops for)."""
+    shopper could not make of a change, in the person's words."""
 
     items: list[Item]
     output_tokens: int
@@ -213,7 +212,6 @@ class ShopperReply:
     cache_write_tokens: int = 0
     revised: bool = False
     unapplied: tuple[str, ...] = ()  # the parts of a change it could not make ("no fish")
-    assumed: str = ""  # what it took as given, said on the basket ("for 2, …")
 
 
 class Shopper(Protocol):
