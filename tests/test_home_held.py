@@ -131,3 +131,21 @@ def test_a_held_basket_in_a_private_channel_is_undone_only_by_its_members(held: 
     now = held.slack.message("G0PRIV", basket["ts"])
     assert now is not None and list(held.buttons(now)) == ["undo_order"]
     assert held.slack.thread("G0PRIV", basket["ts"]) == []
+
+
+def test_a_quorum_held_names_everyone_who_approved(held: World) -> None:
+    """Two approvals needed: the Home tab names both, as the basket does."""
+    from tests.bot_kit import start_basket
+
+    held.boot(APPROVALS_NEEDED="2")
+    basket = start_basket(held)
+    held.click(basket, "approve_basket", user="U0BOB")
+    held.run_lazies()
+    assert "Approved, about to be ordered" not in baskets_shown(held.open_home("U0ALICE"))
+    held.click(basket_now(held, basket), "approve_basket", user="U0CAROL")
+    held.run_lazies()
+    shown = baskets_shown(held.open_home("U0ALICE"))
+    assert "*Approved* by <@U0BOB> and <@U0CAROL> <!date^" in shown
+    assert "Approved by <@U0BOB> and <@U0CAROL> · ordering" in context_text(
+        basket_now(held, basket)
+    )
