@@ -66,6 +66,10 @@ def test_an_admin_sees_the_form_filled_in_and_a_member_only_reads_it(carol: Worl
     assert "initial_users" not in by_id["approvers"]  # the deploy's default: anyone
     assert by_id["approvals"]["initial_value"] == "1"
     assert by_id["rounds"]["initial_option"]["value"] == "3"
+    rounds = next(b for b in form["blocks"] if b.get("block_id") == "rounds")
+    # Issue 33: "Basket 1 of 3" and "up to 3 baskets a week" were never explained.
+    assert "rounds of changes" in rounds["label"]["text"]
+    assert "Each Change… writes the next basket" in rounds["hint"]["text"]
     assert by_id["remind_every"]["initial_value"] == "6"
     assert by_id["expire_days"]["initial_value"] == "3"
     assert by_id["weekly_day"]["initial_option"]["value"] == "off"

@@ -136,9 +136,10 @@ def settings_blocks(s: WorkspaceSettings, timezone: str) -> list[Block]:
         _input("no_self", "Own baskets", checkboxes, optional=True),
         _input(
             "rounds",
-            "Baskets per week",
+            "Baskets per week (rounds of changes)",
             _select(rounds, str(shown_rounds(s))),
-            "A change asks for another basket, up to this many.",
+            "Each Change… writes the next basket, up to this many; the last one can only be "
+            "approved or rejected. Edit items uses none.",
         ),
         {"type": "header", "text": plain("Reminders", 150)},
         _input(

@@ -99,7 +99,8 @@ def summary(s: WorkspaceSettings, visible: Callable[[str], bool] = lambda _: Fal
         "(if it was added with Add to Slack) can change these"
     )
     lines = [
-        f"*Approvers:* {approvers}{needed}{own} · up to {s.rounds} baskets a week",
+        f"*Approvers:* {approvers}{needed}{own} · up to {s.rounds} baskets a week "
+        "(Change… writes the next)",
         f"*Reminders:* {reminders} · *expires* {expiry} · *ordered* {undo}",
         *([order_line(s.orders)] if s.orders is not None else []),
         f"*Weekly basket:* {weekly}",
