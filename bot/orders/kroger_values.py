@@ -1,0 +1,165 @@
+"""What the Kroger Public API's answers become: stores and products as plain values, and the
+errors of :mod:`bot.orders.kroger`. An answer is read field by field; one without what the bot
+relies on (a store's ``locationId``, a product's 13-digit UPC) is :class:`KrogerDown`, and a
+field of the wrong type is read as missing. Prices are cents: Kroger's ``promo`` of 0 means no
+promotion (as the ``kroger-api`` package reads it; Kroger's own pages do not say).
+
+Errors, none of which carries the client secret or a token::
+
+    KrogerError                 what was asked of Kroger did not give an answer to use
+    ├── KrogerRefused           Kroger said no, and asking again will not help; ``reason``
+    │   ├── BadZip              …the ZIP code is not one (five digits)
+    │   ├── BadTerm             …the search term is too short or too long
+    │   └── UnknownLocation     …no Kroger store has that ``locationId``
+    ├── RateLimited             the day's calls are used up; ``retry_after`` seconds
+    └── KrogerDown              no answer in time, a 5xx, a connection refused, an answer that
+                                is not the API's shape: a later try may work
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+OUT_OF_STOCK = "TEMPORARILY_OUT_OF_STOCK"
+
+
+class KrogerError(Exception):
+    """What was asked of Kroger gave no answer to use; the text is safe to show a person."""
+
+
+class KrogerRefused(KrogerError):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class BadZip(KrogerRefused):
+    pass
+
+
+class BadTerm(KrogerRefused):
+    pass
+
+
+class UnknownLocation(KrogerRefused):
+    pass
+
+
+class RateLimited(KrogerError):
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(f"Kroger's daily limit of calls is used up: try again in {retry_after} s")
+        self.retry_after = retry_after
+
+
+class KrogerDown(KrogerError):
+    pass
+
+
+@dataclass(frozen=True)
+class Store:
+    location_id: str
+    name: str
+    address: str  # "1420 Vine St, Cincinnati, OH 45202"
+    chain: str
+
+
+@dataclass(frozen=True)
+class Product:
+    """A product at a store: prices in cents (None where the store gives none)."""
+
+    product_id: str
+    upc: str  # 13 digits
+    description: str
+    brand: str
+    size: str  # as the shelf label says it: "16 oz", "1 gal", "12 ct"
+    regular_cents: int | None
+    promo_cents: int | None  # None: no promotion (Kroger sends 0 for none)
+    stock_level: str | None  # HIGH, LOW, TEMPORARILY_OUT_OF_STOCK; None when not said
+    aisle: str  # "Aisle 12", "Produce"; "" when not said
+
+    @property
+    def price_cents(self) -> int | None:
+        """What it costs now: the promotional price when there is one."""
+        return self.promo_cents if self.promo_cents is not None else self.regular_cents
+
+    @property
+    def in_stock(self) -> bool:
+        return self.stock_level != OUT_OF_STOCK
+
+
+def json_of(status: int, answer: bytes) -> dict[str, Any]:
+    if status != 200:
+        raise KrogerRefused(f"Kroger refused the request ({status})")
+    try:
+        found = json.loads(answer)
+    except ValueError as exc:
+        raise KrogerDown("Kroger's answer was not JSON") from exc
+    if not isinstance(found, dict):
+        raise KrogerDown("Kroger's answer was not an object")
+    return found
+
+
+def data_of(status: int, answer: bytes) -> list[dict[str, Any]]:
+    data = json_of(status, answer).get("data")
+    if not isinstance(data, list) or not all(isinstance(entry, dict) for entry in data):
+        raise KrogerDown("Kroger's answer had no list of results")
+    return data
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _first(value: Any) -> dict[str, Any]:
+    return _dict(value[0]) if isinstance(value, list) and value else {}
+
+
+def _text(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def store_of(entry: dict[str, Any]) -> Store:
+    address = _dict(entry.get("address"))
+    line = ", ".join(
+        part
+        for part in (
+            _text(address.get("addressLine1")),
+            _text(address.get("city")),
+            f"{_text(address.get('state'))} {_text(address.get('zipCode'))}".strip(),
+        )
+        if part
+    )
+    location_id = _text(entry.get("locationId"))
+    if not location_id:
+        raise KrogerDown("Kroger answered a store without a locationId")
+    return Store(location_id, _text(entry.get("name")), line, _text(entry.get("chain")))
+
+
+def _cents(value: Any) -> int | None:
+    """Dollars as cents; None for none, 0 (Kroger's "no promotion") or not a number."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        return None
+    return round(value * 100)
+
+
+def product_of(entry: dict[str, Any]) -> Product:
+    item = _first(entry.get("items"))
+    price, inventory = _dict(item.get("price")), _dict(item.get("inventory"))
+    aisle = _first(entry.get("aisleLocations"))
+    upc = _text(entry.get("upc"))
+    if not re.fullmatch(r"\d{13}", upc):
+        raise KrogerDown("Kroger answered a product without a 13-digit UPC")
+    return Product(
+        product_id=_text(entry.get("productId")) or upc,
+        upc=upc,
+        description=_text(entry.get("description")),
+        brand=_text(entry.get("brand")),
+        size=_text(item.get("size")),
+        regular_cents=_cents(price.get("regular")),
+        promo_cents=_cents(price.get("promo")),
+        stock_level=_text(inventory.get("stockLevel")) or None,
+        aisle=_text(aisle.get("description")),
+    )

@@ -1,0 +1,279 @@
+"""A local Kroger Public API, for ``KROGER_API_URL``: the app-level token, stores near a ZIP
+code, and products with a store's prices (the catalogue is :mod:`.kroger_catalogue`).
+
+What it relies on, and where from (Kroger's reference pages render behind a login; what we could
+read is its tutorials and "API Basics" page, copies of its reference in other projects, the
+``kroger-api`` package on PyPI (0.2.0) and the clients in public repositories):
+
+- ``POST /v1/connect/oauth2/token``, form-encoded, the client ID and secret as HTTP Basic:
+  ``grant_type=client_credentials`` with a ``scope`` (``product.compact`` for products) answers
+  ``{"access_token", "token_type": "bearer", "expires_in": 1800}``; a token lives 30 minutes
+  (a token's JWT seen in a public repository has ``exp - iat`` = 1805 s). A wrong ID or secret is
+  401 ``invalid_client``, another grant type 400 ``unsupported_grant_type``, a scope Kroger does
+  not have 400 ``invalid_scope`` (RFC 6749 §5.2 shapes, which Kroger's error bodies follow). Which
+  scopes a client-credentials token may carry is not documented: this one grants any of
+  ``product.compact``, ``profile.compact``, ``cart.basic:write`` it is asked for.
+- Every other call needs ``Authorization: Bearer <token>``: none, an unknown or an expired one is
+  401 (``{"error": "invalid_request", "error_description": "The access_token is missing"}`` was
+  seen live for none); a token without ``product.compact`` calling ``/v1/products`` is 403.
+- ``GET /v1/locations?filter.zipCode.near=…`` answers ``{"data": [stores], "meta": …}`` (by
+  default 10 stores within 10 miles; ``filter.limit``, ``filter.radiusInMiles``). That a ZIP
+  that is not five digits is refused 400 is what the clients we read check before calling; the
+  reference only says "the zip code": the stand-in refuses it 400, and so does the bot first.
+- ``GET /v1/products?filter.term=…&filter.locationId=…&filter.limit=…`` answers ``{"data":
+  [products], "meta": {"pagination": {"start", "limit", "total"}}}``; price, stock and aisle only
+  with ``filter.locationId``, and "only products available at that location are returned".
+  ``filter.limit`` defaults to 10. Refused 400 here, from memory of Kroger's reference and not
+  confirmed by a source we could read: a term under 3 characters or of more than 8 words, a
+  ``filter.limit`` outside 1–50, a ``locationId`` that is not 8 characters. The reference says
+  nothing about a well-formed ``locationId`` no store has: 400 here too. Error bodies are
+  ``{"errors": {"timestamp", "code", "reason"}}``, the shape users report.
+- "The Public Products API has a 10,000 call per day rate limit", counted per app (client ID)
+  and reset "24 hours after the first call". No source says how a call past it is answered: 429
+  with ``Retry-After`` (seconds until the day ends) here, as the HTTP standard has it. Locations
+  are counted apart (``locations_limit``; 1,600 a day, from memory of the reference).
+
+Time is the stand-in's ``clock`` (a :class:`~bot.sandbox.clock.PlayedClock` in tests), so a
+token expires and a day ends when the test moves it. Every request is in ``requests``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import re
+import secrets
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from .kroger_catalogue import LOCATIONS, STORES, at_store, carried, search, unpriced
+from .loopback import LoopbackServer, QuietHandler, refused
+
+CLIENT_ID = "weekly-shop-test-0000"
+CLIENT_SECRET = "test-kroger-secret-not-real"
+TOKEN_PATH = "/v1/connect/oauth2/token"
+SCOPES = ("product.compact", "profile.compact", "cart.basic:write")
+TOKEN_LIFE = 1800  # seconds
+DAY = 86_400
+ZIP = re.compile(r"\d{5}")
+
+
+@dataclass
+class Token:
+    client_id: str
+    scopes: frozenset[str]
+    expires_at: float
+
+
+@dataclass
+class FakeKroger(LoopbackServer):
+    """The stand-in: ``url`` for ``KROGER_API_URL``; the app's ``client_id`` and
+    ``client_secret``; ``products_limit`` and ``locations_limit`` calls a day per app."""
+
+    client_id: str = CLIENT_ID
+    client_secret: str = field(default=CLIENT_SECRET, repr=False)
+    clock: Callable[[], float] = time.time
+    products_limit: int = 10_000
+    locations_limit: int = 1_600
+    token_life: int = TOKEN_LIFE
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    tokens_issued: int = 0
+    url: str = ""
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._tokens: dict[str, Token] = {}
+        # (client ID, endpoint) -> (when its day began, calls counted in it)
+        self._days: dict[tuple[str, str], tuple[float, int]] = {}
+        self._script: deque[tuple[int, float]] = deque()
+        self.dropped: set[tuple[str, str]] = set()  # (locationId, upc) no longer carried
+        fake = self
+
+        class Handler(QuietHandler):
+            def do_POST(self) -> None:
+                if not refused(fake, self):
+                    raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+                    self._send(*fake._token(self, raw))
+
+            def do_GET(self) -> None:
+                if not refused(fake, self):
+                    self._send(*fake._get(self))
+
+            def _send(self, status: int, payload: Any, headers: dict[str, str]) -> None:
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    for name, value in headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up waiting (a timeout test)
+
+        self._serve(Handler)
+        self.url = self.root
+
+    # -- what a test does -----------------------------------------------------------------
+
+    def answer_next(self, status: int, times: int = 1, delay: float = 0.0) -> None:
+        """Answer the next ``times`` authorised API calls with ``status`` (after ``delay`` s)."""
+        with self._lock:
+            self._script.extend([(status, delay)] * times)
+
+    def stop_carrying(self, location_id: str, upc: str) -> None:
+        """The store no longer sells the product: searches there leave it out."""
+        self.dropped.add((location_id, upc))
+
+    def drop_tokens(self) -> None:
+        """Forget every token issued (Kroger ending them before ``expires_in`` says)."""
+        with self._lock:
+            self._tokens.clear()
+
+    def calls(self, endpoint: str = "products") -> int:
+        """Calls to ``/v1/<endpoint>`` counted in the app's current day."""
+        return self._days.get((self.client_id, endpoint), (0.0, 0))[1]
+
+    # -- the API -------------------------------------------------------------------------
+
+    def _token(
+        self, request: BaseHTTPRequestHandler, raw: bytes
+    ) -> tuple[int, Any, dict[str, str]]:
+        self._record(request, raw)
+        if urlsplit(request.path).path != TOKEN_PATH:
+            return _error(404, "Not found")
+        basic = request.headers.get("authorization", "")
+        try:
+            pair = base64.b64decode(basic.removeprefix("Basic "), validate=True).decode()
+        except ValueError:
+            pair = ""
+        who, _, secret = pair.partition(":")
+        if not basic.startswith("Basic ") or (who, secret) != (self.client_id, self.client_secret):
+            return _oauth(401, "invalid_client", "Client authentication failed")
+        form = {k: v[-1] for k, v in parse_qs(raw.decode(errors="replace")).items()}
+        if form.get("grant_type") != "client_credentials":
+            return _oauth(400, "unsupported_grant_type", "The grant type is not supported")
+        asked = frozenset(form.get("scope", "").split())
+        if not asked <= set(SCOPES):
+            return _oauth(400, "invalid_scope", "The requested scope is invalid")
+        token = secrets.token_urlsafe(24)
+        with self._lock:
+            self._tokens[token] = Token(who, asked, self.clock() + self.token_life)
+            self.tokens_issued += 1
+        answer = {"access_token": token, "token_type": "bearer", "expires_in": self.token_life}
+        return 200, answer, {"cache-control": "no-store"}
+
+    def _get(self, request: BaseHTTPRequestHandler) -> tuple[int, Any, dict[str, str]]:
+        self._record(request, b"")
+        parts = urlsplit(request.path)
+        endpoint = parts.path.removeprefix("/v1/")
+        if endpoint not in ("locations", "products"):
+            return _error(404, "Not found")
+        bearer = request.headers.get("authorization", "")
+        token = (
+            self._tokens.get(bearer.removeprefix("Bearer ")) if bearer[:7] == "Bearer " else None
+        )
+        if token is None or token.expires_at <= self.clock():
+            why = "The access_token is missing" if not bearer else "The access_token is invalid"
+            return _oauth(401, "invalid_request" if not bearer else "invalid_token", why)
+        if endpoint == "products" and "product.compact" not in token.scopes:
+            return _oauth(403, "insufficient_scope", "The access_token lacks product.compact")
+        limited = self._count(token.client_id, endpoint)
+        if limited is not None:
+            return limited
+        with self._lock:
+            status, delay = self._script.popleft() if self._script else (200, 0.0)
+        time.sleep(delay)
+        if status != 200:
+            return _error(status, "fake")
+        query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        return self._locations(query) if endpoint == "locations" else self._products(query)
+
+    def _count(self, client_id: str, endpoint: str) -> tuple[int, Any, dict[str, str]] | None:
+        """Count the call in the app's day; the 429 answer once the day's calls are used up."""
+        limit = self.products_limit if endpoint == "products" else self.locations_limit
+        now = self.clock()
+        with self._lock:
+            began, used = self._days.get((client_id, endpoint), (now, 0))
+            if now >= began + DAY:
+                began, used = now, 0
+            if used >= limit:
+                wait = max(1, math.ceil(began + DAY - now))
+                status, body, _ = _error(429, f"Rate limit of {limit} calls a day exceeded")
+                return status, body, {"retry-after": str(wait)}
+            self._days[(client_id, endpoint)] = (began, used + 1)
+        return None
+
+    def _locations(self, query: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
+        near = query.get("filter.zipCode.near")
+        if near is None:
+            return _error(400, "A starting point is required: filter.zipCode.near")
+        if not ZIP.fullmatch(near):
+            return _error(400, "filter.zipCode.near must be a 5-digit zip code")
+        limit = _number(query.get("filter.limit"), 10, 200)
+        if limit is None:
+            return _error(400, "filter.limit must be a number from 1 to 200")
+        found = list(STORES.get(near, ()))[:limit]
+        return 200, {"data": found, "meta": _page(0, limit, len(found))}, {}
+
+    def _products(self, query: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
+        term = query.get("filter.term", "")
+        if len(term.strip()) < 3 or len(term.split()) > 8:
+            return _error(400, "filter.term must be 3 characters or more and 8 words at most")
+        limit = _number(query.get("filter.limit"), 10, 50)
+        start = _number(query.get("filter.start"), 0, 250, least=0)
+        if limit is None or start is None:
+            return _error(400, "filter.limit must be 1 to 50, filter.start 0 to 250")
+        location = query.get("filter.locationId")
+        if location is not None and len(location) != 8:
+            return _error(400, "filter.locationId must have a length of 8 characters")
+        if location is not None and location not in LOCATIONS:
+            return _error(400, f"No location was found for filter.locationId {location}")
+        if location is None:
+            found = [unpriced(p) for p in search(term)]
+        else:
+            found = [
+                at_store(p, location)
+                for p in search(term)
+                if carried(location, p.upc) and (location, p.upc) not in self.dropped
+            ]
+        shown = found[start : start + limit]
+        return 200, {"data": shown, "meta": _page(start, limit, len(found))}, {}
+
+    def _record(self, request: BaseHTTPRequestHandler, raw: bytes) -> None:
+        with self._lock:
+            self.requests.append(
+                {
+                    "method": request.command,
+                    "path": request.path,
+                    "body": raw.decode(errors="replace"),
+                }
+            )
+
+
+def _number(text: str | None, default: int, most: int, least: int = 1) -> int | None:
+    if text is None:
+        return default
+    return int(text) if text.isdigit() and least <= int(text) <= most else None
+
+
+def _page(start: int, limit: int, total: int) -> dict[str, Any]:
+    return {"pagination": {"start": start, "limit": limit, "total": total}}
+
+
+def _error(status: int, reason: str) -> tuple[int, Any, dict[str, str]]:
+    body = {"timestamp": int(time.time() * 1000), "code": f"API-{status}", "reason": reason}
+    return status, {"errors": body}, {}
+
+
+def _oauth(status: int, error: str, description: str) -> tuple[int, Any, dict[str, str]]:
+    headers = {"www-authenticate": f'Bearer error="{error}"'} if status in (401, 403) else {}
+    return status, {"error": error, "error_description": description}, headers
