@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.bot_kit import CHANNEL, TestWorld, change, context_text, header, section_text
+from tests.fault_kit import thread_texts
 from workflow.shop.executors import UNCHANGED
 
 WEEK = "tacos on Friday, pasta on Tuesday, we have rice"
@@ -38,7 +39,8 @@ def test_a_change_that_changes_nothing_keeps_the_round_and_the_buttons(
     assert same["ts"] == first["ts"] and header(same) == "Basket 1 of 3"
     assert section_text(same) == section_text(first)
     assert set(offline.buttons(same)) == set(before) and offline.buttons(same) != before
-    assert [m["text"] for m in offline.slack.thread(CHANNEL, first["ts"])] == [UNCHANGED]
+    said = [m["text"] for m in offline.slack.thread(CHANNEL, first["ts"])]
+    assert said == [f"Couldn't apply: maybe later. {UNCHANGED}"]
     assert offline.claude.requests == []  # the offline shopper, no model call
     change(offline, same, "no pizza, add oat milk")
     first, second = offline.baskets()
@@ -74,6 +76,10 @@ def test_a_part_of_a_change_that_could_not_be_made_is_said_on_the_basket(
     (same,) = offline.baskets()
     assert header(same) == "Basket 1 of 3" and section_text(same) == section_text(first)
     assert "Couldn't apply: make it cheaper. That didn't change the basket." in context_text(same)
+    # The thread says it too, with what could not be made (it said only "That didn't change").
+    assert thread_texts(offline, same)[-1] == (
+        "Couldn't apply: make it cheaper. That didn't change the basket."
+    )
     change(offline, same, "no fish, add oat milk. Make it cheaper")
     _, second = offline.baskets()
     assert header(second) == "Basket 2 of 3"

@@ -166,13 +166,16 @@ def test_an_approve_killed_around_instacart_shows_one_link(
 
 def test_the_body_is_what_the_api_documents(instacart: FakeInstacart) -> None:
     """``title`` and ``line_items`` required, each with a ``name``; an item counted in pieces
-    says ``each``; one of no quantity (a basket of version 1) says none."""
-    body = json.loads(body_of(an_order(Item(name="eggs", quantity=6), Item.named("bread"))))
+    says ``each``; one of no quantity (a basket of version 1) says none. A note (a staple's
+    "always", a diet flag) is not sent: issue 33, "1 bread — always" reached Instacart."""
+    staple = Item(name="bread", quantity=1, unit="loaf", note="always", aisle="bakery")
+    body = json.loads(body_of(an_order(Item(name="eggs", quantity=6), Item.named("bread"), staple)))
     assert list_problem(body) is None
     assert body["expires_in"] == 30 and body["link_type"] == "shopping_list"
     assert body["line_items"] == [
         {"name": "eggs", "display_text": "6 eggs", "quantity": 6, "unit": "each"},
         {"name": "bread", "display_text": "bread"},
+        {"name": "bread", "display_text": "1 loaf bread", "quantity": 1, "unit": "loaf"},
     ]
 
 

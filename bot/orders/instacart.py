@@ -8,12 +8,14 @@ api/api/products/create_shopping_list_page)::
     {"title": "Shopping list · week of 7 December 2026", "link_type": "shopping_list",
      "expires_in": 30,
      "line_items": [{"name": "chicken breast", "quantity": 500, "unit": "g",
-                     "display_text": "500 g chicken breast — for Friday"}, …]}
+                     "display_text": "500 g chicken breast"}, …]}
     → 200 {"products_link_url": "https://customers.dev.instacart.tools/store/shopping_lists/…"}
 
 ``title`` and ``line_items`` are required, each line item needs a ``name`` (what Instacart
-matches products by), ``display_text`` is what the page shows; ``expires_in`` is in days (at
-most 365; a shopping list has no default, so we say 30: a week's list outlives its week).
+matches products by), ``display_text`` is what the page shows (the amount and the name: an
+item's note, why it is there or what it breaks, is ours, never part of what is bought);
+``expires_in`` is in days (at most 365; a shopping list has no default, so we say 30: a week's
+list outlives its week).
 Development and production are different servers with different keys (:data:`SERVERS`); a
 development key is refused by production and the other way round (401).
 
@@ -66,7 +68,8 @@ def body_of(order: Order) -> bytes:
     """The products_link request for ``order``: one line item per item, in the basket's order."""
     items: list[dict[str, Any]] = []
     for item in order.lines:
-        line: dict[str, Any] = {"name": item.name, "display_text": item.line()}
+        shown = " ".join(part for part in (item.amount, item.name) if part)
+        line: dict[str, Any] = {"name": item.name, "display_text": shown}
         if item.quantity is not None:
             line["quantity"] = item.quantity
             line["unit"] = item.unit or PIECES

@@ -38,9 +38,9 @@ from workflow.engine.versions import WorkflowVersions
 from workflow.errors import RequestAlreadyAnswered
 from workflow.persistence.checkpoint import AnsweredRequest, PendingRequest
 from workflow.persistence.session import SessionCheckpoints
-from workflow.shop.basket import Basket, Item
+from workflow.shop.basket import Basket, Item, ShopProgress
 from workflow.shop.decision import BasketDecision
-from workflow.shop.executors import UNCHANGED
+from workflow.shop.executors import UNCHANGED, UNCHANGED_STEP
 from workflow.shop.graph import approvals_of, approved_since, held_of, shop_request
 
 from .click_said import told_counted, told_failed, told_refused, told_up_to_date
@@ -226,7 +226,15 @@ class Answer:
         )
         changed = mark is not None and mark.verdict == VERDICTS["change"]
         if changed and report.reasked is not None:  # said in the thread; it keeps its buttons
-            report = replace(report, outputs=[UNCHANGED, *outputs])
+            said = next(  # "Couldn't apply: no fish. That didn't change the basket."
+                (
+                    e.detail
+                    for e in events
+                    if isinstance(e, ShopProgress) and e.step == UNCHANGED_STEP
+                ),
+                UNCHANGED,
+            )
+            report = replace(report, outputs=[said, *outputs])
         if mark is not None and mark.verdict == VERDICTS["undo"]:
             report = replace(report, said=(undone_text(mark.by),))
         return report
