@@ -11,6 +11,7 @@ import http.client
 import json
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlencode
 
@@ -144,6 +145,18 @@ def test_a_token_dropped_early_is_renewed_once(kroger: FakeKroger, clock: Played
     client.products("milk", STORE)
     kroger.drop_tokens()
     assert client.products("milk", STORE)
+    assert kroger.tokens_issued == 2
+
+
+def test_calls_at_once_share_one_token(kroger: FakeKroger, clock: PlayedClock) -> None:
+    """Items are matched concurrently: eight searches at once ask for one token between them,
+    and after Kroger drops it, for one more."""
+    client = client_of(kroger, clock)
+    terms = ["milk", "eggs", "butter", "bread", "rice", "pasta", "beans", "onions"]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert all(pool.map(lambda term: client.products(term, STORE), terms))
+        kroger.drop_tokens()
+        assert all(pool.map(lambda term: client.products(term, STORE), terms))
     assert kroger.tokens_issued == 2
 
 

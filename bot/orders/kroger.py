@@ -147,10 +147,15 @@ class KrogerClient:
                 "Content-Type": "application/x-www-form-urlencoded",
             }
             status, answer = self._call("POST", TOKEN_PATH, body, headers)
-            if status in (400, 401, 403):
+            if status == 401:
                 raise KrogerRefused(
-                    f"Kroger refused the app's client ID or secret ({status}): check the "
-                    "deploy's KROGER_CLIENT_ID and KROGER_CLIENT_SECRET"
+                    "Kroger refused the app's client ID or secret (401): check the deploy's "
+                    "KROGER_CLIENT_ID and KROGER_CLIENT_SECRET"
+                )
+            if status in (400, 403):
+                raise KrogerRefused(
+                    f"Kroger refused the app a {SCOPE} token ({status}): is the app registered "
+                    "for the Products API?"
                 )
             found = json_of(status, answer)
             token, life = found.get("access_token"), found.get("expires_in")
@@ -162,12 +167,14 @@ class KrogerClient:
     def _get(self, path: str, query: dict[str, str]) -> tuple[int, bytes]:
         target = f"{path}?{urlencode(query)}"
         for attempt in (1, 2):
-            headers = {"Authorization": f"Bearer {self.token()}", "Accept": "application/json"}
+            token = self.token()
+            headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
             status, answer = self._call("GET", target, None, headers)
             if status != 401 or attempt == 2:
                 break
-            with self._lock:
-                self._token = None  # dropped early by Kroger: ask for a new one, once
+            with self._lock:  # dropped early by Kroger: ask for a new one, once
+                if self._token is not None and self._token[0] == token:
+                    self._token = None  # (unless another thread already has)
         if status == 401:
             raise KrogerRefused("Kroger refused the app's token twice")
         if status == 403:
