@@ -253,9 +253,10 @@ def test_a_search_term_too_short_or_too_long(kroger: FakeKroger, clock: PlayedCl
 
 
 def test_past_the_days_limit_429_with_retry_after(clock: PlayedClock) -> None:
-    """ "The Public Products API has a 10,000 call per day rate limit", reset 24 hours after the
-    first call. Past it the stand-in answers 429 with ``Retry-After`` (seconds to the day's end;
-    how Kroger answers is not documented); the client raises RateLimited carrying it."""
+    """Kroger: "The Public Products API has a 10,000 call per day rate limit", reset 24 hours after
+    the first call (API Basics); "the API returns HTTP 429 when your budget is exhausted"
+    (the kroger-api package's docs). The stand-in adds ``Retry-After``, the seconds to the day's
+    end (unconfirmed); the client raises RateLimited carrying it. Locations count apart."""
     with FakeKroger(clock=clock, products_limit=3) as kroger:
         client = client_of(kroger, clock)
         for _ in range(3):

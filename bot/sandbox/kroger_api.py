@@ -1,37 +1,39 @@
 """A local Kroger Public API, for ``KROGER_API_URL``: the app-level token, stores near a ZIP
 code, and products with a store's prices (the catalogue is :mod:`.kroger_catalogue`).
 
-What it relies on, and where from (Kroger's reference pages render behind a login; what we could
+What it relies on, and where from. Kroger's reference pages render behind a login; what we
 read is its tutorials and "API Basics" page, copies of its reference in other projects, the
-``kroger-api`` package on PyPI (0.2.0) and the clients in public repositories):
+``kroger-api`` package (PyPI 0.2.0; its source and docs, github.com/CupOfOwls/kroger-api) and
+clients in public repositories. Marked "unconfirmed": what no source we read says.
 
 - ``POST /v1/connect/oauth2/token``, form-encoded, the client ID and secret as HTTP Basic:
   ``grant_type=client_credentials`` with a ``scope`` (``product.compact`` for products) answers
-  ``{"access_token", "token_type": "bearer", "expires_in": 1800}``; a token lives 30 minutes
-  (a token's JWT seen in a public repository has ``exp - iat`` = 1805 s). A wrong ID or secret is
-  401 ``invalid_client``, another grant type 400 ``unsupported_grant_type``, a scope Kroger does
-  not have 400 ``invalid_scope`` (RFC 6749 §5.2 shapes, which Kroger's error bodies follow). Which
-  scopes a client-credentials token may carry is not documented: this one grants any of
+  ``{"access_token", "token_type": "bearer", "expires_in": 1800}``: a token lives 30 minutes
+  (the package's glossary; a token's JWT in a public repository has ``exp - iat`` = 1805 s) and
+  has no refresh token. A wrong ID or secret is 401 ``invalid_client``, another grant type 400
+  ``unsupported_grant_type``, a scope Kroger does not have 400 ``invalid_scope`` (RFC 6749 §5.2,
+  whose error shape Kroger's answers follow; the codes themselves unconfirmed). Which scopes a
+  client-credentials token may carry is not documented: this one grants any of
   ``product.compact``, ``profile.compact``, ``cart.basic:write`` it is asked for.
-- Every other call needs ``Authorization: Bearer <token>``: none, an unknown or an expired one is
-  401 (``{"error": "invalid_request", "error_description": "The access_token is missing"}`` was
-  seen live for none); a token without ``product.compact`` calling ``/v1/products`` is 403.
-- ``GET /v1/locations?filter.zipCode.near=…`` answers ``{"data": [stores], "meta": …}`` (by
-  default 10 stores within 10 miles; ``filter.limit``, ``filter.radiusInMiles``). That a ZIP
-  that is not five digits is refused 400 is what the clients we read check before calling; the
-  reference only says "the zip code": the stand-in refuses it 400, and so does the bot first.
+- Every other call needs ``Authorization: Bearer <token>``. None is 401 ``{"error":
+  "invalid_request", "error_description": "The access_token is missing"}`` (seen live, as
+  reported); an unknown or expired one 401 ``invalid_token`` (what the package's client checks
+  for); a token without ``product.compact`` calling ``/v1/products`` 403 (unconfirmed).
+- ``GET /v1/locations?filter.zipCode.near=…`` answers ``{"data": [stores], "meta": …}``, by
+  default 10 stores within 10 miles; ``filter.limit`` up to 200 (the package's docs). The
+  reference only says "the zip code": a ZIP that is not five digits is refused 400 here
+  (unconfirmed; the clients we read check it before calling, and so does the bot).
 - ``GET /v1/products?filter.term=…&filter.locationId=…&filter.limit=…`` answers ``{"data":
   [products], "meta": {"pagination": {"start", "limit", "total"}}}``; price, stock and aisle only
-  with ``filter.locationId``, and "only products available at that location are returned".
-  ``filter.limit`` defaults to 10. Refused 400 here, from memory of Kroger's reference and not
-  confirmed by a source we could read: a term under 3 characters or of more than 8 words, a
-  ``filter.limit`` outside 1–50, a ``locationId`` that is not 8 characters. The reference says
-  nothing about a well-formed ``locationId`` no store has: 400 here too. Error bodies are
-  ``{"errors": {"timestamp", "code", "reason"}}``, the shape users report.
-- "The Public Products API has a 10,000 call per day rate limit", counted per app (client ID)
-  and reset "24 hours after the first call". No source says how a call past it is answered: 429
-  with ``Retry-After`` (seconds until the day ends) here, as the HTTP standard has it. Locations
-  are counted apart (``locations_limit``; 1,600 a day, from memory of the reference).
+  with ``filter.locationId``, and then "only products available at that location are returned".
+  ``filter.limit`` is 10 by default and at most 50, ``filter.start`` at most 250 (the package's
+  docs); past either is 400 here. Also 400 here, unconfirmed: a term under 3 characters or of
+  more than 8 words, a ``locationId`` that is not 8 characters or that no store has. Error
+  bodies are ``{"errors": {"timestamp", "code", "reason"}}`` (unconfirmed).
+- "The Public Products API has a 10,000 call per day rate limit", counted per app and reset
+  "24 hours after the first call" (Kroger's API Basics); Locations has 1,600 a day of its own
+  (the package's docs). "The API returns HTTP 429 when your budget is exhausted" (the package's
+  docs); whether with ``Retry-After`` is unconfirmed: here it is, the seconds to the day's end.
 
 Time is the stand-in's ``clock`` (a :class:`~bot.sandbox.clock.PlayedClock` in tests), so a
 token expires and a day ends when the test moves it. Every request is in ``requests``.
