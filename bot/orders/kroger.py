@@ -110,6 +110,8 @@ class KrogerClient:
         ZIP that is not five digits, before calling."""
         if not ZIP.fullmatch(zip_code):
             raise BadZip("a ZIP code is five digits, like 45202")
+        if not 1 <= limit <= 200:
+            raise ValueError("limit is 1 to 200")
         query = {"filter.zipCode.near": zip_code, "filter.limit": str(limit)}
         status, answer = self._get("/v1/locations", query)
         if status == 400:
