@@ -11,6 +11,7 @@ no channel, no message), moto's Scheduler (each test fires the order timer itsel
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import boto3
@@ -20,7 +21,7 @@ from bot.slack.home_view import HOME_UNDO
 from bot.steps.click_said import TOO_LATE
 from bot.steps.clicks import undone_text
 from bot.steps.home import GONE_FROM_HOME
-from tests.bot_kit import CHANNEL, World, context_text
+from tests.bot_kit import CHANNEL, World, context_text, start_basket
 from tests.fault_kit import ephemeral_texts, lock_keys, thread_texts
 from tests.test_home import buttons, texts
 from tests.test_reminders import GROUP, ROLE, TARGET, due_at, fire, the_timer
@@ -149,3 +150,15 @@ def test_a_quorum_held_names_everyone_who_approved(held: World) -> None:
     assert "Approved by <@U0BOB> and <@U0CAROL> · ordering" in context_text(
         basket_now(held, basket)
     )
+
+
+def test_the_next_reminder_shown_is_after_the_bots_now(held: World) -> None:
+    """The tab's times are the bot's clock's, as the timers' are: in the sandbox, after its played
+    clock passed reminder 1 (Fast-forward), the tab listed reminder 1's time as the next one
+    while the Timers panel said reminder 2 (a time already gone, shown as to come)."""
+    start_basket(held)
+    _, first = the_timer()
+    held.clock.reach(first["at"] + 60)  # reminder 1 due and gone by the bot's clock
+    shown = baskets_shown(held.open_home("U0ALICE"))
+    (remind,) = re.findall(r"next reminder <!date\^(\d+)\^", shown)
+    assert int(remind) > first["at"] + 60

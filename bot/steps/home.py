@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -165,8 +164,10 @@ def publish_home(
     """Publish ``user``'s Home tab (one ``views.publish``). A store that cannot be read is
     said on the tab; a publish Slack refused raises, so that Lambda retries the lazy run.
     Settings that cannot be read are said at its top: nothing can be ordered until an admin
-    saves them again (its Settings section keeps the button)."""
-    now = time.time()
+    saves them again (its Settings section keeps the button). Its times are the bot's clock's
+    (``Outbox.clock``: time.time on Lambda, the played clock in the sandbox and the tests), so
+    that a reminder already due is not shown as the next one."""
+    now = rt.outbox.clock()
     closed = closed_of(rt)
     notice = "\n\n".join(text for text in (closed and f":warning: *{closed}*", notice) if text)
     try:
@@ -226,7 +227,7 @@ def repeat_order(rt: HomeTab, tenant: str, user: str, name: str) -> str:
         return cannot_post_here(ended.channel)
     # One repeat of an order a week, whoever presses and however often: a second press finds
     # the session started (and two at once meet at its lock).
-    week = datetime.fromtimestamp(time.time(), UTC).strftime("%G-W%V")
+    week = datetime.fromtimestamp(rt.outbox.clock(), UTC).strftime("%G-W%V")
     session_id = session_id_for("repeat", tenant, name, week)
     if rt.store.latest(tenant, session_id) is not None:
         return f"That order was already repeated this week: its basket is in <#{ended.channel}>."
