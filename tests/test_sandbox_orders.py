@@ -4,8 +4,7 @@ Bob approves, and **Open in Instacart** opens the stand-in's page of what it was
 
 from __future__ import annotations
 
-import re
-
+from tests.sandbox_page import carols_settings, printed_key
 from tests.sandbox_process import running_sandbox
 from tests.test_sandbox import CHROMIUM, CHROMIUM_ARGS
 
@@ -14,27 +13,18 @@ def test_carol_sends_orders_to_instacart_and_the_link_opens_the_list_in_chromium
     from playwright.sync_api import expect, sync_playwright
 
     with running_sandbox() as sandbox, sync_playwright() as p:
-        assert sandbox.process.stdout is not None
-        said = sandbox.process.stdout.readline()
-        key = re.search(r"takes the API key (\S+);", said)
-        assert key, said
+        key = printed_key(sandbox)
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(sandbox.url)
-        page.select_option("#user", "U0CAROL")
-        page.click("#home-link")
+        modal = carols_settings(page, sandbox.url, "Orders go to: a Slack canvas checklist")
         home = page.locator("#home")
-        expect(home).to_contain_text("Orders go to: a Slack canvas checklist", timeout=20000)
-        home.get_by_role("button", name="Settings").click()
-        modal = page.locator("#modal")
-        expect(modal.locator("#modal-submit")).to_have_text("Save", timeout=20000)
         expect(modal).to_contain_text("None saved yet.")
         page.select_option("#in-destination", "instacart")
         page.click("#modal-submit")  # no key yet: said under the key's field
         expect(modal.locator("[data-error='instacart_key']")).to_contain_text(
             "Enter the key", timeout=20000
         )
-        page.fill("#in-instacart_key", key.group(1))
+        page.fill("#in-instacart_key", key)
         page.click("#modal-submit")
         expect(modal).to_have_count(0, timeout=20000)
         # The save's lazy run (given the submission without the key) published the Home tab.

@@ -5,6 +5,7 @@ rendered by the page element by element and submitted in the shapes Slack sends.
 
 from __future__ import annotations
 
+from tests.sandbox_page import carols_settings
 from tests.sandbox_process import running_sandbox
 from tests.test_sandbox import CHROMIUM, CHROMIUM_ARGS, state, wait_for
 
@@ -15,14 +16,8 @@ def test_carol_sets_a_quorum_of_two_and_a_basket_needs_both_in_chromium() -> Non
     with running_sandbox() as sandbox, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(sandbox.url)
-        page.select_option("#user", "U0CAROL")
-        page.click("#home-link")
+        modal = carols_settings(page, sandbox.url, "Approvers: anyone in the channel")
         home = page.locator("#home")
-        expect(home).to_contain_text("Approvers: anyone in the channel", timeout=20000)
-        home.get_by_role("button", name="Settings").click()
-        modal = page.locator("#modal")
-        expect(modal.locator("#modal-submit")).to_have_text("Save", timeout=20000)
         expect(modal.locator("#in-weekly_timezone")).to_have_value("Europe/Paris")  # Carol's tz
         # A bad value is answered in the modal, under its field: two approvals, one approver.
         page.select_option("#in-approvers", ["U0ALICE"])

@@ -11,8 +11,7 @@ interactions"); the page does the same with the bot's ack."""
 
 from __future__ import annotations
 
-import re
-
+from tests.sandbox_page import carols_settings, printed_key
 from tests.sandbox_process import running_sandbox
 from tests.test_sandbox import CHROMIUM, CHROMIUM_ARGS
 
@@ -21,22 +20,13 @@ def test_one_save_says_every_problem_then_saves_key_and_weekly_basket_in_chromiu
     from playwright.sync_api import expect, sync_playwright
 
     with running_sandbox() as sandbox, sync_playwright() as p:
-        assert sandbox.process.stdout is not None
-        said = sandbox.process.stdout.readline()
-        key = re.search(r"takes the API key (\S+);", said)
-        assert key, said
+        key = printed_key(sandbox)
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(sandbox.url)
-        page.select_option("#user", "U0CAROL")
-        page.click("#home-link")
+        modal = carols_settings(page, sandbox.url, "Weekly basket: off")
         home = page.locator("#home")
-        expect(home).to_contain_text("Weekly basket: off", timeout=20000)
-        home.get_by_role("button", name="Settings").click()
-        modal = page.locator("#modal")
-        expect(modal.locator("#modal-submit")).to_have_text("Save", timeout=20000)
         page.select_option("#in-destination", "instacart")
-        page.fill("#in-instacart_key", key.group(1))
+        page.fill("#in-instacart_key", key)
         page.select_option("#in-weekly_day", "sat")
         page.fill("#in-weekly_time", "09:30")
         page.fill("#in-weekly_timezone", "Mars/Olympus")
