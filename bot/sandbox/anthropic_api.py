@@ -175,17 +175,9 @@ class FakeAnthropic(LoopbackServer):
                     body = None
                 status, payload, delay = fake._answer(self.path, body, dict(self.headers))
                 time.sleep(delay)
-                data = json.dumps(payload).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(data)))
-                    if status >= 400:
-                        self.send_header("retry-after-ms", "5")
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up waiting (a timeout test)
+                headers = {"content-type": "application/json"}
+                headers |= {"retry-after-ms": "5"} if status >= 400 else {}
+                self.answer(status, json.dumps(payload).encode(), headers)
 
         self._serve(Handler)
         self.url = self.root

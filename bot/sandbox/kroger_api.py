@@ -110,16 +110,7 @@ class FakeKroger(LoopbackServer):
 
             def _send(self, status: int, payload: Any, headers: dict[str, str]) -> None:
                 data = json.dumps(payload).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(data)))
-                    for name, value in headers.items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up waiting (a timeout test)
+                self.answer(status, data, {"content-type": "application/json", **headers})
 
         self._serve(Handler)
         self.url = self.root
