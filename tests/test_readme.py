@@ -3,6 +3,7 @@ says; every link in the README and the docs pages leads to a file and heading th
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -119,3 +120,35 @@ def test_the_module_map_names_every_module() -> None:
         and not re.search(rf"(^|[ /,(]){re.escape(module.name)}", text, flags=re.M)
     ]
     assert missing == []
+
+
+def make_commands() -> list[str]:
+    """Every ``make …`` the README and the docs give, as written (inline code spans)."""
+    found: set[str] = set()
+    for page in PAGES:
+        found |= set(re.findall(r"`((?:[A-Z_]+=\S+ )?make [^`]+)`", page.read_text()))
+    return sorted(found)
+
+
+@pytest.mark.parametrize("command", make_commands())
+def test_every_make_command_the_docs_give_is_one_make_runs(command: str) -> None:
+    """Each command parses as the shell would and names a target the Makefile has (``make -n``:
+    what it would run, nothing run; the venv taken as installed)."""
+    import shlex
+    import subprocess
+
+    words = shlex.split(command)
+    env = dict(os.environ)
+    while "=" in words[0]:
+        name, _, value = words.pop(0).partition("=")
+        env[name] = value
+    assert words[0] == "make"
+    done = subprocess.run(
+        ["make", "-n", "-W", ".venv/bin/.installed", *words[1:]],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
