@@ -10,10 +10,14 @@ Errors, none of which carries the client secret or a token::
     ├── KrogerRefused           Kroger said no, and asking again will not help; ``reason``
     │   ├── BadZip              …the ZIP code is not one (five digits)
     │   ├── BadTerm             …the search term is too short or too long
-    │   └── UnknownLocation     …no Kroger store has that ``locationId``
+    │   ├── UnknownLocation     …no Kroger store has that ``locationId``
+    │   ├── TokenRefused        …a customer's access token (401): refresh it once, then retry
+    │   └── NotConnected        …a customer's code or refresh token: they must connect again
     ├── RateLimited             the day's calls are used up; ``retry_after`` seconds
-    └── KrogerDown              no answer in time, a 5xx, a connection refused, an answer that
-                                is not the API's shape: a later try may work
+    ├── KrogerDown              no answer in time, a 5xx, a connection refused, an answer that
+    │                           is not the API's shape: a later try may work
+    └── CartOutcomeUnknown      a cart add was sent and no answer came (or a 5xx): the items may
+                                be in the cart; never add them again without the person choosing
 """
 
 from __future__ import annotations
@@ -45,6 +49,18 @@ class BadTerm(KrogerRefused):
 
 
 class UnknownLocation(KrogerRefused):
+    pass
+
+
+class TokenRefused(KrogerRefused):
+    pass
+
+
+class NotConnected(KrogerRefused):
+    pass
+
+
+class CartOutcomeUnknown(KrogerError):
     pass
 
 

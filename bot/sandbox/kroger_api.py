@@ -1,5 +1,8 @@
 """A local Kroger Public API, for ``KROGER_API_URL``: the app-level token, stores near a ZIP
-code, and products with a store's prices (the catalogue is :mod:`.kroger_catalogue`).
+code, and products with a store's prices (the catalogue is :mod:`.kroger_catalogue`); the
+customer's side (the authorize page, customer tokens, ``PUT /v1/cart/add``) is
+:mod:`.kroger_authorize`, served here. The authorize page is a browser's, so it skips the
+loopback check of :func:`~.loopback.refused` (a page's link from another port may reach it).
 
 What it relies on, and where from. Kroger's reference pages render behind a login; what we
 read is its tutorials and "API Basics" page, copies of its reference in other projects, the
@@ -55,12 +58,14 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from .kroger_authorize import DROP, Customers, api_error, oauth_error
 from .kroger_catalogue import LOCATIONS, STORES, at_store, carried, search, unpriced
 from .loopback import LoopbackServer, QuietHandler, refused
 
 CLIENT_ID = "weekly-shop-test-0000"
 CLIENT_SECRET = "test-kroger-secret-not-real"
 TOKEN_PATH = "/v1/connect/oauth2/token"
+AUTHORIZE_PATH = "/v1/connect/oauth2/authorize"
 SCOPES = ("product.compact", "profile.compact", "cart.basic:write")
 TOKEN_LIFE = 1800  # seconds
 DAY = 86_400
@@ -77,7 +82,8 @@ class Token:
 @dataclass
 class FakeKroger(LoopbackServer):
     """The stand-in: ``url`` for ``KROGER_API_URL``; the app's ``client_id`` and
-    ``client_secret``; ``products_limit`` and ``locations_limit`` calls a day per app."""
+    ``client_secret``; ``products_limit`` and ``locations_limit`` calls a day per app;
+    ``customers``, the customers' side (:mod:`.kroger_authorize`: sign-in, carts)."""
 
     client_id: str = CLIENT_ID
     client_secret: str = field(default=CLIENT_SECRET, repr=False)
@@ -96,6 +102,7 @@ class FakeKroger(LoopbackServer):
         self._days: dict[tuple[str, str], tuple[float, int]] = {}
         self._script: deque[tuple[int, float]] = deque()
         self.dropped: set[tuple[str, str]] = set()  # (locationId, upc) no longer carried
+        self.customers = Customers(self.clock, self.token_life)
         fake = self
 
         class Handler(QuietHandler):
@@ -105,11 +112,35 @@ class FakeKroger(LoopbackServer):
                     self._send(*fake._token(self, raw))
 
             def do_GET(self) -> None:
-                if not refused(fake, self):
+                path = urlsplit(self.path)
+                if path.path.startswith(AUTHORIZE_PATH):  # a browser's page: HTML
+                    fake._record(self, b"")
+                    query = {k: v[-1] for k, v in parse_qs(path.query).items()}
+                    decide = path.path == f"{AUTHORIZE_PATH}/decision"
+                    status, text, headers = (
+                        fake.customers.decide(query) if decide else fake.customers.page(query)
+                    )
+                    self.answer(status, text.encode(), headers)
+                elif not refused(fake, self):
                     self._send(*fake._get(self))
 
+            def do_PUT(self) -> None:
+                if refused(fake, self):
+                    return
+                raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+                fake._record(self, raw)
+                if urlsplit(self.path).path != "/v1/cart/add":
+                    self._send(*api_error(404, "Not found"))
+                    return
+                bearer = self.headers.get("authorization", "")
+                done = fake.customers.add(bearer, fake._tokens.__contains__, raw)
+                if done == DROP:
+                    self.close_connection = True  # applied, and no answer ever comes
+                elif not isinstance(done, str):
+                    self._send(*done)
+
             def _send(self, status: int, payload: Any, headers: dict[str, str]) -> None:
-                data = json.dumps(payload).encode()
+                data = b"" if payload is None else json.dumps(payload).encode()
                 self.answer(status, data, {"content-type": "application/json", **headers})
 
         self._serve(Handler)
@@ -152,6 +183,8 @@ class FakeKroger(LoopbackServer):
         if not basic.startswith("Basic ") or (who, secret) != (self.client_id, self.client_secret):
             return _oauth(401, "invalid_client", "Client authentication failed")
         form = {k: v[-1] for k, v in parse_qs(raw.decode(errors="replace")).items()}
+        if form.get("grant_type") in ("authorization_code", "refresh_token"):
+            return self.customers.grant(who, form)
         if form.get("grant_type") != "client_credentials":
             return _oauth(400, "unsupported_grant_type", "The grant type is not supported")
         asked = frozenset(form.get("scope", "").split())
@@ -262,11 +295,4 @@ def _page(start: int, limit: int, total: int) -> dict[str, Any]:
     return {"pagination": {"start": start, "limit": limit, "total": total}}
 
 
-def _error(status: int, reason: str) -> tuple[int, Any, dict[str, str]]:
-    body = {"timestamp": int(time.time() * 1000), "code": f"API-{status}", "reason": reason}
-    return status, {"errors": body}, {}
-
-
-def _oauth(status: int, error: str, description: str) -> tuple[int, Any, dict[str, str]]:
-    headers = {"www-authenticate": f'Bearer error="{error}"'} if status in (401, 403) else {}
-    return status, {"error": error, "error_description": description}, headers
+_error, _oauth = api_error, oauth_error
