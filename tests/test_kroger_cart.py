@@ -313,3 +313,30 @@ def test_no_token_or_secret_in_a_repr_or_an_error(kroger: FakeKroger, cart: Krog
     shown.append(str(unknown.value) + repr(unknown.value))
     for text in shown:
         assert not any(s in text for s in (*secrets_, basic)), text
+
+
+def test_a_code_lasts_ten_minutes_and_a_sign_in_page_is_used_once(
+    kroger: FakeKroger, cart: KrogerCart, clock: PlayedClock
+) -> None:
+    """A code older than ten minutes is refused (RFC 6749's most; Kroger's own life is
+    unconfirmed); pressing Allow again on a page already answered gives no second code."""
+    verifier = new_verifier()
+    status, page, _ = browser_get(kroger, cart.authorize_url(REDIRECT, "s", verifier))
+    nonce = re.search(r'name="request" value="([^"]+)"', page)
+    assert status == 200 and nonce is not None
+    decision = f"/v1/connect/oauth2/authorize/decision?request={nonce[1]}&choice=allow"
+    status, _, headers = browser_get(kroger, decision)
+    code = parse_qs(urlsplit(headers["location"]).query)["code"][0]
+    status, page, headers = browser_get(kroger, decision)
+    assert status == 400 and "location" not in headers
+    clock.reach(clock() + 601)
+    with pytest.raises(NotConnected):
+        cart.exchange_code(code, verifier, REDIRECT)
+
+
+def test_each_person_adds_to_their_own_cart(kroger: FakeKroger, cart: KrogerCart) -> None:
+    alice, bob = connect(kroger, cart, "alice"), connect(kroger, cart, "bob")
+    cart.add_to_cart(bob.access_token, [CartItem(EGGS, 3)])
+    cart.add_to_cart(alice.access_token, [CartItem(MILK, 1)])
+    assert kroger.customers.cart_of("bob") == [{"upc": EGGS, "quantity": 3, "modality": "PICKUP"}]
+    assert [i["upc"] for i in kroger.customers.cart_of("alice")] == [MILK]
