@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit
 
 from .kroger_values import (
+    AnswerLost,
     BadTerm,
     BadZip,
     KrogerDown,
@@ -186,11 +187,31 @@ class KrogerClient:
     def _call(
         self, method: str, target: str, body: bytes | None, headers: dict[str, str]
     ) -> tuple[int, bytes]:
-        parts = urlsplit(self.config.base_url)
-        kind = (
-            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-        )
-        connection = kind(parts.hostname or "", parts.port, timeout=self.timeout)
+        status, data = call(self.config, self.timeout, method, target, body, headers)
+        if status >= 500:
+            raise KrogerDown(f"Kroger failed to answer ({status})")
+        return status, data
+
+
+def call(
+    config: KrogerConfig,
+    timeout: float,
+    method: str,
+    target: str,
+    body: bytes | None,
+    headers: dict[str, str],
+) -> tuple[int, bytes]:
+    """One request to Kroger: (status, answer). A connection that could not be made is
+    :class:`KrogerDown`; a request that went out and got no answer :class:`AnswerLost`; 429 is
+    :class:`RateLimited`. A 5xx is returned: what it means is the caller's to say."""
+    parts = urlsplit(config.base_url)
+    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    connection = kind(parts.hostname or "", parts.port, timeout=timeout)
+    try:
+        try:
+            connection.connect()
+        except OSError as exc:
+            raise KrogerDown(f"Kroger could not be reached ({type(exc).__name__})") from exc
         try:
             connection.request(
                 method,
@@ -202,11 +223,9 @@ class KrogerClient:
             status, data = int(answer.status), answer.read(MAX_ANSWER)
             wait = answer.getheader("Retry-After") or ""
         except (OSError, http.client.HTTPException) as exc:
-            raise KrogerDown(f"Kroger did not answer ({type(exc).__name__})") from exc
-        finally:
-            connection.close()
-        if status == 429:
-            raise RateLimited(int(wait) if wait.isdigit() else 60)
-        if status >= 500:
-            raise KrogerDown(f"Kroger failed to answer ({status})")
-        return status, data
+            raise AnswerLost(f"Kroger did not answer ({type(exc).__name__})") from exc
+    finally:
+        connection.close()
+    if status == 429:
+        raise RateLimited(int(wait) if wait.isdigit() else 60)
+    return status, data

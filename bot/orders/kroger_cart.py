@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import http.client
 import json
 import re
 import secrets
@@ -41,15 +40,15 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
-from .kroger import KrogerConfig
+from .kroger import KrogerConfig, call
 from .kroger_values import (
+    AnswerLost,
     CartOutcomeUnknown,
     KrogerDown,
     KrogerRefused,
     NotConnected,
-    RateLimited,
     TokenRefused,
 )
 
@@ -60,7 +59,6 @@ SCOPE = "cart.basic:write"
 MODALITIES = ("PICKUP", "DELIVERY")
 UPC = re.compile(r"\d{13}")
 VERIFIER = re.compile(r"[A-Za-z0-9._~-]{43,128}")  # RFC 7636 §4.1
-MAX_ANSWER = 1 << 16
 
 
 def new_verifier() -> str:
@@ -218,39 +216,17 @@ class KrogerCart:
         *,
         unknown_after_send: bool = False,
     ) -> tuple[int, bytes]:
-        """(status, answer). A connection that could not be made is :class:`KrogerDown`; one
-        that fails after the request went out is :class:`CartOutcomeUnknown` for a cart add
-        (``unknown_after_send``), :class:`KrogerDown` otherwise."""
-        parts = urlsplit(self.config.base_url)
-        kind = (
-            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-        )
-        connection = kind(parts.hostname or "", parts.port, timeout=self.timeout)
+        """(status, answer). For a cart add (``unknown_after_send``), a request that went out
+        and got no answer, or a 5xx, is :class:`CartOutcomeUnknown`; otherwise
+        :class:`KrogerDown` (see :func:`.kroger.call`)."""
         try:
-            try:
-                connection.connect()
-            except OSError as exc:
-                raise KrogerDown(f"Kroger could not be reached ({type(exc).__name__})") from exc
-            try:
-                connection.request(
-                    method,
-                    parts.path.rstrip("/") + target,
-                    body=body,
-                    headers={**headers, "User-Agent": "weekly-shop/1"},
-                )
-                answer = connection.getresponse()
-                status, data = int(answer.status), answer.read(MAX_ANSWER)
-                wait = answer.getheader("Retry-After") or ""
-            except (OSError, http.client.HTTPException) as exc:
-                if unknown_after_send:
-                    raise CartOutcomeUnknown(
-                        "Kroger did not answer the cart add: these may already be in the cart"
-                    ) from exc
-                raise KrogerDown(f"Kroger did not answer ({type(exc).__name__})") from exc
-        finally:
-            connection.close()
-        if status == 429:
-            raise RateLimited(int(wait) if wait.isdigit() else 60)
+            status, data = call(self.config, self.timeout, method, target, body, headers)
+        except AnswerLost as exc:
+            if unknown_after_send:
+                raise CartOutcomeUnknown(
+                    "Kroger did not answer the cart add: these may already be in the cart"
+                ) from exc
+            raise
         if status >= 500 and unknown_after_send:
             raise CartOutcomeUnknown(
                 f"Kroger failed while adding to the cart ({status}): these may already be in it"

@@ -15,7 +15,9 @@ Errors, none of which carries the client secret or a token::
     │   └── NotConnected        …a customer's code or refresh token: they must connect again
     ├── RateLimited             the day's calls are used up; ``retry_after`` seconds
     ├── KrogerDown              no answer in time, a 5xx, a connection refused, an answer that
-    │                           is not the API's shape: a later try may work
+    │   │                       is not the API's shape: a later try may work
+    │   └── AnswerLost          …the request went out and no answer came (a cart add's is
+    │                           CartOutcomeUnknown instead)
     └── CartOutcomeUnknown      a cart add was sent and no answer came (or a 5xx): the items may
                                 be in the cart; never add them again without the person choosing
 """
@@ -71,6 +73,10 @@ class RateLimited(KrogerError):
 
 
 class KrogerDown(KrogerError):
+    pass
+
+
+class AnswerLost(KrogerDown):
     pass
 
 
