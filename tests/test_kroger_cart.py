@@ -180,7 +180,7 @@ def test_the_page_refuses_an_unknown_client_a_foreign_redirect_and_plain_pkce(
     assert status == 400 and "location" not in headers and "Unknown client" in page
     evil = cart.authorize_url("https://evil.example/steal", "s", verifier)
     status, page, headers = browser_get(kroger, evil)
-    assert status == 400 and "location" not in headers
+    assert status == 400 and "location" not in headers and "not registered" in page
     plain = cart.authorize_url(REDIRECT, "s", verifier).replace("S256", "plain")
     status, _, headers = browser_get(kroger, plain)
     assert status == 302 and "error=invalid_request" in headers["location"]

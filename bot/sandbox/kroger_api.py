@@ -17,7 +17,9 @@ clients in public repositories. Marked "unconfirmed": what no source we read say
   ``unsupported_grant_type``, a scope Kroger does not have 400 ``invalid_scope`` (RFC 6749 §5.2,
   whose error shape Kroger's answers follow; the codes themselves unconfirmed). Which scopes a
   client-credentials token may carry is not documented: this one grants any of
-  ``product.compact``, ``profile.compact``, ``cart.basic:write`` it is asked for.
+  ``product.compact``, ``profile.compact``, ``cart.basic:write`` it is asked for (Celigo's
+  Kroger connector says not to ask for ``cart.basic:write`` with this grant; what Kroger then
+  answers is unconfirmed), and the cart refuses every app token (:mod:`.kroger_authorize`).
 - Every other call needs ``Authorization: Bearer <token>``. None is 401 ``{"error":
   "invalid_request", "error_description": "The access_token is missing"}`` (seen live, as
   reported); an unknown or expired one 401 ``invalid_token`` (what the package's client checks
@@ -103,6 +105,7 @@ class FakeKroger(LoopbackServer):
         self._script: deque[tuple[int, float]] = deque()
         self.dropped: set[tuple[str, str]] = set()  # (locationId, upc) no longer carried
         self.customers = Customers(self.clock, self.token_life)
+        self.customers.redirect_uris.setdefault(self.client_id, set())  # no redirect URL yet
         fake = self
 
         class Handler(QuietHandler):
