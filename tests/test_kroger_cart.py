@@ -340,3 +340,17 @@ def test_each_person_adds_to_their_own_cart(kroger: FakeKroger, cart: KrogerCart
     cart.add_to_cart(alice.access_token, [CartItem(MILK, 1)])
     assert kroger.customers.cart_of("bob") == [{"upc": EGGS, "quantity": 3, "modality": "PICKUP"}]
     assert [i["upc"] for i in kroger.customers.cart_of("alice")] == [MILK]
+
+
+def test_an_add_answered_too_late_is_an_unknown_outcome(
+    kroger: FakeKroger, clock: PlayedClock
+) -> None:
+    """The add is made but the answer comes after the client stopped waiting (a Lambda near
+    its end, a slow Kroger): as unknown as a dropped connection, and the items are in the cart."""
+    config = KrogerConfig(kroger.client_id, kroger.client_secret, kroger.url)
+    impatient = KrogerCart(config, clock=clock, timeout=0.2)
+    tokens = connect(kroger, impatient)
+    kroger.customers.drop_next_add(after=1.0)
+    with pytest.raises(CartOutcomeUnknown):
+        impatient.add_to_cart(tokens.access_token, [CartItem(EGGS, 1)])
+    assert kroger.customers.cart_of("alice") == [{"upc": EGGS, "quantity": 1, "modality": "PICKUP"}]

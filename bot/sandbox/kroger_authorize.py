@@ -38,8 +38,8 @@ says so):
   cannot be read back without partner access (Kroger's public Cart API only adds).
 
 What a test does: :meth:`Customers.fail_next_add` answers the next add with a status and adds
-nothing; :meth:`Customers.drop_next_add` adds, then closes the connection without an answer (the
-outcome the bot cannot know).
+nothing; :meth:`Customers.drop_next_add` adds, then (at once, or after the client gave up
+waiting) closes the connection without an answer: the outcome the bot cannot know.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ class Customers:
         self._access: dict[str, _Access] = {}
         self._refresh: dict[str, tuple[str, frozenset[str]]] = {}
         self._carts: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        self._faults: list[int | str] = []
+        self._faults: list[int | float] = []  # a status to answer, or seconds before dropping
 
     # -- what a test does -----------------------------------------------------------------
 
@@ -133,11 +133,12 @@ class Customers:
 
     def fail_next_add(self, status: int) -> None:
         with self._lock:
-            self._faults.append(status)
+            self._faults.append(int(status))
 
-    def drop_next_add(self) -> None:
+    def drop_next_add(self, after: float = 0.0) -> None:
+        """The next add is made, and ``after`` seconds later the connection closes unanswered."""
         with self._lock:
-            self._faults.append(DROP)
+            self._faults.append(float(after))
 
     # -- the authorize page ---------------------------------------------------------------
 
@@ -249,7 +250,10 @@ class Customers:
             if isinstance(fault, int):
                 return api_error(fault, "fake")
             self._carts[access.customer].extend(items)
-        return DROP if fault == DROP else (204, None, {})
+        if isinstance(fault, float):
+            time.sleep(fault)
+            return DROP
+        return 204, None, {}
 
 
 def _owner(value: Any) -> str:
