@@ -217,6 +217,12 @@ MATCHES = [
         id="more-than-half-the-words-is-a-match",
     ),
     pytest.param(
+        item(150, "g", "tuna"),
+        [offer("1", "StarKist Chunk Light Tuna in Sunflower Oil", size="5 oz", regular=129)],
+        ("1", 2, 258),
+        id="what-it-is-packed-in-is-not-what-it-is",
+    ),
+    pytest.param(
         item(2, "", "bell peppers"),
         [offer("1", "Kroger Red Bell Peppers", size="3 ct", regular=449)],
         ("1", 1, 449),
@@ -258,6 +264,18 @@ NO_MATCHES = [
         [offer("1", "Kroger 80% Lean Ground Beef", size="1 lb")],
         NOT_FOUND,
         id="no-guess-at-another-countrys-name",
+    ),
+    pytest.param(
+        item(50, "g", "peanuts"),
+        [offer("1", "Kroger Creamy Peanut Butter", size="16 oz")],
+        NOT_FOUND,
+        id="peanut-butter-is-not-peanuts",
+    ),
+    pytest.param(
+        item(250, "g", "pasta"),
+        [offer("1", "Kroger Marinara Pasta Sauce", size="24 oz")],
+        NOT_FOUND,
+        id="pasta-sauce-is-not-pasta",
     ),
     pytest.param(item(500, "g"), [offer("1", regular=None)], NO_PRICE, id="no-price"),
     pytest.param(item(500, "ml"), [offer("1", size="16 oz")], NO_SIZE, id="volume-vs-weight"),

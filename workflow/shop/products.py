@@ -181,15 +181,32 @@ class Priced:
         return cls(item=item, offer=None, count=0, reason=reason)
 
 
+# Words that make a description another product made from the item ("Peanut Butter" is not
+# peanuts, "Pasta Sauce" not pasta, "Egg Noodles" not eggs), as ``names.words`` writes them.
+_MADE_FROM = "sauce butter seasoning paste stock broth mix juice oil chip dressing soup spread"
+MADE_FROM = frozenset(
+    f"{_MADE_FROM} extract powder syrup cracker bar candy drink soda jam jelly yogurt pie cake "
+    "cereal salsa ketchup vinegar milk cream creamer flour noodle bread".split(" ")
+)
+# ...unless they come after these: "Tuna in Olive Oil" is tuna.
+_PACKED = frozenset({"in", "with", "and"})
+
+
 def name_match(item: Item, offer: Offer) -> int:
     """How many of the item's name's words the offer's description holds (as ``names.words``
     reads them: "Tomatoes" is "tomato"), or 0 unless that is more than half of them. So a
     one- or two-word name needs all its words ("soured cream" is not "Vanilla Ice Cream",
     "beef mince" not "Ground Beef": nothing found is the truth), and "chopped plum tomatoes"
-    finds "Chopped Tomatoes". A name's words are not its meaning: "cream" finds ice cream too,
-    which the household sees beside the item."""
+    finds "Chopped Tomatoes". A description that names something made from the item
+    (:data:`MADE_FROM`, a word the item's name lacks, before any "in", "with" or "and") is no
+    match. A name's words are not its meaning still: "milk" finds coconut milk and "butter"
+    peanut butter, and the cheaper wins; the household sees the product beside the item."""
     wanted = set(words(item.name))
-    found = len(wanted & set(words(offer.description)))
+    described = words(offer.description)
+    head = next((described[:i] for i, w in enumerate(described) if w in _PACKED), described)
+    if (MADE_FROM & set(head)) - wanted:
+        return 0
+    found = len(wanted & set(described))
     return found if found * 2 > len(wanted) else 0
 
 
