@@ -9,6 +9,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bot.sandbox.kroger_catalogue import CATALOGUE
 from workflow.persistence.registry import TypeRegistry
@@ -419,3 +421,29 @@ def test_a_stores_text_loses_its_control_characters() -> None:
     shown = offer("1", "Kroger\u202e Chicken\x1b[31m Thighs\n")
     assert shown.description == "Kroger Chicken[31m Thighs"
     assert Offer.from_json(shown.to_json()) == shown
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=8,
+)
+
+
+@given(
+    st.sampled_from([GOOD_OFFER, GOOD_PRICED]),
+    st.sampled_from(["product_id", "upc", "description", "offer", "count", "reason", "item"]),
+    json_values,
+)
+def test_anything_read_back_is_a_checked_value_or_refused(
+    good: dict[str, Any], field: str, value: Any
+) -> None:
+    """Whatever JSON a checkpoint holds, reading it builds a value that writes the same JSON
+    again, or raises ``ValueError``/``TypeError`` (what the registry turns into a corrupt
+    checkpoint), never anything else."""
+    cls = Offer if good is GOOD_OFFER else Priced
+    try:
+        read = cls.from_json({**good, field: value})
+    except (ValueError, TypeError):
+        return
+    assert cls.from_json(read.to_json()) == read
