@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.sandbox.kroger_catalogue import CATALOGUE
+from bot.orders.kroger_values import product_of
+from bot.sandbox.kroger_catalogue import CATALOGUE, LOCATIONS, at_store
 from workflow.persistence.registry import TypeRegistry
 from workflow.shop.basket import Item
 from workflow.shop.products import (
@@ -21,6 +22,7 @@ from workflow.shop.products import (
     NO_SIZE,
     NOT_FOUND,
     NOT_IN_STOCK,
+    OFFER_FIELDS,
     TOO_MANY,
     Offer,
     Priced,
@@ -81,6 +83,17 @@ def test_every_size_the_stand_in_sells_is_read() -> None:
     """The Kroger stand-in's 300 products (``bot.sandbox.kroger_catalogue``) are written as the
     shelf labels are: each size reads, so an unmatched item there is the rule's, not a label's."""
     assert [p.size for p in CATALOGUE if size_of(p.size) is None] == []
+
+
+def test_every_product_the_stand_in_answers_is_an_offer() -> None:
+    """What the bot reads from a Products API answer (``bot.orders.kroger_values.Product``)
+    fits an :class:`Offer` field for field at every stand-in store, none refused by its limits;
+    and the price paid is the same on both sides."""
+    for location_id in LOCATIONS:
+        for product in CATALOGUE:
+            read = product_of(at_store(product, location_id))
+            fields = {name: getattr(read, name) for name in OFFER_FIELDS}
+            assert Offer(**fields).price_cents == read.price_cents
 
 
 def item(quantity: float | None, unit: str = "", name: str = "chicken thighs") -> Item:
