@@ -295,3 +295,21 @@ async def test_we_are_vegetarian_said_to_claude_is_checked_on_the_next_basket(
     assert named in prompt_of(claude.requests[2])
     assert second.round == 2  # the flag changed the basket: it is shown as a new one
     assert lines(second)[0] == "600 g chicken thighs — contains poultry: you said vegetarian"
+
+
+async def test_a_rule_said_in_a_change_that_changed_nothing_still_holds_all_week() -> None:
+    """Cold review: "we are vegetarian" on a basket with no meat changed nothing, so it was not
+    kept, and bacon added afterwards (by a change or by hand) went unflagged, though a rule said
+    holds for the rest of the week. Now it is kept as what that basket was asked."""
+    run, first, _ = await started("lentil soup on Monday, pasta on Tuesday")
+    assert broken(first, Household(), "vegetarian") == []
+    same, _ = await changed(run, first, "we are vegetarian")
+    assert same.round == 1 and same.items == first.items
+    bacon = added_item("smoked bacon", 200, "g")
+    items = tuple(edited_items(same.items, added=bacon))
+    edited, _ = await answered(run, BasketDecision(approved=False, round=1, edit=items))
+    assert edited.items[-1].line().endswith("— contains pork: you said vegetarian")
+    second, _ = await changed(run, edited, "add oat milk")
+    assert second.round == 2
+    (kept,) = [i for i in second.items if "bacon" in i.name]
+    assert (kept.note or "").startswith("contains pork")

@@ -30,7 +30,7 @@ from __future__ import annotations
 from workflow.engine.executor import Executor, WorkflowContext, handler
 
 from .basket import Basket, ShopProgress, ShopRequest, count
-from .check import flagged, week_diet, write_checked
+from .check import flagged, said_diet, week_diet, write_checked
 from .decision import BasketDecision
 from .household import Household
 from .shopper import Brief, Shopper, ShopperReply
@@ -45,8 +45,24 @@ APPROVALS_KEY = "approvals"
 
 def change_key(round: int) -> str:
     """The change asked of basket ``round``: plain text in state, one key a round, so that code
-    from before these keys (which ignores them) can still read a checkpoint that has them."""
+    from before these keys (which ignores them) can still read a checkpoint that has them. A
+    change that changed nothing but stated a rule ("we are vegetarian") is kept there too, so
+    that the rule holds for the rest of the week (:func:`asked_so_far`)."""
     return f"change-{round}"
+
+
+def asked_so_far(ctx: WorkflowContext, round: int) -> list[str]:
+    """The changes asked of baskets 1 to ``round``, oldest first (none before these keys)."""
+    said = [ctx.read_state(change_key(n), scope=SCOPE) for n in range(1, round + 1)]
+    return [text for text in said if isinstance(text, str) and text]
+
+
+def _kept(ctx: WorkflowContext, round: int, change: str) -> None:
+    """``change`` added to what basket ``round`` was asked (one that changed nothing, then one
+    that did: both are the week's)."""
+    before = ctx.read_state(change_key(round), scope=SCOPE)
+    text = f"{before}; {change}" if isinstance(before, str) and before else change
+    ctx.queue_state_update(change_key(round), text, scope=SCOPE)
 
 
 # A change whose basket is the one it changes uses up no round: the same basket is asked about
@@ -85,12 +101,12 @@ class WriteBasket(Executor):
         if not isinstance(current, Basket):
             raise LookupError("no basket in state")
         request = ctx.read_state(REQUEST_KEY, scope=SCOPE)
-        earlier = [ctx.read_state(change_key(n), scope=SCOPE) for n in range(1, current.round)]
+        earlier = asked_so_far(ctx, current.round)
         brief = Brief(
             request.text if isinstance(request, ShopRequest) else "",
             last_basket=current.lines,
             change=decision.change or "",
-            earlier=[c for c in earlier if isinstance(c, str)],  # none before these keys
+            earlier=earlier,
             household=request.household if isinstance(request, ShopRequest) else Household(),
             last_items=tuple(current.items),
         )
@@ -98,9 +114,11 @@ class WriteBasket(Executor):
         if reply.items == current.items:
             said = f"Couldn't apply: {'; '.join(reply.unapplied)}. " if reply.unapplied else ""
             ctx.add_event(ShopProgress(UNCHANGED_STEP, said + UNCHANGED))
+            if said_diet(brief.change).rules:  # "we are vegetarian": it holds all the same
+                _kept(ctx, current.round, brief.change)
             return current  # asked again, the same round: a change that changes nothing is free
         basket = self._written(reply, current.round + 1, ctx)
-        ctx.queue_state_update(change_key(current.round), brief.change, scope=SCOPE)
+        _kept(ctx, current.round, brief.change)
         return basket
 
     async def _run_shopper(self, brief: Brief, round: int, ctx: WorkflowContext) -> Basket:
@@ -158,9 +176,8 @@ class EditBasket(Executor):
             raise LookupError("no basket in state, or no edit")
         request = ctx.read_state(REQUEST_KEY, scope=SCOPE)
         home = request.household if isinstance(request, ShopRequest) else Household()
-        said = [ctx.read_state(change_key(n), scope=SCOPE) for n in range(1, current.round)]
         texts = [request.text if isinstance(request, ShopRequest) else ""]
-        diet = week_diet(home, [*texts, *(c for c in said if isinstance(c, str))])
+        diet = week_diet(home, [*texts, *asked_so_far(ctx, current.round)])
         basket = Basket(items=flagged(decision.edit, diet), round=current.round)  # checked too
         ctx.queue_state_update(BASKET_KEY, basket, scope=SCOPE)
         ctx.queue_state_update(APPROVALS_KEY, None, scope=SCOPE)  # approved afresh
