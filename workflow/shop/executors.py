@@ -61,7 +61,7 @@ def _kept(ctx: WorkflowContext, round: int, change: str) -> None:
     """``change`` added to what basket ``round`` was asked (one that changed nothing, then one
     that did: both are the week's)."""
     before = ctx.read_state(change_key(round), scope=SCOPE)
-    text = f"{before}; {change}" if isinstance(before, str) and before else change
+    text = "; ".join(part for part in (before, change) if isinstance(part, str) and part)
     ctx.queue_state_update(change_key(round), text, scope=SCOPE)
 
 
@@ -101,11 +101,11 @@ class WriteBasket(Executor):
         if not isinstance(current, Basket):
             raise LookupError("no basket in state")
         request = ctx.read_state(REQUEST_KEY, scope=SCOPE)
-        earlier = asked_so_far(ctx, current.round)
+        earlier, change = asked_so_far(ctx, current.round), decision.change or ""
         brief = Brief(
             request.text if isinstance(request, ShopRequest) else "",
             last_basket=current.lines,
-            change=decision.change or "",
+            change=change,
             earlier=earlier,
             household=request.household if isinstance(request, ShopRequest) else Household(),
             last_items=tuple(current.items),
@@ -114,11 +114,11 @@ class WriteBasket(Executor):
         if reply.items == current.items:
             said = f"Couldn't apply: {'; '.join(reply.unapplied)}. " if reply.unapplied else ""
             ctx.add_event(ShopProgress(UNCHANGED_STEP, said + UNCHANGED))
-            if said_diet(brief.change).rules:  # "we are vegetarian": it holds all the same
-                _kept(ctx, current.round, brief.change)
+            if said_diet(change).rules:  # "we are vegetarian": it holds all the same
+                _kept(ctx, current.round, change)
             return current  # asked again, the same round: a change that changes nothing is free
         basket = self._written(reply, current.round + 1, ctx)
-        _kept(ctx, current.round, brief.change)
+        _kept(ctx, current.round, change)
         return basket
 
     async def _run_shopper(self, brief: Brief, round: int, ctx: WorkflowContext) -> Basket:
