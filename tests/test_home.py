@@ -6,6 +6,7 @@ number of S3 requests, all under the workspace's own prefixes."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -327,3 +328,19 @@ def test_a_failed_first_basket_shows_only_to_the_person_who_asked(world: World) 
     assert "Failed" not in theirs and "anniversary" not in theirs
     assert "No basket has ended yet" in theirs
     assert world.slack.violations == []
+
+
+def test_an_outcomes_time_is_the_bots_clocks(world: World) -> None:
+    """Cold review: a rejection and a failed first basket were recorded at the wall clock's
+    time while every other time on the tab is the bot's clock's (the sandbox plays it ahead)."""
+    basket = start_basket(world)
+    later = int(time.time()) + 3 * 86400
+    world.clock.reach(later)
+    world.click(basket, "reject_basket", user="U0BOB")
+    world.run_lazies()
+    world.claude.script(Reply(text="500 g chi", stop_reason="max_tokens"))
+    world.shop("fish on Friday")
+    world.run_lazies()
+    shown = texts(world.open_home("U0ALICE"))
+    times = [int(t) for t in re.findall(r"<!date\^(\d+)\^", shown.split("*Last outcomes*")[1])]
+    assert len(times) >= 2 and all(t >= later for t in times)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from bot.records.history import Ended, History, Kind, record_name
@@ -41,20 +42,21 @@ async def record_turn(
     where: Where,
     outcome: Outcome,
     delivered: Delivered,
+    clock: Callable[[], float] = time.time,
 ) -> None:
     """After Slack was told: the receipt (which checkpoint the channel shows now, and the
     basket it waits on, for the Home tab), when the channel shows all of it. A turn that ended
     the session writes its outcome record instead, shown or not, which is its receipt from then
     on once shown (one PUT either way: a later full show writes the same record again)."""
     if isinstance(outcome, Failed):
-        await _record_failed(history, where, outcome)
+        await _record_failed(history, where, outcome, clock)
     latest = checkpoints.last
     if latest is None:
         return
     tenant, session = checkpoints.tenant_id, checkpoints.session_id
     ended = None
     if isinstance(outcome, Report):
-        ended = ended_of(outcome, where, latest.checkpoint_id, shown=bool(delivered))
+        ended = ended_of(outcome, where, latest.checkpoint_id, shown=bool(delivered), now=clock())
     if ended is None and not delivered:
         return
     posted = delivered.posted
@@ -83,9 +85,11 @@ async def record_turn(
         log.error("could not record the shown checkpoint: %s", exc)
 
 
-async def _record_failed(history: History, where: Where, failed: Failed) -> None:
+async def _record_failed(
+    history: History, where: Where, failed: Failed, clock: Callable[[], float]
+) -> None:
     """A first basket that failed ends its session: kept as a ``failed`` outcome."""
-    now = datetime.now(UTC)
+    now = datetime.fromtimestamp(clock(), UTC)
     ended = Ended(
         session=where.session_id,
         checkpoint_id="",
@@ -105,8 +109,11 @@ async def _record_failed(history: History, where: Where, failed: Failed) -> None
         log.error("could not record the failed start: %s", exc)
 
 
-def ended_of(report: Report, where: Where, checkpoint_id: str, *, shown: bool) -> Ended | None:
-    """The outcome record of a turn that ended its session (None for any other turn)."""
+def ended_of(
+    report: Report, where: Where, checkpoint_id: str, *, shown: bool, now: float
+) -> Ended | None:
+    """The outcome record of a turn that ended its session (None for any other turn); ``now``
+    by the bot's clock (``Sessions.clock``), for an answer that carries no time of its own."""
     mark = report.mark
     if not report.ended or mark is None:
         return None
@@ -115,7 +122,7 @@ def ended_of(report: Report, where: Where, checkpoint_id: str, *, shown: bool) -
         session=where.session_id,
         checkpoint_id=checkpoint_id,
         kind=kinds.get(mark.verdict, "rejected"),
-        at=int(time.time()) if mark.at is None else mark.at,
+        at=int(now) if mark.at is None else mark.at,
         answered_by=mark.by,
         requested_by=report.requested_by,
         request=report.request,

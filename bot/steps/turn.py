@@ -185,7 +185,13 @@ async def _when_free(sessions: Sessions, where: Where, step: Step) -> None:
                 result = await place_order(sessions.orders, where, result, ended)
                 delivered = tell_slack(sessions, where, result)
                 await record_turn(
-                    sessions.history, sessions.receipts, checkpoints, where, result, delivered
+                    sessions.history,
+                    sessions.receipts,
+                    checkpoints,
+                    where,
+                    result,
+                    delivered,
+                    sessions.clock,
                 )
             return
         except SessionBusy as busy:
