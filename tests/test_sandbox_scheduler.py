@@ -26,6 +26,7 @@ from zoneinfo import ZoneInfo
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 
 from bot.records.weekly import WeeklyRun
 from bot.sandbox.lambda_async import invoke_async
@@ -220,3 +221,37 @@ def test_a_schedule_for_another_target_is_not_delivered(held: World) -> None:
     )
     delivered = Delivered(held)
     assert player_of(held, delivered).tick() == [] and delivered.events == []
+
+
+class ThrottledOnce:
+    """Scheduler's client, whose first DeleteSchedule is throttled (a ThrottlingException,
+    which Scheduler answers when a caller goes past its request rate)."""
+
+    def __init__(self) -> None:
+        self.client = boto3.client("scheduler", region_name="us-east-1")
+        self.throttled = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    def delete_schedule(self, **kwargs: Any) -> Any:
+        if not self.throttled:
+            self.throttled = True
+            error = {"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}
+            raise ClientError(error, "DeleteSchedule")  # type: ignore[arg-type]
+        return self.client.delete_schedule(**kwargs)
+
+
+def test_a_firing_whose_delete_failed_is_delivered_by_the_next_pass(held: World) -> None:
+    """Cold review: the firing was claimed before its schedule was deleted, so a delete that
+    failed left it claimed and never delivered (and Fast-forward waiting on it for ever)."""
+    delivered = Delivered(held)
+    client = ThrottledOnce()
+    player = SchedulePlayer(client, GROUP, held.clock, delivered, target_arn=TARGET, interval=0.05)
+    basket, due = approve_and_hold(held)
+    held.clock.reach(due + 1)
+    with pytest.raises(ClientError):
+        player.tick()
+    assert delivered.events == [] and len(schedules()) == 1
+    assert len(player.tick()) == 1
+    assert thread_texts(held, basket) == ["Ordered 10 items."] and schedules() == []

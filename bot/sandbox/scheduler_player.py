@@ -203,7 +203,12 @@ class SchedulePlayer:
                 return False
             self._fired[key] = done
             if upcoming.once and schedule.get("ActionAfterCompletion") == "DELETE":
-                self._delete(upcoming.name)
+                try:
+                    self._delete(upcoming.name)
+                except BaseException as exc:  # not delivered: the next pass tries again
+                    del self._fired[key]
+                    done.set_exception(exc)
+                    raise
         target = schedule.get("Target", {})
         if target.get("Arn") != self.target_arn:
             log.warning("schedule %s targets %s: not played", upcoming.name, target.get("Arn"))
