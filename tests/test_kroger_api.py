@@ -25,6 +25,7 @@ from bot.orders.kroger_values import (
     KrogerRefused,
     RateLimited,
     UnknownLocation,
+    token_of,
 )
 from bot.sandbox.clock import PlayedClock
 from bot.sandbox.kroger_api import CLIENT_ID, CLIENT_SECRET, FakeKroger
@@ -325,3 +326,62 @@ def test_the_config_names_what_is_missing_and_hides_the_secret() -> None:
     config = KrogerConfig.from_env({"KROGER_CLIENT_ID": "app", "KROGER_CLIENT_SECRET": "s3cr3t"})
     assert config is not None and config.base_url == "https://api.kroger.com"
     assert "s3cr3t" not in repr(config)
+
+
+@pytest.mark.parametrize(
+    ("token", "sendable"),
+    [
+        ("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln", True),  # a JWT, as Kroger's are
+        ("abc+/def==", True),
+        ("abc\r\nX-Evil: 1", False),
+        ("abc def", False),
+        ("", False),
+        ("a" * 5000, False),
+        (None, False),
+    ],
+)
+def test_only_a_token_a_header_can_carry_is_kept(token: Any, sendable: bool) -> None:
+    """RFC 6750's b64token: a token with a CR or LF would make http.client refuse the header
+    with a ValueError that quotes it, into a traceback and the logs."""
+    assert (token_of(token) is not None) is sendable
+
+
+def test_a_token_answered_with_a_line_break_is_refused_and_never_said() -> None:
+    """A token endpoint that answers a token with a CR LF in it (a broken or hostile proxy): the
+    client says Kroger answered no token it can send, names no part of it, and sends nothing."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    asked: list[str] = []
+
+    class Token(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            asked.append(self.path)
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            body = json.dumps({"access_token": "s3cr3t\r\nX-Evil: 1", "expires_in": 1800})
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def do_GET(self) -> None:  # never reached: the bad token is not sent
+            asked.append(self.path)
+            self.send_response(500)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Token)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}"
+        client = KrogerClient(KrogerConfig("app", "secret", url))
+        with pytest.raises(KrogerDown) as refused:
+            client.locations_near("45202")
+        assert "s3cr3t" not in str(refused.value) and "s3cr3t" not in repr(refused.value)
+        assert asked == ["/v1/connect/oauth2/token"]
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -52,6 +52,7 @@ from .kroger_values import (
     json_of,
     product_of,
     store_of,
+    token_of,
 )
 
 DEFAULT_URL = "https://api.kroger.com"
@@ -161,9 +162,9 @@ class KrogerClient:
                     "for the Products API?"
                 )
             found = json_of(status, answer)
-            token, life = found.get("access_token"), found.get("expires_in")
-            if not isinstance(token, str) or not token or not isinstance(life, int):
-                raise KrogerDown("Kroger answered without a token")
+            token, life = token_of(found.get("access_token")), found.get("expires_in")
+            if token is None or not isinstance(life, int):
+                raise KrogerDown("Kroger answered without a token we can send")
             self._token = (token, self.clock() + max(0.0, life - EARLY))
             return token
 

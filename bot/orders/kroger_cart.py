@@ -50,6 +50,7 @@ from .kroger_values import (
     KrogerRefused,
     NotConnected,
     TokenRefused,
+    token_of,
 )
 
 AUTHORIZE_PATH = "/v1/connect/oauth2/authorize"
@@ -196,10 +197,10 @@ class KrogerCart:
         if status != 200:
             error = str(found.get("error", ""))[:40]
             raise KrogerRefused(f"Kroger refused to connect the account ({status} {error})")
-        access, refresh = found.get("access_token"), found.get("refresh_token")
+        access, refresh = token_of(found.get("access_token")), token_of(found.get("refresh_token"))
         life = found.get("expires_in")
-        if not (isinstance(access, str) and access and isinstance(refresh, str) and refresh):
-            raise KrogerDown("Kroger answered without the customer's tokens")
+        if access is None or refresh is None:
+            raise KrogerDown("Kroger answered without the customer's tokens we can send")
         if isinstance(life, bool) or not isinstance(life, int):
             raise KrogerDown("Kroger answered without the token's life")
         scope = found.get("scope")

@@ -112,6 +112,17 @@ class Product:
         return self.stock_level != OUT_OF_STOCK
 
 
+# A bearer token as RFC 6750 writes one (b64token: letters, digits, -._~+/, then = padding):
+# anything else, a CR or LF above all, would go into an HTTP header, and http.client's refusal
+# of it would carry the token into a traceback and the logs.
+TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]{1,4096}=*")
+
+
+def token_of(value: object) -> str | None:
+    """``value`` if it is a bearer token we may send in a header, else None."""
+    return value if isinstance(value, str) and TOKEN.fullmatch(value) else None
+
+
 def json_of(status: int, answer: bytes) -> dict[str, Any]:
     if status != 200:
         raise KrogerRefused(f"Kroger refused the request ({status})")
