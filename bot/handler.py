@@ -56,7 +56,8 @@ def cold_start(runtime: Runtime | None = None) -> tuple[Runtime, SlackRequestHan
     if runtime is not None or _runtime is None:
         configure_logging()
         _runtime = runtime or Runtime.from_settings(Settings.from_env())
-        _slack = GuardedRequestHandler(build_app(_runtime))
+        secret = _runtime.settings.slack_signing_secret.get_secret_value()
+        _slack = GuardedRequestHandler(build_app(_runtime), signing_secret=secret)
     if _slack is None:  # unreachable: built together with _runtime
         raise RuntimeError("cold start did not build the Slack handler")
     return _runtime, _slack

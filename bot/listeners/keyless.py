@@ -11,6 +11,11 @@ context the same event with each key input emptied (as Slack sends an empty inpu
 timestamp: the lazy run checks the signature again (and its age, as before), and so does the
 lost-runs queue (``bot.steps.lost``). The function holds that secret anyway; the signature says
 only that Slack or this function wrote the body.
+
+It is done where the payload is sent (``bot.listeners.lambda_adapter.LazyRunner.start``), and
+it fails closed: a submission Bolt read as holding a key input (:func:`typed_keys`) whose event
+cannot be read here as well (a body Bolt's lenient parser took and this strict one does not)
+starts no lazy run at all, rather than one with the key in it.
 """
 
 from __future__ import annotations
@@ -26,6 +31,14 @@ from bot.slack.order_form import KEY_BLOCKS
 
 SIGNATURE = "x-slack-signature"
 TIMESTAMP = "x-slack-request-timestamp"
+
+
+def typed_keys(body: Any) -> bool:
+    """Whether a request, as Bolt read it, is a view submitted with a key input in it."""
+    view = body.get("view") if isinstance(body, dict) else None
+    state = view.get("state") if isinstance(view, dict) else None
+    values = state.get("values") if isinstance(state, dict) else None
+    return isinstance(values, dict) and any(b in values for b in KEY_BLOCKS.values())
 
 
 def without_keys(event: dict[str, Any], secret: str) -> dict[str, Any] | None:

@@ -21,6 +21,8 @@ from slack_bolt.adapter.aws_lambda.lazy_listener_runner import LambdaLazyListene
 from slack_bolt.kwargs_injection import build_required_kwargs
 from slack_bolt.util.utils import get_arg_names_of_callable
 
+from .keyless import typed_keys, without_keys
+
 __all__ = ["GuardedRequestHandler", "LazyRunFailed", "LazyRunner", "lazy_run_name"]
 
 log = logging.getLogger(__name__)
@@ -52,7 +54,22 @@ _lazy_failure: ContextVar[BaseException | None] = ContextVar("lazy_failure", def
 class LazyRunner(LambdaLazyListenerRunner):
     """Bolt's Lambda lazy runner, except that a lazy function's exception is kept for the
     handler to raise: Bolt's own ``run`` logs "Failed to run an internal function" and returns,
-    and the invocation would then look like a success to Lambda."""
+    and the invocation would then look like a success to Lambda; and that a Settings save's
+    lazy run goes without the keys typed into it, or not at all (``bot.listeners.keyless``)."""
+
+    def __init__(self, logger: logging.Logger, signing_secret: str | None = None) -> None:
+        super().__init__(logger)
+        self.signing_secret = signing_secret
+
+    def start(self, function: Callable[..., None], request: BoltRequest) -> None:
+        event = request.context.get("lambda_request")
+        if isinstance(event, dict) and typed_keys(request.body):
+            keyless = without_keys(event, self.signing_secret) if self.signing_secret else None
+            if keyless is None:  # fail closed: never a lazy run with a key in it
+                log.error("a Settings save's lazy run was not started: its keys stayed in it")
+                return
+            request.context["lambda_request"] = keyless
+        super().start(function, request)
 
     def run(self, function: Callable[..., None], request: BoltRequest) -> None:
         names = get_arg_names_of_callable(function)
@@ -98,9 +115,9 @@ class GuardedRequestHandler(SlackRequestHandler):
     unguarded, anyone can make the function fail (API Gateway answers 500).
     """
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: App, signing_secret: str | None = None) -> None:
         super().__init__(app)
-        app.listener_runner.lazy_listener_runner = LazyRunner(self.logger)
+        app.listener_runner.lazy_listener_runner = LazyRunner(self.logger, signing_secret)
 
     def handle(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
         """Bolt's answer; for a lazy run, that answer if it is a 200 and the run raised

@@ -56,16 +56,9 @@ def listen(app: App, rt: Runtime) -> None:
     def ack_settings(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
         """Answered in the modal itself: saved (it closes), or why not (``bot.steps.settings``).
         The keys typed are stored here, in the ack, and the lazy run gets the submission
-        without them (``bot.listeners.keyless``)."""
+        without them (``bot.listeners.keyless``, where Bolt starts it)."""
         from bot.steps.settings import save_settings
 
-        from .keyless import without_keys
-
-        event = context.get("lambda_request")  # (None unless on Lambda: no lazy event then)
-        secret = rt.settings.slack_signing_secret.get_secret_value()
-        keyless = without_keys(event, secret) if isinstance(event, dict) else None
-        if keyless is not None:  # (a new dict in the context: the event itself is not changed)
-            context["lambda_request"] = keyless
         tenant, user = settings_submitter(body)
         if not tenant or not user:
             ack(response_action="errors", errors={"approvers": "This form could not be read."})
