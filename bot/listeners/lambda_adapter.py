@@ -1,10 +1,11 @@
 """Bolt's Lambda adapter, guarded: what turns an API Gateway event (or a lazy self-invocation)
 into a Bolt request and back, for ``bot.handler``.
 
-Two changes to Bolt's own ``SlackRequestHandler``: a body Bolt cannot even parse gets 400 (it
-would raise before any signature check), a public request posing as a lazy run gets 401, and a
+What it changes of Bolt's own ``SlackRequestHandler``: a body Bolt cannot even parse gets 400
+(it would raise before any signature check), a public request posing as a lazy run gets 401, a
 lazy run that failed raises :class:`LazyRunFailed` out of the handler, so that Lambda retries it
-and its on-failure destination hears of it at the last (Bolt only logs such a failure).
+and its on-failure destination hears of it at the last (Bolt only logs such a failure), and a
+Settings save's lazy run is sent without the keys typed into it (:class:`LazyRunner`).
 """
 
 from __future__ import annotations

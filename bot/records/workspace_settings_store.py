@@ -1,6 +1,6 @@
 """Where a workspace's settings become S3 bytes: one signed, versioned JSON document each.
 
-    <settings prefix><tenant>/settings   {"v": 4, "settings": {...}, "mac": "<HMAC-SHA256>",
+    <settings prefix><tenant>/settings   {"v": 3, "settings": {...}, "mac": "<HMAC-SHA256>",
                                           "generation": 7, "generation_mac": "<HMAC-SHA256>"}
 
 The settings prefix is a sibling of the checkpoint prefix (``weekly-shop/`` →
