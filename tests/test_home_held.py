@@ -162,3 +162,23 @@ def test_the_next_reminder_shown_is_after_the_bots_now(held: World) -> None:
     shown = baskets_shown(held.open_home("U0ALICE"))
     (remind,) = re.findall(r"next reminder <!date\^(\d+)\^", shown)
     assert int(remind) > first["at"] + 60
+
+
+def test_a_lost_undo_from_the_home_tab_is_said_in_the_baskets_thread(held: World) -> None:
+    """Cold review: an Undo pressed on the Home tab carries no channel, so when Lambda gave up
+    on its lazy run the lost-runs queue dropped it as "not ours" and nobody was told, while the
+    order went ahead. Now the basket's receipt says where: its thread, naming who pressed it."""
+    from bot.handler import handler
+    from bot.sandbox.aws_events import lambda_context, lost_run_record, sqs_event
+    from bot.sandbox.slack_events import home_action
+    from bot.slack.lost_said import HOME_UNDO_LOST
+    from tests.bot_kit import SECRET
+
+    basket, _ = approve_and_hold(held)
+    value = undo_button(held.open_home("U0CAROL"))["value"]
+    ack = held.send(home_action(SECRET, action_id=HOME_UNDO, value=value, user_id="U0CAROL"))
+    assert ack["statusCode"] == 200
+    (lost,) = held.lam.take()  # the lazy run that never finished
+    event = sqs_event(lost_run_record(lost.payload, condition="RetriesExhausted"))
+    assert handler(json.loads(json.dumps(event)), lambda_context()) == {"batchItemFailures": []}
+    assert thread_texts(held, basket) == [f"<@U0CAROL> {HOME_UNDO_LOST}"]

@@ -104,6 +104,7 @@ def lost_runs_of(rt: Runtime) -> LostRuns:
         weekly=rt.schedules.weekly,
         outbox_for=lambda tenant: rt.for_workspace(tenant).slack.outbox,
         forget=lambda team, said_at: forget_workspace(rt.forgetting, team, said_at),
+        receipts=rt.records.receipts,
     )
 
 

@@ -3,7 +3,8 @@ it).
 
 Each is read from the original request as Slack sent it (its signature checked by
 ``bot.steps.lost``): a ``/shop`` command is answered through its response_url, a click in the
-basket's thread, with the basket's number read from the message Slack sends back with the click.
+basket's thread, with the basket's number read from the message Slack sends back with the click;
+a held basket's Undo pressed on the Home tab, in that basket's thread too (its receipt says where).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from .blocks import APPROVE, EDIT, REJECT, START_AGAIN
 from .edit_form import EDIT_MODAL, read_edit_metadata
+from .home_view import HOME_UNDO
 from .modal import read_modal_metadata
 from .payloads import request_text
 
@@ -67,6 +69,27 @@ def lost_click(payload: dict[str, Any]) -> Said | None:
     noun, button = VERBS.get(str(action), ("answer", "the button"))
     text = f"<@{user}> Your {noun}{of} didn't go through — press {button} again."
     return Said(str(team), str(channel), text, thread_ts=str(ts))
+
+
+HOME_UNDO_LOST = (
+    "Your Undo from the Home tab didn't go through — if the basket hasn't been ordered yet, "
+    "press Undo on it."
+)
+
+
+def home_undo_of(payload: dict[str, Any]) -> tuple[str, str, str] | None:
+    """(workspace, person, the button's value) of an Undo pressed on the Home tab, else None:
+    it carries no channel, so where to say it is lost comes from the basket's receipt."""
+    team = as_dict(payload.get("team")).get("id")
+    user = as_dict(payload.get("user")).get("id")
+    actions = payload.get("actions")
+    action = as_dict(actions[0]) if isinstance(actions, list) and actions else {}
+    value = action.get("value")
+    if action.get("action_id") != HOME_UNDO:
+        return None
+    if not all(isinstance(v, str) and v for v in (team, user, value)):
+        return None
+    return str(team), str(user), str(value)
 
 
 def basket_number(message: dict[str, Any]) -> str:

@@ -63,10 +63,19 @@ from botocore.exceptions import BotoCoreError, ClientError
 from slack_sdk.signature import SignatureVerifier
 
 from bot.records.lost_markers import LostMarkers
+from bot.records.receipts import Receipts
 from bot.records.timers import MAX_ATTEMPTS, BadTimer, TimerError, Timers, from_payload, is_timer
 from bot.records.weekly import BadWeeklyPayload, WeeklySchedules, is_weekly
 from bot.records.weekly import from_payload as weekly_from_payload
-from bot.slack.lost_said import SCHEDULE_LOST, Said, lost_change, lost_click, lost_command
+from bot.slack.lost_said import (
+    HOME_UNDO_LOST,
+    SCHEDULE_LOST,
+    Said,
+    home_undo_of,
+    lost_change,
+    lost_click,
+    lost_command,
+)
 from bot.slack.outbox import Outbox
 from workflow.errors import InvalidIdentifier, StoreError
 from workflow.persistence.store import validate_id
@@ -98,7 +107,9 @@ class LostRuns:
         weekly: WeeklySchedules | None = None,
         outbox_for: Callable[[str], Outbox] | None = None,
         forget: Callable[[str, float | None], Any] | None = None,
+        receipts: Receipts | None = None,
     ) -> None:
+        self.receipts = receipts  # where a held basket's lost Home-tab Undo is said
         self.forget = (
             forget  # bot.steps.uninstall.forget_workspace, for a removal Lambda gave up on
         )
@@ -225,10 +236,27 @@ class LostRuns:
         if not isinstance(payload, dict):
             return None
         if payload.get("type") == "block_actions":
-            return lost_click(payload)
+            undo = home_undo_of(payload)
+            return lost_click(payload) if undo is None else self._lost_home_undo(*undo)
         if payload.get("type") == "view_submission":
             return lost_change(payload, self.metadata_key)
         return None
+
+    def _lost_home_undo(self, tenant: str, user: str, value: str) -> Said | None:
+        """An Undo pressed on the Home tab has no channel: it is said in the thread of the
+        basket its receipt names (none: the basket was ordered or answered since)."""
+        from bot.slack.blocks import Ref
+
+        ref = Ref.from_value(value)
+        try:
+            held = None
+            if ref is not None and self.receipts is not None:
+                held = self.receipts.basket(tenant, ref.session_id)
+        except InvalidIdentifier:
+            return None
+        if ref is None or held is None or held.request_id != ref.request_id:
+            return None
+        return Said(tenant, held.channel, f"<@{user}> {HOME_UNDO_LOST}", thread_ts=held.ts)
 
     def _lost_weekly(self, original: dict[str, Any]) -> Said | None:
         """A workspace's weekly run (``bot.records.weekly``), said in its channel if this app
