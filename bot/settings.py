@@ -93,6 +93,11 @@ class Settings:
     slack_client_id: str = ""
     slack_client_secret: Secret | None = None
     shop_team: str = ""
+    # The deploy's Kroger app (``bot.orders.kroger``): prices at each household's store and its
+    # people's carts; without both, baskets have no prices. The URL: a stand-in's (tests, sandbox).
+    kroger_client_id: str = ""
+    kroger_client_secret: Secret | None = None
+    kroger_api_url: str = ""
 
     def __post_init__(self) -> None:
         if bool(self.slack_client_id) != (self.slack_client_secret is not None):
@@ -114,6 +119,8 @@ class Settings:
                 "INSTACART_API_KEY is not set: ORDER_DESTINATION=instacart needs it (or "
                 "WORKSPACE_SECRETS_PATH, for each workspace's own)"
             )
+        if bool(self.kroger_client_id) != (self.kroger_client_secret is not None):
+            raise SettingsError("KROGER_CLIENT_ID and KROGER_CLIENT_SECRET go together")
         if self.approver_ids and self.approvals_needed > len(self.approver_ids):
             raise SettingsError(
                 f"APPROVALS_NEEDED is invalid: must be at most the {len(self.approver_ids)} "
@@ -133,6 +140,11 @@ class Settings:
     def multi_workspace(self) -> bool:
         """Installed per workspace through Slack's OAuth flow (``bot.slack.installs``)."""
         return bool(self.slack_client_id and self.slack_client_secret is not None)
+
+    @property
+    def has_prices(self) -> bool:
+        """Whether baskets are priced at Kroger (the deploy has a Kroger app)."""
+        return bool(self.kroger_client_id and self.kroger_client_secret is not None)
 
     @property
     def has_timers(self) -> bool:

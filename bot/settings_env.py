@@ -189,6 +189,9 @@ ENV_NAMES = {
     "slack_client_id": "SLACK_CLIENT_ID",
     "slack_client_secret": "SLACK_CLIENT_SECRET",
     "shop_team": "SHOP_TEAM",
+    "kroger_client_id": "KROGER_CLIENT_ID",
+    "kroger_client_secret": "KROGER_CLIENT_SECRET",
+    "kroger_api_url": "KROGER_API_URL",
 }
 CONVERT: dict[str, Callable[[str], Any]] = {
     "slack_bot_token": _secret(),
@@ -235,5 +238,9 @@ CONVERT: dict[str, Callable[[str], Any]] = {
     "slack_client_id": _text(5, 64),
     "slack_client_secret": Secret,
     "shop_team": _text(2, 32),
+    "kroger_client_id": _text(3, 200),
+    "kroger_client_secret": _secret(8),
+    # For the sandbox and the tests only (their Kroger stand-in is on 127.0.0.1).
+    "kroger_api_url": _url,
 }
 REQUIRED = ("slack_signing_secret", "checkpoint_bucket")

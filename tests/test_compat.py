@@ -220,6 +220,7 @@ def test_a_settings_document_saved_by_older_code_is_read(
     """A workspace's settings as a shipped version saved them: read (upgraded when older),
     signature checked, and in force on the next click."""
     from bot.handler import cold_start
+    from bot.records.settings_upgrades import UPGRADES
     from bot.records.workspace_settings_store import SCHEMA_VERSION, settings_key
 
     case = json.loads(path.read_text())
@@ -230,11 +231,16 @@ def test_a_settings_document_saved_by_older_code_is_read(
     loaded = rt.records.settings_store.read(case["tenant"])
     assert loaded.problem is None and loaded.saved is not None
     assert loaded.generation == case.get("generation", 0)  # (none signed before generations)
-    if case["schema"] == SCHEMA_VERSION:
-        assert loaded.saved.to_json() == case["settings"]
-    else:  # saved before the orders' choice (schema 2): the deploy's; before the undo window
-        assert loaded.saved.orders is None  # (schema 1): the default one too
-        assert case["schema"] == 2 or loaded.saved.order_delay == 120
+    upgraded = case["settings"]  # an older one: each field added since, with its default
+    for older in range(case["schema"], SCHEMA_VERSION):
+        upgraded = UPGRADES[older](upgraded)
+    assert loaded.saved.to_json() == upgraded
+    if case["schema"] < 4:  # no store (schema 4): no prices, no budget
+        assert loaded.saved.store is None and loaded.saved.budget_cents is None
+    if case["schema"] < 3:  # no choice of where orders go (schema 3): the deploy's
+        assert loaded.saved.orders is None
+    if case["schema"] < 2:  # no undo window (schema 2): the default one
+        assert loaded.saved.order_delay == 120
     basket = world.shop()
     world.run_lazies()
     (basket,) = world.baskets()

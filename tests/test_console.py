@@ -282,8 +282,9 @@ def test_history_says_what_waits_and_with_verbose_what_wrote_each_checkpoint(
     lines = console(tmp_path, None, "--history", "--verbose").stdout.splitlines()
     # Whole checkpoint IDs: a UUIDv7's first 8 characters are its time in about minutes, the
     # same for a week's checkpoints.
-    assert lines[2] == "2 checkpoints in this week's session:"
-    assert all(line.endswith("weekly-shop v4 · format 2 · record v2") for line in lines[3:])
+    # The start, basket 1 written, basket 1 priced (graph version 5: nothing to price at here).
+    assert lines[2] == "3 checkpoints in this week's session:"
+    assert all(line.endswith("weekly-shop v5 · format 2 · record v2") for line in lines[3:])
     assert {line.split()[3] for line in lines[3:]} == folder_checkpoint_ids(tmp_path)
 
     first = sorted((tmp_path / "state").rglob("*.ckpt"))[0]

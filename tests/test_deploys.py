@@ -1,8 +1,8 @@
 """A deploy while baskets wait: the graph changes under a basket posted by the code before it.
 
 Every lazy run is a fresh interpreter (``python -m tests.lambda_invoke``), the ones after the
-deploy running ``tests.shop_next_deploy``: version 5 of the graph has a ``check-basket``
-executor between ``write-basket`` and the ``approve-basket`` port of version 4 (the current
+deploy running ``tests.shop_next_deploy``: version 6 of the graph has a ``check-basket``
+executor between ``write-basket`` and the ``approve-basket`` port of version 5 (the current
 code's), which drops an item listed twice. The basket the shopper writes here lists "2 bell
 peppers" twice, so which graph wrote a basket shows in its items and in its progress line.
 """
@@ -26,7 +26,7 @@ from workflow.persistence.s3_store import S3CheckpointStore
 from workflow.shop import graph
 from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
 
-TWICE = DEFAULT_BASKET + "\n2 Bell peppers"  # 11 items; version 4 orders 10
+TWICE = DEFAULT_BASKET + "\n2 Bell peppers"  # 11 items; version 5 orders 10
 
 
 def saved(world: World, session: str) -> dict[str, Any]:
@@ -43,8 +43,8 @@ def keys(world: World) -> dict[str, str]:
     return {o["Key"]: o["ETag"] for o in listed}
 
 
-def basket_on_v4(world: World) -> dict[str, Any]:
-    """Basket 1, written and posted by the code as it is before the deploy (graph version 4)."""
+def basket_on_v5(world: World) -> dict[str, Any]:
+    """Basket 1, written and posted by the code as it is before the deploy (graph version 5)."""
     world.claude.script(Reply(text=TWICE))
     world.shop()
     world.run_lazies(fresh_process=True)
@@ -52,7 +52,7 @@ def basket_on_v4(world: World) -> dict[str, Any]:
     assert "basket written" in context_text(basket)
     assert saved(world, session_of(world, basket))["workflow"] == {
         "name": "weekly-shop",
-        "version": 4,
+        "version": 5,
     }
     return basket
 
@@ -61,24 +61,24 @@ def test_a_basket_waiting_when_the_graph_changes_orders_on_the_graph_it_started_
     served: World,
 ) -> None:
     world = served
-    basket = basket_on_v4(world)
+    basket = basket_on_v5(world)
 
     world.click(basket, "approve_basket")
     world.run_lazies(fresh_process=True, deploy="kept")
 
-    assert thread_texts(world, basket) == ["Ordered 11 items."]  # version 4: nothing checked
-    assert saved(world, session_of(world, basket))["workflow"]["version"] == 4
+    assert thread_texts(world, basket) == ["Ordered 11 items."]  # version 5: nothing checked
+    assert saved(world, session_of(world, basket))["workflow"]["version"] == 5
     world.claude.script(Reply(text=TWICE))
     world.shop(text="next week's dinners")
     world.run_lazies(fresh_process=True, deploy="kept")
     new = world.baskets()[-1]
-    assert "basket checked: 1 dropped" in context_text(new)  # a new week starts on version 5
-    assert saved(world, session_of(world, new))["workflow"]["version"] == 5
+    assert "basket checked: 1 dropped" in context_text(new)  # a new week starts on version 6
+    assert saved(world, session_of(world, new))["workflow"]["version"] == 6
 
 
 def test_a_declared_carry_moves_a_waiting_basket_onto_the_new_graph(served: World) -> None:
     world = served
-    basket = basket_on_v4(world)
+    basket = basket_on_v5(world)
 
     world.click(basket, "change_basket")
     world.submit_change("add lemons")
@@ -87,9 +87,9 @@ def test_a_declared_carry_moves_a_waiting_basket_onto_the_new_graph(served: Worl
 
     second = world.baskets()[-1]
     assert header(second) == "Basket 2 of 3"
-    assert "basket checked: 1 dropped" in context_text(second)  # revised through version 5
+    assert "basket checked: 1 dropped" in context_text(second)  # revised through version 6
     session = session_of(world, basket)
-    assert saved(world, session)["workflow"]["version"] == 5
+    assert saved(world, session)["workflow"]["version"] == 6
     world.click(second, "approve_basket")
     world.run_lazies(fresh_process=True, deploy="carried")
     assert thread_texts(world, second) == ["Ordered 11 items."]
@@ -97,7 +97,7 @@ def test_a_declared_carry_moves_a_waiting_basket_onto_the_new_graph(served: Worl
 
 def test_a_basket_whose_version_was_removed_starts_again_and_orders_once(served: World) -> None:
     world = served
-    basket = basket_on_v4(world)
+    basket = basket_on_v5(world)
     old_session = session_of(world, basket)
     before = keys(world)
 
@@ -147,7 +147,7 @@ def test_two_presses_of_start_again_at_once_start_one_basket(served: World) -> N
     names each press (its trigger ID), so the second press cannot take the first one's live
     lock over as if it were its retry; its presser is told the basket is on its way."""
     world = served
-    basket = basket_on_v4(world)
+    basket = basket_on_v5(world)
     world.click(basket, "approve_basket", user="U0BOB")
     world.run_lazies(fresh_process=True, deploy="removed")
     (said,) = world.slack.thread(CHANNEL, basket["ts"])
@@ -167,11 +167,11 @@ def test_two_presses_of_start_again_at_once_start_one_basket(served: World) -> N
 
 
 def test_a_retired_basket_answered_after_a_rollback_is_not_started_again(served: World) -> None:
-    """Retired under the deploy that removed version 4, then answered under the code before it
-    (a rollback, which still has version 4): the session moved on, so a later Start again
+    """Retired under the deploy that removed version 5, then answered under the code before it
+    (a rollback, which still has version 5): the session moved on, so a later Start again
     (the deploy back) says the basket is gone and starts nothing."""
     world = served
-    basket = basket_on_v4(world)
+    basket = basket_on_v5(world)
     value = world.buttons(basket)["approve_basket"]
     world.click(basket, "approve_basket", user="U0BOB")
     world.run_lazies(fresh_process=True, deploy="removed")
@@ -189,8 +189,8 @@ def test_a_retired_basket_answered_after_a_rollback_is_not_started_again(served:
     assert len(world.baskets()) == 1 and world.claude.message_calls == calls
 
 
-def remove_v4(monkeypatch: pytest.MonkeyPatch) -> None:
-    """From now on this process runs the deploy that removed versions 1 to 4."""
+def remove_v5(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From now on this process runs the deploy that removed versions 1 to 5."""
     monkeypatch.setattr(graph, "shop_versions", shop_next_deploy.removed)
 
 
@@ -223,7 +223,7 @@ def test_a_forged_start_again_starts_nothing_and_says_why(
     world.shop()
     world.run_lazies()
     (basket,) = world.baskets()
-    remove_v4(monkeypatch)
+    remove_v5(monkeypatch)
     calls = world.claude.message_calls
 
     world.click(basket, START_AGAIN, value=value)
@@ -240,7 +240,7 @@ def test_only_an_approver_may_start_a_retired_basket_again(
     world.shop()
     world.run_lazies()
     (basket,) = world.baskets()
-    remove_v4(monkeypatch)
+    remove_v5(monkeypatch)
     world.click(basket, "approve_basket", user="U0BOB")
     world.run_lazies()
     (said,) = world.slack.thread(CHANNEL, basket["ts"])

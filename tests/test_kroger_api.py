@@ -30,6 +30,7 @@ from bot.orders.kroger_values import (
 from bot.sandbox.clock import PlayedClock
 from bot.sandbox.kroger_api import CLIENT_ID, CLIENT_SECRET, FakeKroger
 from bot.sandbox.kroger_catalogue import BY_UPC, CATALOGUE, at_store, carried
+from bot.settings import Settings, SettingsError
 
 STORE = "01400943"  # Kroger - Over-the-Rhine, Cincinnati (ZIP 45202)
 
@@ -316,14 +317,21 @@ def test_a_browser_page_is_refused(kroger: FakeKroger) -> None:
 def test_the_config_names_what_is_missing_and_hides_the_secret() -> None:
     """No client ID: no Kroger app for this deploy. A half-set one names what is missing; the
     secret is in no repr (so in no log line or traceback)."""
-    assert KrogerConfig.from_env({}) is None
-    with pytest.raises(ValueError, match="KROGER_CLIENT_SECRET"):
-        KrogerConfig.from_env({"KROGER_CLIENT_ID": "app"})
-    with pytest.raises(ValueError, match="KROGER_API_URL"):
-        KrogerConfig.from_env(
-            {"KROGER_CLIENT_ID": "a", "KROGER_CLIENT_SECRET": "s", "KROGER_API_URL": "ftp://x"}
+    base = {"SLACK_SIGNING_SECRET": "s" * 32, "CHECKPOINT_BUCKET": "b" * 3, "SLACK_BOT_TOKEN": "x"}
+    assert KrogerConfig.of(Settings.from_env(base)) is None
+    with pytest.raises(SettingsError, match="KROGER_CLIENT_SECRET"):
+        Settings.from_env({**base, "KROGER_CLIENT_ID": "app"})
+    with pytest.raises(SettingsError, match="KROGER_API_URL"):
+        Settings.from_env(
+            {
+                **base,
+                "KROGER_CLIENT_ID": "app",
+                "KROGER_CLIENT_SECRET": "s" * 8,
+                "KROGER_API_URL": "ftp://x",
+            }
         )
-    config = KrogerConfig.from_env({"KROGER_CLIENT_ID": "app", "KROGER_CLIENT_SECRET": "s3cr3t"})
+    app = {**base, "KROGER_CLIENT_ID": "app", "KROGER_CLIENT_SECRET": "s3cr3t-kroger"}
+    config = KrogerConfig.of(Settings.from_env(app))
     assert config is not None and config.base_url == "https://api.kroger.com"
     assert "s3cr3t" not in repr(config)
 

@@ -34,9 +34,12 @@ import http.client
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from urllib.parse import urlencode, urlsplit
+
+from bot.settings import Settings
+from workflow.shop.products import Offer
 
 from .kroger_values import (
     AnswerLost,
@@ -44,7 +47,6 @@ from .kroger_values import (
     BadZip,
     KrogerDown,
     KrogerRefused,
-    Product,
     RateLimited,
     Store,
     UnknownLocation,
@@ -69,25 +71,17 @@ class KrogerConfig:
     (``KROGER_API_URL``: a local stand-in's in the tests and the sandbox)."""
 
     client_id: str
-    client_secret: str
+    client_secret: str = field(repr=False)
     base_url: str = DEFAULT_URL
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> KrogerConfig | None:
-        """The config from ``KROGER_CLIENT_ID``, ``KROGER_CLIENT_SECRET`` and
-        ``KROGER_API_URL``; None when no client ID is set (no Kroger app for this deploy).
-        Raises ValueError naming the variable that is missing or wrong."""
-        client_id = env.get("KROGER_CLIENT_ID", "").strip()
-        if not client_id:
+    def of(cls, settings: Settings) -> KrogerConfig | None:
+        """The deploy's app from its settings (``KROGER_CLIENT_ID``, ``KROGER_CLIENT_SECRET``,
+        ``KROGER_API_URL``, checked there); None without one (baskets have no prices)."""
+        if not settings.has_prices or settings.kroger_client_secret is None:
             return None
-        secret = env.get("KROGER_CLIENT_SECRET", "").strip()
-        if not secret:
-            raise ValueError("KROGER_CLIENT_SECRET must be set with KROGER_CLIENT_ID")
-        url = env.get("KROGER_API_URL", "").strip() or DEFAULT_URL
-        parts = urlsplit(url)
-        if parts.scheme not in ("https", "http") or not parts.hostname:
-            raise ValueError("KROGER_API_URL must be an http(s) URL")
-        return cls(client_id, secret, url.rstrip("/"))
+        secret = settings.kroger_client_secret.get_secret_value()
+        return cls(settings.kroger_client_id, secret, settings.kroger_api_url or DEFAULT_URL)
 
     def __repr__(self) -> str:  # the secret stays out of logs and tracebacks
         return f"KrogerConfig(client_id={self.client_id!r}, base_url={self.base_url!r})"
@@ -120,7 +114,7 @@ class KrogerClient:
             raise BadZip(f"Kroger did not take the ZIP code {zip_code}")
         return tuple(store_of(entry) for entry in data_of(status, answer))
 
-    def products(self, term: str, location_id: str, limit: int = 10) -> tuple[Product, ...]:
+    def products(self, term: str, location_id: str, limit: int = 10) -> tuple[Offer, ...]:
         """Products matching ``term`` sold at the store ``location_id``, with its prices.
         Raises :class:`BadTerm` (before calling) for a term under 3 characters or over 8 words,
         :class:`UnknownLocation` when Kroger refuses the store."""
@@ -134,7 +128,7 @@ class KrogerClient:
         if status == 400:
             # Term and limit were checked above: what is left to refuse is the store.
             raise UnknownLocation(f"Kroger has no store {location_id[:8]!r}: choose it again")
-        return tuple(product_of(entry) for entry in data_of(status, answer))
+        return tuple(offer for offer in map(_readable, data_of(status, answer)) if offer)
 
     # -- the token and the calls -----------------------------------------------------------
 
@@ -230,3 +224,12 @@ def call(
     if status == 429:
         raise RateLimited(int(wait) if wait.isdigit() else 60)
     return status, data
+
+
+def _readable(entry: dict[str, object]) -> Offer | None:
+    """A product of an answer as an offer; None for one the bot cannot read (left out of the
+    search's answer, as a store that does not carry it)."""
+    try:
+        return product_of(entry)
+    except KrogerDown:
+        return None

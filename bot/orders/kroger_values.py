@@ -1,4 +1,5 @@
-"""What the Kroger Public API's answers become: stores and products as plain values, and the
+"""What the Kroger Public API's answers become: stores as plain values, products as the
+workflow's offers (``workflow.shop.products.Offer``, read in one place: :func:`product_of`), and the
 errors of :mod:`bot.orders.kroger`. An answer is read field by field; one without what the bot
 relies on (a store's ``locationId``, a product's 13-digit UPC) is :class:`KrogerDown`, and a
 field of the wrong type is read as missing. Prices are cents: Kroger's ``promo`` of 0 means no
@@ -29,7 +30,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-OUT_OF_STOCK = "TEMPORARILY_OUT_OF_STOCK"
+from workflow.shop.products import (
+    MAX_AISLE_LENGTH,
+    MAX_BRAND_LENGTH,
+    MAX_DESCRIPTION_LENGTH,
+    MAX_SIZE_LENGTH,
+    STOCK_LEVELS,
+    Offer,
+)
 
 
 class KrogerError(Exception):
@@ -86,30 +94,6 @@ class Store:
     name: str
     address: str  # "1420 Vine St, Cincinnati, OH 45202"
     chain: str
-
-
-@dataclass(frozen=True)
-class Product:
-    """A product at a store: prices in cents (None where the store gives none)."""
-
-    product_id: str
-    upc: str  # 13 digits
-    description: str
-    brand: str
-    size: str  # as the shelf label says it: "16 oz", "1 gal", "12 ct"
-    regular_cents: int | None
-    promo_cents: int | None  # None: no promotion (Kroger sends 0 for none)
-    stock_level: str | None  # HIGH, LOW, TEMPORARILY_OUT_OF_STOCK; None when not said
-    aisle: str  # "Aisle 12", "Produce"; "" when not said
-
-    @property
-    def price_cents(self) -> int | None:
-        """What it costs now: the promotional price when there is one."""
-        return self.promo_cents if self.promo_cents is not None else self.regular_cents
-
-    @property
-    def in_stock(self) -> bool:
-        return self.stock_level != OUT_OF_STOCK
 
 
 # A bearer token as RFC 6750 writes one (b64token: letters, digits, -._~+/, then = padding):
@@ -178,21 +162,29 @@ def _cents(value: Any) -> int | None:
     return round(value * 100)
 
 
-def product_of(entry: dict[str, Any]) -> Product:
+def product_of(entry: dict[str, Any]) -> Offer:
+    """A product of a Products answer as the workflow's :class:`~workflow.shop.products.Offer`
+    (the one place a Kroger product becomes one). Raises :class:`KrogerDown` for one the bot
+    cannot read (no 13-digit UPC, no description, a price past a grocery's): the caller leaves
+    it out of the search's answer."""
     item = _first(entry.get("items"))
     price, inventory = _dict(item.get("price")), _dict(item.get("inventory"))
     aisle = _first(entry.get("aisleLocations"))
     upc = _text(entry.get("upc"))
     if not re.fullmatch(r"\d{13}", upc):
         raise KrogerDown("Kroger answered a product without a 13-digit UPC")
-    return Product(
-        product_id=_text(entry.get("productId")) or upc,
-        upc=upc,
-        description=_text(entry.get("description")),
-        brand=_text(entry.get("brand")),
-        size=_text(item.get("size")),
-        regular_cents=_cents(price.get("regular")),
-        promo_cents=_cents(price.get("promo")),
-        stock_level=_text(inventory.get("stockLevel")) or None,
-        aisle=_text(aisle.get("description")),
-    )
+    stock = _text(inventory.get("stockLevel")) or None
+    try:
+        return Offer(
+            product_id=_text(entry.get("productId")) or upc,
+            upc=upc,
+            description=_text(entry.get("description"))[:MAX_DESCRIPTION_LENGTH],
+            brand=_text(entry.get("brand"))[:MAX_BRAND_LENGTH],
+            size=_text(item.get("size"))[:MAX_SIZE_LENGTH],
+            regular_cents=_cents(price.get("regular")),
+            promo_cents=_cents(price.get("promo")),
+            stock_level=stock if stock in STOCK_LEVELS else None,
+            aisle=_text(aisle.get("description"))[:MAX_AISLE_LENGTH],
+        )
+    except ValueError as exc:
+        raise KrogerDown("Kroger answered a product the bot cannot read") from exc

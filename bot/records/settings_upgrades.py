@@ -5,6 +5,7 @@ raises ValueError otherwise).
 
     1 → 2   the undo window (``order_delay``): the default one, 2 minutes
     2 → 3   where orders go (``orders``): None, where the deploy sends them
+    3 → 4   the household's store and weekly budget (``store``, ``budget_cents``): none
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from .workspace_settings import DEFAULT_ORDER_DELAY
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 def _adding(field: str, version: int, value: Any) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -30,4 +31,5 @@ def _adding(field: str, version: int, value: Any) -> Callable[[dict[str, Any]], 
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     1: _adding("order_delay", 1, DEFAULT_ORDER_DELAY),
     2: _adding("orders", 2, None),
+    3: lambda body: _adding("budget_cents", 3, None)(_adding("store", 3, None)(body)),
 }

@@ -71,6 +71,38 @@ class KeptRun:
 
 
 KEPT_FIELDS = ("channel", "time", "timezone", "request")
+_LOCATION_ID = re.compile(r"[A-Za-z0-9]{1,20}")  # Kroger's are 8 digits
+MAX_STORE_TEXT = 200
+MAX_BUDGET_CENTS = 10_000_000  # as workflow.shop.pricing allows: $100,000 a week
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChosenStore:
+    """The household's store, where its baskets are priced: Kroger's ``locationId``, with the
+    name and address Kroger gave when an admin chose it (the store's text: shown escaped)."""
+
+    location_id: str
+    name: str
+    address: str = ""
+
+    def __post_init__(self) -> None:
+        if not _LOCATION_ID.fullmatch(check_str(self.location_id, "ChosenStore.location_id")):
+            raise ValueError("ChosenStore.location_id must be letters or digits")
+        check_str(self.name, "ChosenStore.name", min_length=1, max_length=MAX_STORE_TEXT)
+        check_str(self.address, "ChosenStore.address", max_length=MAX_STORE_TEXT)
+
+    @property
+    def shown(self) -> str:
+        """``Kroger Vine St``: the name the basket shows its prices at."""
+        return self.name
+
+    def to_json(self) -> dict[str, str]:
+        return {"location_id": self.location_id, "name": self.name, "address": self.address}
+
+    @classmethod
+    def from_json(cls, data: Any) -> ChosenStore:
+        names = ("location_id", "name", "address")
+        return cls(**fields_of(data, "ChosenStore", names, names))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,6 +163,9 @@ class WorkspaceSettings:
     orders: OrderChoice | None = None
     weekly: WeeklyRun | None = None
     household: Household = field(default_factory=Household)
+    # Where baskets are priced, and the week's budget in cents (schema 4; None: not chosen).
+    store: ChosenStore | None = None
+    budget_cents: int | None = None
     admins: tuple[str, ...] = ()
     changes: tuple[Change, ...] = ()
     weekly_kept: KeptRun | None = None
@@ -164,6 +199,11 @@ class WorkspaceSettings:
             raise ValueError("weekly must be a WeeklyRun or None")
         if self.weekly_kept is not None and not isinstance(self.weekly_kept, KeptRun):
             raise ValueError("weekly_kept must be a KeptRun or None")
+        if self.store is not None and not isinstance(self.store, ChosenStore):
+            raise ValueError("store must be a ChosenStore or None")
+        budget = self.budget_cents
+        if budget is not None and check_int(budget, "budget_cents", ge=1) > MAX_BUDGET_CENTS:
+            raise ValueError(f"budget_cents must be at most {MAX_BUDGET_CENTS}")
         if not isinstance(self.household, Household):
             raise ValueError("household must be a Household")
         for change in self.changes:
@@ -188,6 +228,8 @@ class WorkspaceSettings:
             "orders": None if self.orders is None else self.orders.to_json(),
             "weekly": None if self.weekly is None else self.weekly.to_json(),
             "household": self.household.to_json(),
+            "store": None if self.store is None else self.store.to_json(),
+            "budget_cents": self.budget_cents,
             "admins": list(self.admins),
             "changes": [c.to_json() for c in self.changes],
         }
@@ -200,6 +242,8 @@ class WorkspaceSettings:
         values["weekly"] = None if weekly is None else WeeklyRun.from_json(weekly)
         orders = values["orders"]
         values["orders"] = None if orders is None else OrderChoice.from_json(orders)
+        store = values["store"]
+        values["store"] = None if store is None else ChosenStore.from_json(store)
         changes = check_list(values["changes"], "changes", MAX_CHANGES_KEPT)
         values["changes"] = tuple(Change.from_json(c) for c in changes)
         values["approvers"] = tuple(check_list(values["approvers"], "approvers", MAX_APPROVERS))
@@ -219,6 +263,8 @@ FIELDS = (
     "orders",
     "weekly",
     "household",
+    "store",
+    "budget_cents",
     "admins",
     "changes",
 )

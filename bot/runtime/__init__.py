@@ -213,7 +213,8 @@ class Runtime:
 
     @functools.cached_property
     def shop(self) -> Shop:
-        return Shop(self.settings, self.current.rounds, self.shopper_factory)
+        c = self.current
+        return Shop(self.settings, c.rounds, self.shopper_factory, c.store, c.budget_cents)
 
     # -- what the steps are given (built in given.py) ----------------------------------
 

@@ -17,7 +17,7 @@ from workflow.shop.basket import Item
 from workflow.shop.shopper import items_from_tool
 
 _LIST_MARK = re.compile(r"^(?:[-*+•]\s*|\d{1,3}[.)]\s+)")
-_AMOUNT = re.compile(r"^(\d+(?:\.\d+)?)\s*(g|kg|ml|l)?\s+(\S.*)$")
+_AMOUNT = re.compile(r"^(\d+(?:\.\d+)?)\s*(g|kg|ml|l|lb|oz|gal|qt|ct|jar)?\s+(\S.*)$")
 # Enough of a shop's layout for the sandbox to show a grouped basket.
 _AISLE_WORDS = {
     "chicken": "meat and fish", "beef": "meat and fish", "salmon": "meat and fish",

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from .basket_prices import prices_block, product_said
 from .blocks import (
     APPROVE,
     CHANGE,
@@ -40,23 +41,30 @@ from .blocks import (
 
 if TYPE_CHECKING:  # the workflow: imported by the lazy runs that post baskets, not by an ack
     from workflow.shop.basket import Item
+    from workflow.shop.pricing import PricedBasket
 
 MAX_SHOWN_REQUEST = 300  # of the request's text on a basket; the whole of it is in the prompt
 
 SECTION_LIMIT = 3000
 # Blocks for the items, headings and overflow line included: a message holds at most 50, and a
-# basket's header, context, rounds, who edited it, approvals so far and actions take 6.
-MAX_ITEM_BLOCKS = 44
+# basket's header, context, rounds, who edited it, approvals so far, prices and actions take 7.
+MAX_ITEM_BLOCKS = 43
 # Item text shown in one message, all sections together: well under the ~11,000 characters at
 # which Slack has been seen to answer msg_blocks_too_long (bolt-js issues #2509 and #2867).
 ITEMS_TEXT_BUDGET = 8000
 MAX_ITEM_CHARS = 300
+MAX_PRODUCT_CHARS = 200  # the product and its cost beside an item (``basket_prices``)
 
 
-def _item_line(item: Item) -> str:
+def _clip(text: str, most: int) -> str:
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def _item_line(item: Item, prices: PricedBasket | None = None) -> str:
+    """``• 600 g chicken thighs``, and its product and cost when the basket is priced."""
     line = " ".join(item.line().splitlines())  # one item, one line: a newline would fake two
-    clipped = line if len(line) <= MAX_ITEM_CHARS else line[: MAX_ITEM_CHARS - 1] + "…"
-    return f"• {clipped}"
+    said = "" if prices is None else product_said(prices.line_for(item))
+    return f"• {_clip(line, MAX_ITEM_CHARS)}{_clip(said, MAX_PRODUCT_CHARS)}"
 
 
 def _left_out(hidden: int, total: int) -> str:
@@ -71,10 +79,12 @@ def aisle_groups(items: Sequence[Item]) -> list[tuple[str, list[Item]]]:
     return by_aisle(items)
 
 
-def item_sections(items: Sequence[Item]) -> list[Block]:
+def item_sections(items: Sequence[Item], prices: PricedBasket | None = None) -> list[Block]:
     """The items, one line each and quantity first, grouped by aisle under a bold heading, in
     plain_text sections of at most 3000 characters, within the message's text budget and
     :data:`MAX_ITEM_BLOCKS`; items that do not fit are counted in a last line, never dropped.
+    With ``prices``, each item's product and cost beside it (``basket_prices``), the store's
+    text in plain_text as the items are.
 
     plain_text, because what the approver sees must be what is ordered: in mrkdwn an item
     written ``~2 pizza bases~`` shows struck through (and mrkdwn has no escape for ``*``, ``_``,
@@ -90,7 +100,7 @@ def item_sections(items: Sequence[Item]) -> list[Block]:
         sections: list[str] = []
         taken = 0
         for item in group:
-            line = _item_line(item)
+            line = _item_line(item, prices)
             if used + len(line) + 1 > ITEMS_TEXT_BUDGET:
                 break
             if sections and len(sections[-1]) + 1 + len(line) <= SECTION_LIMIT:
@@ -175,6 +185,7 @@ def basket_blocks(
     household: str = "",
     held_until: int | None = None,
     edited: tuple[str, str] | None = None,
+    prices: PricedBasket | None = None,
 ) -> list[Block]:
     """A basket waiting for an answer: header, items, what was asked and by whom, who edited it
     and how (``edited``: a user ID and the summary), who has approved it so far (when it needs
@@ -182,14 +193,16 @@ def basket_blocks(
     no change (Edit items still: it uses no round); each says what its rounds are
     (:func:`rounds_said`). One approved and held for its undo window
     (``held_until``) says who approved it and when it will be ordered, not how the shopper is
-    getting on ("waiting for an answer" would contradict it), and offers Undo only."""
+    getting on ("waiting for an answer" would contradict it), and offers Undo only. A priced
+    basket (``prices``) shows each item's product and cost, and its total under them."""
     value = ref.to_value()
     last = round >= max_rounds
     title = f"Basket {round} of {max_rounds}" + (" — last one: approve or reject" if last else "")
     if held_until is not None:
         return [
             {"type": "header", "text": plain(f"Basket {round} of {max_rounds}", 150)},
-            *item_sections(items),
+            *item_sections(items, prices),
+            *prices_block(prices, items),
             asked_for(requested_by, request, household=household),
             context(f"Approved by {people(approvals)} · ordering {slack_date(held_until)}"),
             {
@@ -202,7 +215,8 @@ def basket_blocks(
     so_far = [approved_so_far(approvals, needed, uncounted)] if approvals or uncounted else []
     return [
         {"type": "header", "text": plain(title, 150)},
-        *item_sections(items),
+        *item_sections(items, prices),
+        *prices_block(prices, items),
         asked_for(requested_by, request, progress, household),
         rounds_said(round, max_rounds),
         *([edited_by(round, *edited)] if edited is not None else []),

@@ -51,6 +51,7 @@ def asked_message(
         household=report.household,
         held_until=report.held_until,
         edited=report.edited,
+        prices=report.prices if report.prices and report.prices.round == basket.round else None,
     )
     return text, blocks
 

@@ -31,6 +31,7 @@ from .blocks import slack_date
 
 if TYPE_CHECKING:  # the workflow: imported by the lazy runs that make Reports, not by an ack
     from workflow.shop.basket import Basket, Item
+    from workflow.shop.pricing import PricedBasket
 
 
 APPROVED = "Approved"  # a Mark's verdict for an approved basket
@@ -155,6 +156,9 @@ class Report:
     # Who last edited the basket asked about by hand, and what they changed (Edit items):
     # shown on it ("Basket 1 · edited by @bob: −pizza dough, milk 1 → 2 l").
     edited: tuple[str, str] | None = None
+    # The prices of the basket asked about (``workflow.shop.pricing``): shown beside its items,
+    # with its total; None where it was never priced.
+    prices: PricedBasket | None = None
     # Our own lines for the thread, before the outputs: mrkdwn whose mentions we built from
     # IDs Slack gave ("Undo pressed by @carol: …"), never model or user text.
     said: tuple[str, ...] = ()

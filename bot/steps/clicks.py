@@ -41,7 +41,7 @@ from workflow.persistence.session import SessionCheckpoints
 from workflow.shop.basket import Basket, Item, ShopProgress
 from workflow.shop.decision import BasketDecision
 from workflow.shop.executors import UNCHANGED, UNCHANGED_STEP
-from workflow.shop.graph import approvals_of, approved_since, held_of, shop_request
+from workflow.shop.graph import approvals_of, approved_since, held_of, prices_of, shop_request
 
 from .click_said import told_counted, told_failed, told_refused, told_up_to_date
 from .edit import edited_by, edited_for, same_edit
@@ -223,6 +223,7 @@ class Answer:
             needed=self.rules.quorum,
             held_until=held.hold_until if (held := held_of(run)) is not None else None,
             edited=edited_by(run),
+            prices=prices_of(run),
         )
         changed = mark is not None and mark.verdict == VERDICTS["change"]
         if changed and report.reasked is not None:  # said in the thread; it keeps its buttons

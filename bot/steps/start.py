@@ -32,7 +32,7 @@ from workflow.errors import (
 from workflow.persistence.checkpoint import decode_snapshot
 from workflow.persistence.session import SessionCheckpoints
 from workflow.shop.basket import ShopRequest
-from workflow.shop.graph import shop_request
+from workflow.shop.graph import prices_of, shop_request
 from workflow.shop.household import Household
 
 from .rules import Rules
@@ -80,9 +80,9 @@ class Start:
                 requested_by=self.request.requested_by,
                 request=self.request.text,
             )
-        return self._report(events)
+        return self._report(events, run)
 
-    def _report(self, events: list[WorkflowEvent]) -> Report:
+    def _report(self, events: list[WorkflowEvent], run: Run) -> Report:
         unposted = Post(f"{self._who()}Your basket is written but I couldn't post it. {AGAIN}")
         asked = self.request
         return Report(
@@ -91,6 +91,7 @@ class Start:
             requested_by=asked.requested_by,
             request=asked.text,
             household=household_line(asked),
+            prices=prices_of(run),
         )
 
     def up_to_date(self, done: Redelivered) -> Outcome:
@@ -99,7 +100,7 @@ class Start:
 
     def caught_up(self, run: Run, events: list[WorkflowEvent], done: Redelivered) -> Outcome:
         log.warning("basket 1 never reached Slack; posting it now")
-        return self._report(events)
+        return self._report(events, run)
 
     def failed(self, error: BaseException | None) -> Outcome:
         return Post(f"No basket this time: {describe_failure(error)}. {AGAIN}")
@@ -167,9 +168,9 @@ class StartAgain(Start):
     def work(self) -> str:
         return f"again:{self.delivery}" if self.delivery else ""
 
-    def _report(self, events: list[WorkflowEvent]) -> Report:
+    def _report(self, events: list[WorkflowEvent], run: Run) -> Report:
         settle = Settle(self.message_ts, f"<@{self.by}> started this week again.")
-        return dataclasses.replace(super()._report(events), settle=settle)
+        return dataclasses.replace(super()._report(events, run), settle=settle)
 
     def up_to_date(self, done: Redelivered) -> Outcome:
         return Tell(self.by, ALREADY_AGAIN)

@@ -18,10 +18,13 @@ import base64
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bot.orders.kroger_values import product_of
 from bot.sandbox.anthropic_tools import basket_items
+from bot.sandbox.kroger_catalogue import at_store, search
 from workflow.engine.runner import Run
 from workflow.persistence.memory_store import InMemoryCheckpointStore
 from workflow.persistence.s3_keys import S3Keys
@@ -31,6 +34,8 @@ from workflow.shop.basket import Item, ShopRequest
 from workflow.shop.decision import BasketDecision
 from workflow.shop.graph import shop_versions
 from workflow.shop.household import Household
+from workflow.shop.pricing import Where
+from workflow.shop.products import Offer
 from workflow.shop.records import SHOP_PREFIX, SHOP_RECORDS
 from workflow.shop.shopper import ShopperReply
 
@@ -39,6 +44,7 @@ TENANT = "T0TEAM"
 REQUESTER = "U0ALICE"
 # From ShopRequest@2 (the workspace's household in each week's request; format2-request2 on).
 HOUSEHOLD = Household(people=4, avoid="pork", staples="oat milk")
+STORE_ID = "01400943"  # the stand-in's Kroger Over-the-Rhine (ZIP 45202)
 BASKET = "500 g chicken breast\n2 bell peppers\n1 head broccoli\n2 pizza bases\n250 g mozzarella"
 
 
@@ -57,6 +63,20 @@ class Shopper:
         return ShopperReply(items=basket_items("\n".join(lines)), output_tokens=42)
 
 
+class Pricer:
+    """Prices at one stand-in store from its catalogue, offline (graph version 5 on: every
+    basket's prices are in its checkpoint, ``PricedBasket@1``), with a weekly budget of $50."""
+
+    def where(self) -> Where:
+        return Where(STORE_ID, "Kroger Over-the-Rhine", budget_cents=5_000)
+
+    async def offers(self, items: Sequence[Item]) -> list[Sequence[Offer]]:
+        return [
+            [product_of(at_store(found, STORE_ID)) for found in search(item.name)[:10]]
+            for item in items
+        ]
+
+
 async def session(
     name: str,
     changes: int,
@@ -72,7 +92,8 @@ async def session(
     on: the basket waits for its order timer, or an Undo); or, with ``edited``, edited by hand
     (graph version 4 on: its last item removed and oat milk added, the same round)."""
     store, shopper = InMemoryCheckpointStore(), Shopper()
-    workflow = shop_versions(shopper, 3)  # as the bot resumes: every version this code keeps
+    # As the bot resumes: every version this code keeps (with prices, from graph version 5).
+    workflow = shop_versions(shopper, 3, Pricer())
     signer = CheckpointSigner(KEY)
     sid = f"compat-{name}"
     request = ShopRequest(text="tacos on Friday", requested_by=REQUESTER, household=HOUSEHOLD)
@@ -139,7 +160,7 @@ def settings_document(target: Path, commit: str) -> None:
     the settings key a deploy with :data:`KEY` derives, with what a test needs to read it."""
     from bot.records.order_choice import OrderChoice
     from bot.records.weekly import WeeklyRun
-    from bot.records.workspace_settings import WorkspaceSettings
+    from bot.records.workspace_settings import ChosenStore, WorkspaceSettings
     from bot.records.workspace_settings_store import SCHEMA_VERSION, encode
     from bot.runtime import Runtime
     from bot.settings import Settings
@@ -167,6 +188,11 @@ def settings_document(target: Path, commit: str) -> None:
         orders=OrderChoice(destination="instacart", instacart_server="production"),  # 3 on
         weekly=WeeklyRun("C0WEEKLY", "sat", "09:30", "Europe/London", "dinners for four"),
         household=HOUSEHOLD,
+        # schema 4 on: the household's store and weekly budget
+        store=ChosenStore(
+            location_id=STORE_ID, name="Kroger Over-the-Rhine", address="1420 Vine St"
+        ),
+        budget_cents=5_500,
         admins=("U0ERIN",),
     ).saved_by("U0CAROL", 1_796_000_000, "approvers, approvals needed")
     generation = 7  # settings-v3-generation on: the save's signed generation (its 7th save)

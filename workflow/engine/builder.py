@@ -43,6 +43,19 @@ Node = Executor | RequestPort[Any, Any]
 Condition = Callable[[Any], bool]
 
 
+def only(*types: type[Any]) -> Condition:
+    """A condition that passes messages of ``types`` alone. The builder checks only those
+    types against the edge's target, so an executor that sends two types (a basket to the port,
+    what is left to do to itself) can have an edge for each."""
+
+    def condition(message: Any) -> bool:
+        return isinstance(message, types)
+
+    condition.__name__ = "is_" + "_or_".join(t.__name__ for t in types)
+    condition.passes = types  # type: ignore[attr-defined]
+    return condition
+
+
 @dataclass(frozen=True)
 class Edge:
     source: str
@@ -179,7 +192,10 @@ class WorkflowBuilder:
         errors: list[str] = []
         for edge in self._edges:
             source, target = self._nodes[edge.source], self._nodes[edge.target]
+            passes = getattr(edge.condition, "passes", None)  # only(...): those types alone
             for tp in _emits(source):
+                if passes is not None and not issubclass(tp, passes):
+                    continue
                 if not _accepts(target, tp):
                     errors.append(
                         f"{target.id!r} has no handler for {tp.__name__}, "

@@ -6,14 +6,16 @@
                     window, and asks about the same basket again; an Undo lets go of them all
     edit-basket     a person's edit as the basket of the same round, with no model call
                     (checked too: what breaks a rule is flagged, not refused)
+    price-basket    matches each item not matched yet to a product at the household's store
+                    (version 5: ``workflow.shop.pricing``), a chunk a superstep
     place-order     orders the approved basket, or says why nothing was ordered
 
 ``workflow.shop.graph`` wires them into each version of the graph, around its approve-basket
 port. The port passes on only the person's answer, so the basket reaches place-order,
 count-approval and the revising write-basket through shared state (scope ``shop``:
-:data:`BASKET_KEY`, :data:`REQUEST_KEY`, :data:`APPROVALS_KEY`, a change a round under
-:func:`change_key`). These keys and the executors' IDs and class names are in every checkpoint
-(its graph signature): renaming one is a change to the graph.
+:data:`BASKET_KEY`, :data:`REQUEST_KEY`, :data:`APPROVALS_KEY`, :data:`PRICES_KEY`, a change
+a round under :func:`change_key`). These keys and the executors' IDs and class names are in
+every checkpoint (its graph signature): renaming one is a change to the graph.
 
 count-approval keeps the last approval counted in shared state (the checkpoint holds it between
 two clicks, however far apart) and sends the same basket back to the port: a new pending request
@@ -27,12 +29,24 @@ basket (same round) on to be asked about again, and says so (:data:`UNCHANGED`).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from workflow.engine.executor import Executor, WorkflowContext, handler
 
 from .basket import Basket, ShopProgress, ShopRequest, count
 from .check import flagged, said_diet, week_diet, write_checked
 from .decision import BasketDecision
 from .household import Household
+from .pricing import (
+    CHUNK,
+    NO_STORE,
+    MorePrices,
+    PricedBasket,
+    Pricer,
+    PricesUnavailable,
+    kept_lines,
+    matched,
+)
 from .shopper import Brief, Shopper, ShopperReply
 
 SCOPE = "shop"
@@ -41,6 +55,8 @@ REQUEST_KEY = "request"
 # The last approval counted of the basket now asked about (a BasketDecision: its approvals are
 # everyone's so far); none before the first, and none again after a change.
 APPROVALS_KEY = "approvals"
+# The basket's prices (a PricedBasket, version 5): absent or None where nothing was priced.
+PRICES_KEY = "prices"
 
 
 def change_key(round: int) -> str:
@@ -75,6 +91,8 @@ COUNT_APPROVAL = "count-approval"
 PLACE_ORDER = "place-order"
 EDIT_BASKET = "edit-basket"
 EDITED_STEP = "basket edited"
+PRICE_BASKET = "price-basket"
+PRICED_STEP = "basket priced"
 
 
 class WriteBasket(Executor):
@@ -208,3 +226,61 @@ class PlaceOrder(Executor):
             reason = f"still a change after basket {decision.round}: {decision.change}"
         ctx.add_event(ShopProgress("order skipped", reason))
         ctx.yield_output(f"No order placed: {reason}")
+
+
+class PriceBasket(Executor):
+    """Matches the basket's items to products at the household's store (version 5), keeping
+    what still holds of the last match (an edit or a change re-matches only what changed), at
+    most :data:`CHUNK` items a superstep; passes the basket on to be asked about when every item
+    has its line, or when the store could not price them (the basket shows why, and nothing
+    blocks its approval). Without a pricer (a deploy with no store's API) it prices nothing."""
+
+    def __init__(self, pricer: Pricer | None) -> None:
+        super().__init__(PRICE_BASKET)
+        self.pricer = pricer
+
+    @handler
+    async def price(self, basket: Basket, ctx: WorkflowContext) -> Basket | MorePrices:
+        return await self._price(basket, ctx)
+
+    @handler
+    async def more(self, left: MorePrices, ctx: WorkflowContext) -> Basket | MorePrices:
+        basket = ctx.read_state(BASKET_KEY, scope=SCOPE)
+        if not isinstance(basket, Basket) or basket.round != left.round:
+            raise LookupError("no basket of that round in state")
+        return await self._price(basket, ctx)
+
+    async def _price(self, basket: Basket, ctx: WorkflowContext) -> Basket | MorePrices:
+        where = None if self.pricer is None else self.pricer.where()
+        if self.pricer is None or where is None:
+            said = (
+                None if self.pricer is None else PricedBasket(round=basket.round, problem=NO_STORE)
+            )
+            ctx.queue_state_update(PRICES_KEY, said, scope=SCOPE)
+            return basket
+        before = ctx.read_state(PRICES_KEY, scope=SCOPE)
+        kept = kept_lines(before if isinstance(before, PricedBasket) else None, where, basket)
+        prices = PricedBasket(
+            round=basket.round,
+            store_id=where.store_id,
+            store=where.store,
+            budget_cents=where.budget_cents,
+            lines=kept,
+        )
+        chunk = prices.left(basket)[:CHUNK]
+        try:
+            found = await self.pricer.offers(chunk) if chunk else []
+        except PricesUnavailable as exc:
+            ctx.queue_state_update(PRICES_KEY, replace(prices, problem=exc.reason), scope=SCOPE)
+            ctx.add_event(ShopProgress(PRICED_STEP, exc.reason))
+            return basket  # shown without the missing prices; the approval waits for nothing
+        prices = replace(prices, lines=(*prices.lines, *matched(chunk, found)))
+        ctx.queue_state_update(PRICES_KEY, prices, scope=SCOPE)
+        if not prices.complete(basket):
+            return MorePrices(round=basket.round)  # the next chunk, after a checkpoint
+        total = prices.total(basket.items)
+        with_price = len(basket.items) - total.unpriced
+        ctx.add_event(
+            ShopProgress(PRICED_STEP, f"{with_price} of {count(len(basket.items))} priced")
+        )
+        return basket

@@ -1,6 +1,21 @@
-"""The weekly-shop workflow: write a basket, ask for approval, revise, edit or order.
+"""The weekly-shop workflow: write a basket, price it, ask for approval, revise, edit or order.
 
-Version 4, the current one (Edit items: a person's edit of the basket, no model call):
+Version 5, the current one (prices: each basket matched to products at the household's store):
+
+    input ─> write-basket ─> price-basket ─> approve-basket ─┬─ change ─> write-basket
+                  edit-basket ─> price-basket ─┘  ▲          ├─ an edit ─> edit-basket
+                  (price-basket ⟲ MorePrices)     │          ├─ too few ─> count-approval ─┐
+                                                  │          └─ otherwise ─> place-order   │
+                                                  └────────────────────────────────────────┘
+
+Version 4's edges, with price-basket between each basket written (write-basket, edit-basket)
+and the port: it matches at most ``pricing.CHUNK`` items a superstep, sending itself
+``MorePrices`` until every item has its line, so a crash resumes from what was matched.
+count-approval asks about the same basket, already priced, with no step between. Version 4's
+runs are carried to version 5 as they are (:func:`carry_v4_to_v5`): a basket posted before
+prices shows none until a change or an edit writes the next one, which is priced.
+
+Version 4 (Edit items: a person's edit of the basket, no model call):
 
     input ─> write-basket ─> approve-basket ─┬─ change, round < max ──────> write-basket
                                              ├─ an edit ──────────────────> edit-basket ──┐
@@ -48,7 +63,7 @@ the graph holds, read back for its callers (:func:`shop_request`, :func:`approva
 
 from __future__ import annotations
 
-from workflow.engine.builder import RequestPort, Workflow, WorkflowBuilder
+from workflow.engine.builder import RequestPort, Workflow, WorkflowBuilder, only
 from workflow.engine.runner import Run
 from workflow.engine.state import scope_key
 from workflow.engine.versions import WorkflowVersions
@@ -72,13 +87,16 @@ from .conditions import (
 from .decision import BasketDecision
 from .executors import (
     APPROVALS_KEY,
+    PRICES_KEY,
     REQUEST_KEY,
     SCOPE,
     CountApproval,
     EditBasket,
     PlaceOrder,
+    PriceBasket,
     WriteBasket,
 )
+from .pricing import MorePrices, PricedBasket, Pricer
 from .shopper import Shopper
 
 NAME = "weekly-shop"  # the workflow's name in every checkpoint
@@ -94,6 +112,15 @@ def shop_request(run: Run | RunSnapshot) -> ShopRequest | None:
     else:
         request = run.read_state(REQUEST_KEY, SCOPE)
     return request if isinstance(request, ShopRequest) else None
+
+
+def prices_of(run: Run, round: int | None = None) -> PricedBasket | None:
+    """The prices of the basket a run asks about (basket ``round``, if given): None before
+    version 5, in a deploy with no store's API, or for another round's basket."""
+    prices = run.read_state(PRICES_KEY, SCOPE)
+    if not isinstance(prices, PricedBasket) or round not in (None, prices.round):
+        return None
+    return prices
 
 
 def held_of(run: Run, round: int | None = None) -> BasketDecision | None:
@@ -154,6 +181,8 @@ def shop_registry() -> TypeRegistry:
     registry = TypeRegistry()
     registry.register(ShopRequest, version=REQUEST_VERSION, upgrades={1: request_from_v1})
     registry.register(Basket, version=BASKET_VERSION, upgrades={1: basket_from_v1})
+    registry.register(PricedBasket, version=1)
+    registry.register(MorePrices, version=1)
     registry.register(
         BasketDecision,
         version=DECISION_VERSION,
@@ -167,7 +196,9 @@ def shop_registry() -> TypeRegistry:
     return registry
 
 
-def shop_versions(shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS) -> WorkflowVersions:
+def shop_versions(
+    shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS, pricer: Pricer | None = None
+) -> WorkflowVersions:
     """Every version of the graph this code resumes; new runs start on the newest.
 
     A change to the graph adds a version here (and keeps the old one, or carries its runs to
@@ -178,7 +209,19 @@ def shop_versions(shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS) -> Wor
     versions.add(2, lambda: build_quorum_workflow(shopper, max_rounds), carry=carry_v1_to_v2)
     versions.add(3, lambda: build_undo_workflow(shopper, max_rounds), carry=carry_v2_to_v3)
     versions.add(4, lambda: build_edit_workflow(shopper, max_rounds), carry=carry_v3_to_v4)
+    versions.add(
+        5, lambda: build_priced_workflow(shopper, max_rounds, pricer), carry=carry_v4_to_v5
+    )
     return versions
+
+
+def carry_v4_to_v5(snapshot: RunSnapshot) -> RunSnapshot:
+    """A version 4 run as version 5's: unchanged (its pending request waits at approve-basket,
+    which version 5 has with the same ID and types; a queued basket or answer goes to an
+    executor version 5 has too). It holds no prices, so its basket shows none, as it was
+    posted, until a change or an edit writes the next one through price-basket. Carried, not
+    kept, so that the carries from versions 1 to 3 still lead to the current graph."""
+    return snapshot
 
 
 def carry_v3_to_v4(snapshot: RunSnapshot) -> RunSnapshot:
@@ -203,6 +246,33 @@ def carry_v1_to_v2(snapshot: RunSnapshot) -> RunSnapshot:
     Carried rather than kept: a basket posted before this deploy would otherwise order on one
     approval however many the household asks for."""
     return snapshot
+
+
+def build_priced_workflow(
+    shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS, pricer: Pricer | None = None
+) -> Workflow:
+    """Version 5 of the graph: version 4 with price-basket before the port (the module
+    docstring). Without a pricer the step prices nothing and the basket shows no prices."""
+    wants_another_basket, is_edit, asks_again, is_final = edit_conditions(max_rounds)
+    write_basket, price_basket = WriteBasket(shopper), PriceBasket(pricer)
+    approve_basket: RequestPort[Basket, BasketDecision] = RequestPort(
+        APPROVE_BASKET, Basket, BasketDecision
+    )
+    edit_basket, count_approval, place_order = EditBasket(), CountApproval(), PlaceOrder()
+    return (
+        WorkflowBuilder(start=write_basket, registry=shop_registry(), name=NAME, version=5)
+        .add_edge(write_basket, price_basket)
+        .add_edge(price_basket, price_basket, condition=only(MorePrices))
+        .add_edge(price_basket, approve_basket, condition=only(Basket))
+        .add_edge(approve_basket, write_basket, condition=wants_another_basket)
+        .add_edge(approve_basket, edit_basket, condition=is_edit)
+        .add_edge(edit_basket, price_basket)
+        .add_edge(approve_basket, count_approval, condition=asks_again)
+        .add_edge(count_approval, approve_basket)
+        .add_edge(approve_basket, place_order, condition=is_final)
+        .with_output_from(place_order)
+        .build()
+    )
 
 
 def build_edit_workflow(shopper: Shopper, max_rounds: int = DEFAULT_MAX_ROUNDS) -> Workflow:

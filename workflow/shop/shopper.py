@@ -234,13 +234,16 @@ class ClaudeShopper:
         max_tokens: int = MAX_OUTPUT_TOKENS,
         api_key: str | None = None,
         timeout: float | None = None,
+        store_note: str = "",
     ) -> None:
-        """``timeout`` (seconds, per attempt) overrides the SDK's default of 600 s."""
+        """``timeout`` (seconds, per attempt) overrides the SDK's default of 600 s;
+        ``store_note`` tells it where the basket is priced (``pricing.store_note``)."""
         self.model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
         self.max_tokens = max_tokens
         self._client = client
         self._api_key = api_key
         self._timeout = timeout
+        self.store_note = store_note
 
     def _get_client(self) -> Any:
         if self._client is None:
@@ -260,7 +263,7 @@ class ClaudeShopper:
             response = await client.messages.create(
                 model=self.model,
                 max_tokens=self.max_tokens,
-                system=brief.system(),
+                system=_with_note(brief.system(), self.store_note),
                 messages=[{"role": "user", "content": brief.ask()}],
                 tools=TOOLS,
                 tool_choice=REVISION_CHOICE if brief.revising else TOOL_CHOICE,
@@ -301,3 +304,8 @@ class ClaudeShopper:
             cache_write_tokens=int(getattr(usage, "cache_creation_input_tokens", None) or 0),
             revised=revised,
         )
+
+
+def _with_note(system: list[dict[str, Any]], note: str) -> list[dict[str, Any]]:
+    """``system`` with ``note`` after our prompt (the week's context stays last, cached)."""
+    return [system[0], {"type": "text", "text": note}, *system[1:]] if note else system

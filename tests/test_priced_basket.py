@@ -1,0 +1,108 @@
+"""A priced basket in Slack (issue 34, items 2 and 3): ``/shop`` through the real handler, the
+basket matched at the workspace's store by the bot's Kroger client against the local stand-in,
+posted with each item's product and cost and the total against the week's budget; and what it
+says when it cannot be priced (no store chosen, Kroger down), its approval never blocked."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from bot.orders.kroger_prices import DOWN
+from bot.records.workspace_settings import ChosenStore, WorkspaceSettings
+from bot.sandbox.anthropic_api import Reply
+from bot.sandbox.kroger_api import FakeKroger
+from tests.bot_kit import World, context_text
+from tests.fault_kit import TENANT, thread_texts
+from workflow.shop.pricing import NO_STORE
+
+STORE = ChosenStore(location_id="01400943", name="Kroger Over-the-Rhine", address="1420 Vine St")
+# As a US shopper writes them (the stand-in's catalogue sells each).
+WEEK = "\n".join(
+    [
+        "1.5 lb chicken thighs",
+        "2 ct red bell peppers",
+        "1 lb broccoli crowns",
+        "2 lb carrots",
+        "1 gal whole milk",
+        "1 jar tahini paste",  # sold nowhere: no product found
+    ]
+)
+
+
+@pytest.fixture
+def kroger() -> Iterator[FakeKroger]:
+    with FakeKroger() as running:
+        yield running
+
+
+def priced(world: World, kroger: FakeKroger, **settings: Any) -> None:
+    """A cold start with the deploy's Kroger app, and the workspace's settings saved."""
+    from bot.handler import cold_start
+
+    world.boot(
+        KROGER_CLIENT_ID=kroger.client_id,
+        KROGER_CLIENT_SECRET=kroger.client_secret,
+        KROGER_API_URL=kroger.url,
+    )
+    rt, _ = cold_start()
+    rt.records.settings_store.save(TENANT, WorkspaceSettings(**settings), None)
+
+
+def items_text(message: dict[str, Any]) -> str:
+    return "\n".join(
+        block["text"]["text"]
+        for block in message["blocks"]
+        if block["type"] == "section" and block["text"]["type"] == "plain_text"
+    )
+
+
+def test_a_basket_is_posted_with_products_prices_and_its_total_against_the_budget(
+    world: World, kroger: FakeKroger
+) -> None:
+    priced(world, kroger, store=STORE, budget_cents=2_000)
+    world.claude.script(Reply(text=WEEK))
+    world.shop()
+    world.run_lazies()
+    (basket,) = world.baskets()
+    items = items_text(basket)
+    assert "chicken thighs → " in items and " · $" in items
+    assert "tahini paste → no product found" in items
+    said = context_text(basket)
+    assert "≈ $" in said and "at Kroger Over-the-Rhine; 1 item without a price" in said
+    assert "this week's $20" in said
+    assert kroger.calls("products") == 6  # one search an item
+    (system,) = {json.dumps(r["system"]) for r in world.claude.requests}
+    assert "a US Kroger" in system and "weekly budget of $20" in system  # Claude was told
+
+    world.click(basket, "approve_basket")
+    world.run_lazies()
+    assert thread_texts(world, basket)[-1] == "Ordered 6 items."
+
+
+def test_with_no_store_chosen_the_basket_says_how_to_choose_one(
+    world: World, kroger: FakeKroger
+) -> None:
+    priced(world, kroger)
+    world.shop()
+    world.run_lazies()
+    (basket,) = world.baskets()
+    assert NO_STORE in json.dumps(basket["blocks"]) and kroger.calls("products") == 0
+
+
+def test_kroger_down_posts_the_basket_without_prices_saying_so_and_it_can_be_approved(
+    world: World, kroger: FakeKroger
+) -> None:
+    priced(world, kroger, store=STORE)
+    kroger.answer_next(503, times=100)
+    world.claude.script(Reply(text=WEEK))
+    world.shop()
+    world.run_lazies()
+    (basket,) = world.baskets()
+    assert DOWN in json.dumps(basket["blocks"]) and " → " not in items_text(basket)
+    world.click(basket, "approve_basket")
+    world.run_lazies()
+    assert thread_texts(world, basket)[-1] == "Ordered 6 items."
