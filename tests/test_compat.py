@@ -13,11 +13,14 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bot.sandbox.kroger_api import FakeKroger
 from bot.slack.basket_message import basket_blocks
 from bot.slack.blocks import Ref
 from bot.steps.clicks import undone_text
@@ -28,6 +31,13 @@ from tests.fault_kit import ephemeral_texts, lock_keys
 from workflow.persistence.checkpoint import written_with
 from workflow.shop.basket import Item
 from workflow.shop.records import SHOP_RECORDS
+
+
+@pytest.fixture
+def kroger() -> Iterator[FakeKroger]:
+    with FakeKroger() as running:
+        yield running
+
 
 CORPUS = sorted((Path(__file__).parent / "compat").glob("format*/*.json"))
 SETTINGS_CORPUS = sorted((Path(__file__).parent / "compat").glob("settings-*/settings.json"))
@@ -84,8 +94,11 @@ FOLDERS = {
     "format2-request2": "weekly-shop v2 · format 2 · record v2 · Basket@2 · ShopRequest@2",
     "format2-graph3": "weekly-shop v3 · format 2 · record v2 · Basket@2 · ShopRequest@2",
     "format2-graph4": "weekly-shop v4 · format 2 · record v2 · Basket@2 · ShopRequest@2",
+    "format2-graph5": (
+        "weekly-shop v5 · format 2 · record v2 · Basket@2 · ShopRequest@2 · PricedBasket@1"
+    ),
 }
-NEWEST = "format2-graph4"  # what the current code writes
+NEWEST = "format2-graph5"  # what the current code writes
 
 
 def described(record: Any) -> str:
@@ -93,7 +106,8 @@ def described(record: Any) -> str:
     state = record.state if isinstance(record.state, str) else record.state.decode()
     (basket,) = set(re.findall(r'"t": ?"(Basket(?:@\d+)?)"', state))
     requests = set(re.findall(r'"t": ?"(ShopRequest@\d+)"', state))  # format 1: none in state
-    said = "".join(f" · {r}" for r in sorted(requests))
+    prices = set(re.findall(r'"t": ?"(PricedBasket@\d+)"', state))  # graph 5 on, priced
+    said = "".join(f" · {r}" for r in (*sorted(requests), *sorted(prices)))
     return f"{written_with(record.state)} · record v{record.mac} · {basket}{said}"
 
 
@@ -184,7 +198,8 @@ def test_a_basket_saved_by_older_code_is_answered_to_the_end(
         case["tenant"],
         case["session"],
     )
-    assert described(record) == FOLDERS[NEWEST]
+    priced = " · PricedBasket@1"  # only where the workspace has a store to price at
+    assert described(record).removesuffix(priced) == FOLDERS[NEWEST].removesuffix(priced)
 
 
 ROUND_ONE = [p for p in CORPUS if p.stem == "pending-round-1"]
@@ -253,22 +268,34 @@ def test_a_settings_document_saved_by_older_code_is_read(
 
 @pytest.mark.parametrize("path", ROUND_ONE, ids=[p.parent.name for p in ROUND_ONE])
 def test_a_basket_saved_by_older_code_can_be_edited(
-    world: World, s3: Any, bucket: str, path: Path
+    world: World, s3: Any, bucket: str, path: Path, kroger: FakeKroger
 ) -> None:
-    """Every version is carried on to graph version 4 (``carry_v3_to_v4`` the last step), so a
+    """Every version is carried on to graph version 5 (``carry_v4_to_v5`` the last step), so a
     basket posted by any older code is edited like one posted today: its form lists its items
     (a ``Basket@1`` line, with no quantity of its own, can be removed, not given a quantity),
-    the edit reaches its message, and it orders as edited."""
+    the edit reaches its message priced at the workspace's store (a basket from before prices
+    is priced once it is edited), and it orders as edited."""
+    from bot.handler import cold_start
+    from bot.records.workspace_settings import ChosenStore
     from tests.test_edit_items import open_edit, removing, submit
 
     case = json.loads(path.read_text())
-    world.boot(CHECKPOINT_SIGNING_KEY=KEY.decode())
+    world.boot(
+        CHECKPOINT_SIGNING_KEY=KEY.decode(),
+        KROGER_CLIENT_ID=kroger.client_id,
+        KROGER_CLIENT_SECRET=kroger.client_secret,
+        KROGER_API_URL=kroger.url,
+    )
+    rt, _ = cold_start()
+    store = ChosenStore(location_id="01400943", name="Kroger Over-the-Rhine")
+    rt.records.settings_store.save(case["tenant"], replace(rt.defaults, store=store), None)
     basket = put_back(world, s3, bucket, case)
     view = open_edit(world, basket)
     assert submit(world, view, **removing(view, "mozzarella")) == {}
     world.run_lazies()
     edited = world.slack.message(CHANNEL, basket["ts"]) or {}
     assert "Basket 1 · edited by <@U0BOB>:" in context_text(edited)
+    assert "at Kroger Over-the-Rhine" in context_text(edited)  # priced, whatever wrote it
     assert "mozzarella" not in json.dumps(edited["blocks"]).split("edited by")[0]
     world.click(edited, "approve_basket", user="U0CAROL")
     world.run_lazies()

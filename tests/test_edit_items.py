@@ -164,7 +164,7 @@ def test_an_edit_updates_the_message_in_place_with_no_model_call(world: World) -
     assert answered["by"] == "U0BOB"  # the audit trail names who edited
     assert answered["response"]["t"] == "BasketDecision@5"
     assert [i["name"] for i in answered["response"]["v"]["edit"]][-1] == "oat milk"
-    assert doc["workflow"]["version"] == 4
+    assert doc["workflow"]["version"] == 5
     assert world.slack.violations == []
 
     world.click(shown, "approve_basket", user="U0CAROL")

@@ -139,7 +139,7 @@ def test_the_whole_flow_over_the_page_api(sandbox: SandboxProcess) -> None:
     chain = session["checkpoints"]
     assert chain[0]["parent"] is None
     assert all(c["parent"] == p["id"] for p, c in zip(chain, chain[1:], strict=False))
-    assert {c["version"] for c in chain} == {"weekly-shop v4 · format 2 · record v2"}
+    assert {c["version"] for c in chain} == {"weekly-shop v5 · format 2 · record v2"}
 
 
 def test_fast_forward_fires_a_baskets_reminders_then_its_expiry(sandbox: SandboxProcess) -> None:
@@ -379,7 +379,7 @@ def test_a_person_drives_the_page_in_chromium() -> None:
         expect(latest).to_contain_text("Lock free")
         expect(latest.locator(".status")).to_have_text("ordered")
         expect(latest).to_contain_text("asked by Alice · answered by Bob")
-        expect(latest).to_contain_text("written by weekly-shop v4 · format 2 · record v2")
+        expect(latest).to_contain_text("written by weekly-shop v5 · format 2 · record v2")
         # The README's picture: basket 1 as Bob changed it, basket 2 approved, what was ordered.
         page.set_viewport_size({"width": 1400, "height": 1200})
         basket.locator(".block-context", has_text="Change asked by").evaluate(
