@@ -8,7 +8,9 @@ tab (bench.home: S3 requests with 1 and 500 past outcomes), many workspaces (ben
 the installation read, cold and warm), each order's destination (bench.orders: requests and
 time per order) and a change's cost (bench.revisions: output tokens and waiting, the difference
 against the whole basket again, with a stated model of the API's speed), against
-moto (S3, Scheduler) and the fake Slack, Lambda and Anthropic APIs on 127.0.0.1; each figure
+moto (S3, Scheduler) and the fake Slack, Lambda and Anthropic APIs on 127.0.0.1, and prices
+(bench.prices: /shop to a priced basket, Kroger calls a basket and an edit, with a stated model
+of the Kroger stand-in's latency); each figure
 beside a baseline measured in the same run.
 """
 
@@ -19,7 +21,7 @@ import dataclasses
 import os
 import time
 
-from bench import coldstart, home, installs, orders, resume, revisions, slack, timers
+from bench import coldstart, home, installs, orders, prices, resume, revisions, slack, timers
 from bench.common import loopback
 from bench.table import render
 
@@ -35,6 +37,7 @@ def main() -> None:
         engine_rows += orders.measure(lb)
         engine_rows += revisions.measure(lb)
         engine_rows.append(revisions.fresh_edit(lb))
+        engine_rows += prices.measure(lb)
     with loopback("bench-home") as lb:
         home_rows = home.measure(lb)
     with loopback("bench-installs", **installs.MANY) as lb:

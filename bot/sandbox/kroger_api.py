@@ -93,6 +93,9 @@ class FakeKroger(LoopbackServer):
     products_limit: int = 10_000
     locations_limit: int = 1_600
     token_life: int = TOKEN_LIFE
+    # A model of the API's latency, for make bench: each authorised API call is answered this
+    # many seconds late (0: at once).
+    latency: float = 0.0
     requests: list[dict[str, Any]] = field(default_factory=list)
     tokens_issued: int = 0
     url: str = ""
@@ -220,7 +223,7 @@ class FakeKroger(LoopbackServer):
             return limited
         with self._lock:
             status, delay = self._script.popleft() if self._script else (200, 0.0)
-        time.sleep(delay)
+        time.sleep(delay + self.latency)
         if status != 200:
             return _error(status, "fake")
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
