@@ -2,12 +2,13 @@
 # Put weekly-shop's secrets into SSM Parameter Store for one stage, where serverless.yml's
 # {{resolve:ssm:/weekly-shop/<stage>/...}} references find them at deploy time.
 #
-#   infra/put-secrets.sh --stage prod [--region eu-west-1] [--workspaces one|many] [--rotate-signing-key]
+#   infra/put-secrets.sh --stage prod [--region eu-west-1] [--workspaces one|many]
+#                        [--prices none|kroger] [--rotate-signing-key]
 #
 # Values come from the environment: SLACK_BOT_TOKEN (one workspace) or SLACK_CLIENT_ID and
-# SLACK_CLIENT_SECRET (many), SLACK_SIGNING_SECRET, ANTHROPIC_API_KEY, optionally
-# CHECKPOINT_SIGNING_KEY. One that is unset is asked for (without echo) when standard
-# input is a terminal; otherwise the script stops. CHECKPOINT_SIGNING_KEY, when not given, is
+# SLACK_CLIENT_SECRET (many), SLACK_SIGNING_SECRET, ANTHROPIC_API_KEY, KROGER_CLIENT_ID and
+# KROGER_CLIENT_SECRET (--prices kroger), optionally CHECKPOINT_SIGNING_KEY. One that is unset
+# is asked for (without echo) when standard input is a terminal; otherwise the script stops. CHECKPOINT_SIGNING_KEY, when not given, is
 # kept if the stage already has one (a new key would make every waiting checkpoint unreadable)
 # or generated with `openssl rand -hex 32`; --rotate-signing-key generates a new one anyway.
 #
@@ -19,13 +20,14 @@
 set -euo pipefail
 
 usage() {
-  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 stage="dev"
 region="eu-west-1"
 rotate_signing_key=false
 workspaces="one"
+prices="none"
 
 while (($# > 0)); do
   case "$1" in
@@ -53,6 +55,14 @@ while (($# > 0)); do
       workspaces="${1#*=}"
       shift
       ;;
+    --prices)
+      prices="${2:?--prices needs none or kroger}"
+      shift 2
+      ;;
+    --prices=*)
+      prices="${1#*=}"
+      shift
+      ;;
     --rotate-signing-key)
       rotate_signing_key=true
       shift
@@ -68,6 +78,11 @@ while (($# > 0)); do
       ;;
   esac
 done
+
+if [[ "$prices" != none && "$prices" != kroger ]]; then
+  echo "put-secrets: --prices is none or kroger; got '$prices'" >&2
+  exit 2
+fi
 
 if [[ "$workspaces" != one && "$workspaces" != many ]]; then
   echo "put-secrets: --workspaces is one or many; got '$workspaces'" >&2
@@ -103,6 +118,10 @@ require_secret() {
   printf -v "$name" '%s' "$value"
 }
 
+if [[ "$prices" == kroger ]]; then
+  require_secret KROGER_CLIENT_ID
+  require_secret KROGER_CLIENT_SECRET
+fi
 if [[ "$workspaces" == one ]]; then
   require_secret SLACK_BOT_TOKEN
 else
@@ -150,6 +169,10 @@ else
 fi
 put_parameter slack-signing-secret "$SLACK_SIGNING_SECRET"
 put_parameter anthropic-api-key "$ANTHROPIC_API_KEY"
+if [[ "$prices" == kroger ]]; then
+  put_parameter kroger-client-id "$KROGER_CLIENT_ID"
+  put_parameter kroger-client-secret "$KROGER_CLIENT_SECRET"
+fi
 
 if [[ -n "${CHECKPOINT_SIGNING_KEY:-}" ]]; then
   put_parameter checkpoint-signing-key "$CHECKPOINT_SIGNING_KEY"

@@ -70,6 +70,7 @@ CONFIG_VARIABLES = (
     "ORDER_DESTINATION",
     "INSTACART_SERVER",
     "ORDER_WEBHOOK_URL",
+    "PRICES",
 )
 PACKAGE_TIMEOUT = 600
 
@@ -212,6 +213,7 @@ def scheduled(
             "APPROVALS_NEEDED": "2",
             "WORKSPACES": "many",
             "SHOP_TEAM": "T0123456",
+            "PRICES": "kroger",
         },
     )
 
@@ -310,6 +312,21 @@ def test_one_workspace_by_default_and_many_with_workspaces_many(
         f"{{{{resolve:ssm:/weekly-shop/{STAGE}/slack-client-secret}}}}"
     )
     assert many["SHOP_TEAM"] == "T0123456"
+
+
+def test_no_prices_by_default_and_kroger_with_prices_kroger(
+    packaged: Packaged, scheduled: Packaged
+) -> None:
+    """No Kroger app by default: the client ID and secret are empty (baskets have no prices).
+    PRICES=kroger (as put-secrets.sh --prices kroger wrote them): both from SSM, never their
+    values in the template."""
+    none = packaged.function["Environment"]["Variables"]
+    assert (none["KROGER_CLIENT_ID"], none["KROGER_CLIENT_SECRET"]) == ("", "")
+    kroger = scheduled.function["Environment"]["Variables"]
+    for name, parameter in (("ID", "kroger-client-id"), ("SECRET", "kroger-client-secret")):
+        assert kroger[f"KROGER_CLIENT_{name}"] == (
+            f"{{{{resolve:ssm:/weekly-shop/{STAGE}/{parameter}}}}}"
+        )
 
 
 # --- IAM ---------------------------------------------------------------------------------------
@@ -763,7 +780,8 @@ def test_put_secrets_writes_the_parameters_the_template_reads(
     packaged: Packaged, scheduled: Packaged, tmp_path: Path, workspaces: str
 ) -> None:
     """infra/put-secrets.sh against a fake `aws`: same names, values never on a command line;
-    ``--workspaces many`` writes the OAuth credentials the WORKSPACES=many template reads."""
+    ``--workspaces many`` writes the OAuth credentials the WORKSPACES=many template reads, and
+    (with it here) ``--prices kroger`` the Kroger app's the PRICES=kroger template reads."""
     template = packaged if workspaces == "one" else scheduled
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -784,10 +802,13 @@ def test_put_secrets_writes_the_parameters_the_template_reads(
         "ANTHROPIC_API_KEY": CANARIES["ANTHROPIC_API_KEY"],
         "SLACK_CLIENT_ID": "1111.2222",
         "SLACK_CLIENT_SECRET": "canary-client-secret-0f1e2d",
+        "KROGER_CLIENT_ID": "weekly-shop-prod-0f1e2d",
+        "KROGER_CLIENT_SECRET": "canary-kroger-secret-0f1e2d",
     }
     script = [str(ROOT / "infra" / "put-secrets.sh"), "--stage", STAGE, "--region", REGION]
     result = subprocess.run(
-        ["bash", *script, "--workspaces", workspaces],
+        ["bash", *script, "--workspaces", workspaces]
+        + (["--prices", "kroger"] if workspaces == "many" else []),
         env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
@@ -807,6 +828,8 @@ def test_put_secrets_writes_the_parameters_the_template_reads(
         assert CANARIES[name] not in calls
         assert CANARIES[name] not in result.stdout + result.stderr
     oauth = {"1111.2222", "canary-client-secret-0f1e2d"} if workspaces == "many" else set()
+    oauth |= {"weekly-shop-prod-0f1e2d", "canary-kroger-secret-0f1e2d"} if oauth else set()
     assert oauth <= set(values) and "canary-client-secret-0f1e2d" not in calls
+    assert "canary-kroger-secret-0f1e2d" not in calls + result.stdout + result.stderr
     [generated] = [v for v in values if v not in {*CANARIES.values(), *oauth}]
     assert re.fullmatch(r"[0-9a-f]{64}", generated)
