@@ -106,3 +106,25 @@ def test_kroger_down_posts_the_basket_without_prices_saying_so_and_it_can_be_app
     world.click(basket, "approve_basket")
     world.run_lazies()
     assert thread_texts(world, basket)[-1] == "Ordered 6 items."
+
+
+def test_200_items_are_priced_and_posted_within_slack_s_limits(
+    world: World, kroger: FakeKroger
+) -> None:
+    """200 items (a long week for a big household): priced in 8 chunks, one search a name,
+    posted in one message within Slack's limits (the fake refuses what Slack refuses: over 50
+    blocks, over 3,000 characters a section), the items that do not fit counted, and the total
+    over all 200."""
+    from bot.sandbox.kroger_catalogue import CATALOGUE
+
+    names = sorted({product.description.split(" ", 1)[1] for product in CATALOGUE})[:100]
+    week = [f"{n} {name}" for n in (1, 2) for name in names]
+    priced(world, kroger, store=STORE)
+    world.claude.script(Reply(text="\n".join(week)))
+    world.shop()
+    world.run_lazies()
+    (basket,) = world.baskets()
+    assert world.slack.violations == []
+    assert kroger.calls("products") == 100
+    assert "not shown here (approving orders all 200)" in json.dumps(basket["blocks"])
+    assert "at Kroger Over-the-Rhine" in context_text(basket)
