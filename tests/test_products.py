@@ -119,6 +119,11 @@ def item(quantity: float | None, unit: str = "", name: str = "chicken thighs") -
         (item(1, "jar"), "16 oz", 1),
         (item(2, "tins"), "15 oz", 2),
         (item(800, "g"), "2 x 400 g", 1),
+        # Pieces of what PIECE_GRAMS weighs (USDA's medium portions): 6 × 123 g is 738 g.
+        (item(6, name="tomatoes"), "1 lb", 2),
+        (item(2, name="salmon fillets"), "12 oz", 1),  # 2 × 170 g in 340 g
+        (item(6, name="onions"), "3 lb", 1),
+        (item(3, name="bananas"), "each", 3),  # a count against a count, as before
     ],
 )
 def test_how_many_of_a_product_cover_an_item(wanted: Item, size: str, count: int) -> None:
@@ -131,7 +136,7 @@ def test_how_many_of_a_product_cover_an_item(wanted: Item, size: str, count: int
     [
         (item(500, "ml"), "16 oz"),  # a volume is not a weight: that needs a density
         (item(500, "g"), "16 fl oz"),
-        (item(3), "1 lb"),  # 3 tomatoes in a 1 lb bag is a guess
+        (item(3), "1 lb"),  # 3 chicken thighs in a 1 lb pack: no typical piece (PIECE_GRAMS)
         (item(500, "g"), "12 ct"),
         (item(4, "cloves"), "3 ct"),  # stores sell bulbs
         (item(2, "handfuls"), "5 oz"),
@@ -275,10 +280,10 @@ NO_MATCHES = [
         id="half-the-words-is-not-a-match",
     ),
     pytest.param(
-        item(300, "g", "beef mince"),
-        [offer("1", "Kroger 80% Lean Ground Beef", size="1 lb")],
+        item(300, "g", "gammon joint"),  # a British name store_names does not know
+        [offer("1", "Kroger Ham Steak", size="1 lb")],
         NOT_FOUND,
-        id="no-guess-at-another-countrys-name",
+        id="no-guess-at-another-countrys-name-not-in-the-table",
     ),
     pytest.param(
         item(50, "g", "peanuts"),
@@ -305,6 +310,30 @@ def test_an_item_without_a_good_product_says_why(
 ) -> None:
     priced = match(wanted, offers)
     assert (priced.offer, priced.count, priced.cost_cents, priced.reason) == (None, 0, None, reason)
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "searched"),
+    [
+        ("beef mince", "Kroger 80% Lean Ground Beef", "ground beef"),
+        ("tinned chopped tomatoes", "Kroger Diced Tomatoes", "diced tomatoes"),
+        ("Soured cream", "Daisy Sour Cream", "sour cream"),
+        ("pizza bases", "Mama Mary's Pizza Crusts", "pizza crusts"),
+        ("tinned black beans", "Bush's Black Beans", "black bean"),
+        ("coriander", "Fresh Cilantro", "cilantro"),
+        ("chicken thighs", "Kroger Chicken Thighs", "chicken thighs"),  # as written
+    ],
+)
+def test_a_british_name_is_searched_and_matched_as_a_us_store_says_it(
+    name: str, description: str, searched: str
+) -> None:
+    """``workflow.shop.store_names``: the household's words stay on the basket; Kroger is asked
+    for the US shelf's name, and its product matches either."""
+    from bot.orders.kroger_prices import search_term
+
+    wanted = item(1, "", name)
+    assert search_term(wanted) == searched
+    assert match(wanted, [offer("1", description, size="1 ct")]).offer is not None
 
 
 def test_a_count_is_capped_at_max_count() -> None:

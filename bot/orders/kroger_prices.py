@@ -13,8 +13,9 @@ store (``workflow.shop.pricing.Pricer``), searched concurrently within the API's
   An item whose name is no search Kroger takes (under 3 characters, over 8 words) is found
   nowhere: "no product found", beside it.
 
-The search term is the item's name as the shopper wrote it: a US name finds a US product
-("ground beef"), a British one often nothing ("beef mince": no product found, said beside it).
+The search term is the item's name as a US store says it (``workflow.shop.store_names``: the
+household's "beef mince" is searched as "ground beef"); a name the table does not know is
+searched as written, and what finds nothing says "no product found" beside the item.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from workflow.shop.basket import Item
 from workflow.shop.pricing import PricesUnavailable, Where
 from workflow.shop.products import Offer
+from workflow.shop.store_names import store_name
 
 from .kroger import KrogerClient
 from .kroger_values import BadTerm, KrogerDown, KrogerError, RateLimited, UnknownLocation
@@ -76,8 +78,9 @@ class ProductCache:
 
 
 def search_term(item: Item) -> str:
-    """What Kroger is asked for an item: its name, spaces as one."""
-    return " ".join(item.name.split())
+    """What Kroger is asked for an item: its name as a US store says it ("beef mince" is
+    "ground beef": ``workflow.shop.store_names``), spaces as one."""
+    return " ".join(store_name(item.name).split())
 
 
 class KrogerPricer:

@@ -26,6 +26,7 @@ from workflow.persistence.values import (
 from .basket import Item
 from .names import words
 from .sizes import cover
+from .store_names import store_name
 from .text import one_line
 
 MAX_ID_LENGTH = 50  # a product ID (Kroger's are 13 digits)
@@ -200,14 +201,18 @@ def name_match(item: Item, offer: Offer) -> int:
     finds "Chopped Tomatoes". A description that names something made from the item
     (:data:`MADE_FROM`, a word the item's name lacks, before any "in", "with" or "and") is no
     match. A name's words are not its meaning still: "milk" finds coconut milk and "butter"
-    peanut butter, and the cheaper wins; the household sees the product beside the item."""
-    wanted = set(words(item.name))
+    peanut butter, and the cheaper wins; the household sees the product beside the item. The
+    name as a US store says it (``store_names``: "beef mince" is "ground beef") counts too."""
     described = words(offer.description)
     head = next((described[:i] for i, w in enumerate(described) if w in _PACKED), described)
-    if (MADE_FROM & set(head)) - wanted:
-        return 0
-    found = len(wanted & set(described))
-    return found if found * 2 > len(wanted) else 0
+    best = 0
+    for name in dict.fromkeys((item.name, store_name(item.name))):  # "beef mince": ground beef
+        wanted = set(words(name))
+        if (MADE_FROM & set(head)) - wanted:
+            continue
+        found = len(wanted & set(described))
+        best = max(best, found if found * 2 > len(wanted) else 0)
+    return best
 
 
 def match(item: Item, offers: Sequence[Offer]) -> Priced:

@@ -22,7 +22,10 @@ person types in Edit items). :func:`cover` says how many of a product cover it:
 - ``clove`` and anything else: nothing (stores sell garlic by the bulb; cloves to a bulb is a
   guess).
 
-Unknown or incomparable is None, never a guess. Imports nothing of the shop but ``Item``.
+Pieces against a weight only for the things in :data:`PIECE_GRAMS`, at a typical piece's weight
+(6 tomatoes, a 1 lb pack: 2 packs): the one estimate here, named as one in the table, and the
+basket shows the product's size beside the item. Otherwise unknown or incomparable is None,
+never a guess. Imports nothing of the shop but ``Item`` and how names are compared.
 """
 
 from __future__ import annotations
@@ -33,6 +36,32 @@ from dataclasses import dataclass
 from enum import Enum
 
 from .basket import Item
+from .names import name_key
+
+# A counted item sold by weight: a typical piece in grams. Produce from USDA FoodData Central's
+# "medium" portions (tomato 123 g, onion 110 g, carrot 61 g, lemon 84 g, lime 67 g, apple 182 g,
+# banana 118 g, potato 213 g, bell pepper 119 g, avocado 150 g); meat and fish at a typical
+# retail piece (a salmon fillet 6 oz, a pork chop 7 oz, a sausage link 2.5 oz, a chicken
+# breast 8 oz): estimates, not any store's weights.
+PIECE_GRAMS: dict[str, float] = {
+    "tomato": 123.0,
+    "onion": 110.0,
+    "red onion": 110.0,
+    "carrot": 61.0,
+    "lemon": 84.0,
+    "lime": 67.0,
+    "apple": 182.0,
+    "banana": 118.0,
+    "potato": 213.0,
+    "baking potato": 213.0,
+    "bell pepper": 119.0,
+    "red bell pepper": 119.0,
+    "avocado": 150.0,
+    "salmon fillet": 170.0,
+    "pork chop": 198.0,
+    "sausage": 71.0,
+    "chicken breast": 227.0,
+}
 
 
 class Dimension(Enum):
@@ -145,6 +174,10 @@ def cover(item: Item, size_text: str) -> Cover | None:
     if unit in WHOLES and (size is None or size.dimension is not Dimension.COUNT):
         return Cover(_count(item.quantity, 1.0), 1.0)
     wanted = (Dimension.COUNT, 1.0) if unit == "" else unit_of(unit)
+    piece = PIECE_GRAMS.get(name_key(item.name))
+    weighed = size is not None and size.dimension is Dimension.WEIGHT
+    if unit in ("", "piece", "pieces", "each") and piece is not None and weighed:
+        wanted = (Dimension.WEIGHT, piece)  # pieces at a typical weight: PIECE_GRAMS
     if wanted is None or size is None or size.dimension is not wanted[0]:
         return None
     return Cover(_count(item.quantity * wanted[1], size.amount), size.amount)
