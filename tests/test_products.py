@@ -80,7 +80,7 @@ def test_a_size_we_do_not_read_is_none_not_a_guess(text: str) -> None:
 
 
 def test_every_size_the_stand_in_sells_is_read() -> None:
-    """The Kroger stand-in's 300 products (``bot.sandbox.kroger_catalogue``) are written as the
+    """The Kroger stand-in's 387 products (``bot.sandbox.kroger_catalogue``) are written as the
     shelf labels are: each size reads, so an unmatched item there is the rule's, not a label's."""
     assert [p.size for p in CATALOGUE if size_of(p.size) is None] == []
 

@@ -1,6 +1,7 @@
-"""What the Kroger stand-in sells: a handful of stores near a few ZIP codes, and 300 products.
+"""What the Kroger stand-in sells: a handful of stores near a few ZIP codes, and 387 products.
 
-The products are 100 grocery lines, each in three brands (the store's own ``Kroger``, its organic
+The products are 129 grocery lines (the last 29 added for what the offline shopper's recipes
+buy, at the end so that the earlier lines' UPCs stay what they were), each in three brands (the store's own ``Kroger``, its organic
 ``Simple Truth Organic`` and a national brand), so a search finds a choice of sizes and prices as
 it does at a real store. Each has a 13-digit UPC (the API's ``productId`` and ``upc`` are both 13
 digits in every answer we found), a size as the shelf label says it ("16 oz", "1 gal", "12 ct"),
@@ -97,7 +98,7 @@ Aisle 12|Dairy|Shredded Mozzarella Cheese|8 oz|2.50|Sargento
 Aisle 12|Dairy|Sharp Cheddar Cheese Block|8 oz|2.50|Tillamook
 Aisle 12|Dairy|Grated Parmesan Cheese|8 oz|4.29|Kraft
 Aisle 12|Dairy|Sour Cream|16 oz|2.19|Daisy
-Aisle 12|Dairy|Heavy Whipping Cream|16 oz|3.99|Horizon
+Aisle 12|Dairy|Heavy Whipping Cream|1 pt|3.99|Horizon
 Aisle 12|Dairy|Cream Cheese|8 oz|1.99|Philadelphia
 Aisle 12|Dairy|Unsweetened Almond Milk|0.5 gal|3.29|Silk
 Aisle 12|Dairy|Orange Juice|52 fl oz|3.99|Tropicana
@@ -158,6 +159,35 @@ Aisle 20|Frozen|Frozen Peas|12 oz|1.25|Birds Eye
 Aisle 20|Frozen|Frozen Mixed Berries|16 oz|3.99|Wyman's
 Aisle 20|Frozen|Vanilla Ice Cream|48 fl oz|3.49|Breyers
 Aisle 20|Frozen|Frozen Broccoli Florets|12 oz|1.49|Green Giant
+Produce|Produce|Iceberg Lettuce|1 head|1.99|Fresh Express
+Produce|Produce|Limes|1 lb|2.49|Sunkist
+Produce|Produce|Green Onions|1 bunch|0.89|Cal-Organic
+Produce|Produce|Leeks|1 lb|2.99|Cal-Organic
+Produce|Produce|Shallots|8 oz|2.99|Christopher Ranch
+Produce|Produce|Asparagus|1 lb|3.99|Green Giant
+Produce|Produce|Fresh Basil|0.75 oz|2.49|Shenandoah
+Produce|Produce|Ginger Root|8 oz|1.99|Melissa's
+Produce|Produce|Spring Salad Mix|5 oz|3.99|Earthbound Farm
+Produce|Produce|Baby Potatoes|1.5 lb|3.99|Little Potato
+Produce|Produce|Bean Sprouts|12 oz|2.49|Jack & the Green Sprouts
+Meat & Seafood|Meat & Seafood|Beef Stew Meat|1 lb|6.99|Certified Angus
+Meat & Seafood|Meat & Seafood|Sirloin Steak|1 lb|9.99|Certified Angus
+Meat & Seafood|Meat & Seafood|Whole Chicken|4.5 lb|7.99|Perdue
+Meat & Seafood|Meat & Seafood|Cod Fillets|12 oz|8.99|Trident
+Meat & Seafood|Meat & Seafood|Ground Lamb|1 lb|8.99|Superior Farms
+Aisle 7|International|Hard Taco Shells|12 ct|2.29|Old El Paso
+Aisle 7|International|Fajita Seasoning|1.12 oz|1.29|McCormick
+Aisle 7|International|Red Curry Paste|4 oz|2.99|Thai Kitchen
+Aisle 7|International|Green Curry Paste|4 oz|2.99|Thai Kitchen
+Aisle 7|International|Rice Noodles|14 oz|2.99|Thai Kitchen
+Aisle 7|International|Ramen Noodles|10 oz|3.49|Hakubaku
+Aisle 4|Pasta, Sauces & Grain|Elbow Macaroni|16 oz|1.49|Barilla
+Aisle 4|Pasta, Sauces & Grain|Lasagna Noodles|16 oz|2.29|Barilla
+Aisle 4|Pasta, Sauces & Grain|Potato Gnocchi|16 oz|2.99|De Cecco
+Aisle 4|Pasta, Sauces & Grain|Arborio Rice|32 oz|5.99|RiceSelect
+Aisle 1|Bakery|Pita Bread|6 ct|2.99|Toufayan
+Aisle 12|Dairy|Original Oat Milk|0.5 gal|4.49|Oatly
+Aisle 14|Household|Toilet Paper Mega Rolls|12 ct|12.99|Charmin
 """
 
 # (brand, the first 8 of its UPCs' 13 digits); "" is each line's national brand
