@@ -254,3 +254,18 @@ def test_what_the_basket_shows_is_the_store_s_text_in_plain_text(kroger: FakeKro
     assert text.startswith(f"≈ ${total.cents // 100}") and "this week's $10" in text
     (block,) = prices_block(prices, asked(run).items)
     assert block["elements"][0]["type"] == "plain_text"
+
+
+def test_the_searches_are_counted_in_the_log_without_a_secret_or_token(
+    kroger: FakeKroger, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An operator sees how many Kroger calls a basket made (10,000 a day per app), and how
+    many the container's cache answered; never the app's secret or a token."""
+    caplog.set_level("INFO")
+    cache = ProductCache()
+    run_to_port(pricer_at(kroger, STORE, cache), items_of(NAMES[:4] * 2), InMemoryCheckpointStore())
+    assert "priced 4 items: 4 Kroger searches, 0 answered from the cache" in caplog.text
+    kroger.products_limit = 0
+    run_to_port(pricer_at(kroger, STORE), items_of(NAMES[5:6]), InMemoryCheckpointStore())
+    assert "at the day's limit (retry after" in caplog.text
+    assert kroger.client_secret not in caplog.text and "Bearer" not in caplog.text

@@ -21,6 +21,7 @@ searched as written, and what finds nothing says "no product found" beside the i
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -33,6 +34,8 @@ from workflow.shop.store_names import store_name
 
 from .kroger import KrogerClient
 from .kroger_values import BadTerm, KrogerDown, KrogerError, RateLimited, UnknownLocation
+
+log = logging.getLogger(__name__)
 
 WORKERS = 4  # searches at once: a 17-item basket in about 5 rounds of one call's latency
 LIMIT = 10  # products a search answers: the match chooses among them
@@ -102,9 +105,16 @@ class KrogerPricer:
             async with gate:
                 return await asyncio.to_thread(self._search, where.store_id, search_term(item))
 
+        before = self.cache.calls
         try:
-            return list(await asyncio.gather(*(one(item) for item in items)))
+            found: list[Sequence[Offer]] = list(
+                await asyncio.gather(*(one(item) for item in items))
+            )
         except RateLimited as exc:
+            log.warning(
+                "Kroger's product searches are at the day's limit (retry after %s s)",
+                exc.retry_after,
+            )
             raise PricesUnavailable(BUSY) from exc
         except UnknownLocation as exc:
             raise PricesUnavailable(store_gone(where.store)) from exc
@@ -112,6 +122,16 @@ class KrogerPricer:
             raise PricesUnavailable(DOWN) from exc
         except KrogerError as exc:
             raise PricesUnavailable(REFUSED) from exc
+        made = self.cache.calls - before
+        log.info(
+            "priced %d items: %d Kroger searches, %d answered from the cache; %d searches "
+            "in this container",
+            len(items),
+            made,
+            len(items) - made,
+            self.cache.calls,
+        )
+        return found
 
     def _search(self, location_id: str, term: str) -> tuple[Offer, ...]:
         kept = self.cache.get(location_id, term)
