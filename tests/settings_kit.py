@@ -8,10 +8,12 @@ it), then applies ``changes`` ({block_id: the element's state fields}).
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
+from urllib.parse import urlencode
 
 from bot.sandbox.slack_events import home_action
-from bot.sandbox.slack_requests import view_submission
+from bot.sandbox.slack_requests import action_base, http_event, view_submission
 from bot.slack.settings_form import OPEN_SETTINGS, SETTINGS_MODAL
 
 from .bot_kit import SECRET, World
@@ -96,3 +98,41 @@ def settle(world: World, *approvers: str, needed: int) -> None:
     assert form is not None
     answer = save(world, "U0CAROL", form, approvers=users(*approvers), approvals=number(needed))
     assert answer == {}, answer
+
+
+def zip_entered(
+    world: World, user: str, view: dict[str, Any], zip_code: str, **changes: dict[str, Any]
+) -> dict[str, Any] | None:
+    """Type ``zip_code`` into the open Settings modal's ZIP field and press Enter (with
+    ``changes`` typed elsewhere first), acked empty; the modal after the lazy run."""
+    ack = world.send(zip_event(user, view, zip_code, **changes))
+    assert ack["statusCode"] == 200 and not ack.get("body"), ack
+    world.run_lazies()
+    return world.slack.open_view(user)
+
+
+def zip_event(
+    user: str, view: dict[str, Any], zip_code: str, **changes: dict[str, Any]
+) -> dict[str, Any]:
+    """The ``block_actions`` Slack sends for Enter in an input block with ``dispatch_action``:
+    its container the view, and the view with its ``hash``, metadata and whole state (as
+    block_actions carry it since 2020)."""
+    values = submitted(view, **changes)
+    (zip_input,) = values["store_zip"].items()
+    values["store_zip"] = {zip_input[0]: {"type": "plain_text_input", "value": zip_code}}
+    payload = {
+        **action_base("T0TEAM", user),
+        "container": {"type": "view", "view_id": view["id"]},
+        "view": {**view, "state": {"values": values}},
+        "actions": [
+            {
+                "type": "plain_text_input",
+                "block_id": "store_zip",
+                "action_id": zip_input[0],
+                "value": zip_code,
+                "action_ts": f"{time.time():.6f}",
+            }
+        ],
+    }
+    body = urlencode({"payload": json.dumps(payload, separators=(",", ":"))})
+    return http_event(SECRET, body)

@@ -1,6 +1,7 @@
 """The app's Home tab (``bot.steps.home``): ``app_home_opened`` and the tab's buttons (Show
-items, Hide items, Repeat this order) are acked at once, read and published in a lazy run. Bolt
-answers Slack's ``url_verification`` itself, after checking its signature."""
+items, Hide items, Repeat this order) are acked at once, read and published in a lazy run; so
+is a ZIP code's search in the Settings modal the tab opens. Bolt answers Slack's
+``url_verification`` itself, after checking its signature."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from slack_bolt import Ack, App
 
 from bot.runtime import Runtime
 from bot.slack.home_view import HIDE_ITEMS, OPEN, REPEAT, SHOW_ITEMS
-from bot.slack.settings_ids import OPEN_SETTINGS, loading_modal
+from bot.slack.settings_ids import OPEN_SETTINGS, STORE_ZIP, loading_modal
+
+from .settings_desk import settings_desk, store_picker
 
 log = logging.getLogger(__name__)
 
@@ -92,13 +95,28 @@ def listen(app: App, rt: Runtime) -> None:
         from bot.steps.settings import show_settings
 
         tenant, user = click[0], click[1]
-        show_settings(
-            rt.configured(tenant).settings_desk(), tenant, user, settings_view_id(trigger)
-        )
+        desk = settings_desk(rt.configured(tenant))
+        show_settings(desk, tenant, user, settings_view_id(trigger))
+
+    def run_store_search(body: dict[str, Any]) -> None:
+        """A ZIP code typed into the Settings modal and Enter pressed: its stores, in the
+        modal (``bot.steps.settings_store``)."""
+        team = body.get("team") or {}
+        tenant = team.get("id") if isinstance(team, dict) else None
+        if not isinstance(tenant, str) or not tenant:
+            log.warning("malformed store search ignored")
+            return
+        from bot.steps.settings_store import find_stores
+
+        here = rt.configured(tenant)
+        picker = store_picker(here)
+        if picker is not None:
+            find_stores(picker, here.web, tenant, here.current, body)
 
     app.event("app_home_opened")(ack=ack_now, lazy=[run_home])
     app.action(OPEN_SETTINGS)(ack=open_settings, lazy=[show_settings])
     app.action(SHOW_ITEMS)(ack=ack_now, lazy=[run_toggle])
     app.action(HIDE_ITEMS)(ack=ack_now, lazy=[run_toggle])
     app.action(REPEAT)(ack=ack_now, lazy=[run_repeat])
+    app.action({"block_id": STORE_ZIP})(ack=ack_now, lazy=[run_store_search])
     app.action(OPEN)(ack_now)  # a link button: the browser opens the link

@@ -15,6 +15,7 @@ from bot.slack.payloads import Click, read_change, read_edit
 from bot.slack.settings_ids import SETTINGS_MODAL
 
 from .actions import run_click
+from .settings_desk import settings_desk
 
 
 def listen(app: App, rt: Runtime) -> None:
@@ -63,9 +64,8 @@ def listen(app: App, rt: Runtime) -> None:
         if not tenant or not user:
             ack(response_action="errors", errors={"approvers": "This form could not be read."})
             return
-        answer = save_settings(
-            rt.for_workspace(tenant).settings_desk(ack=True), tenant, user, body.get("view")
-        )
+        desk = settings_desk(rt.for_workspace(tenant), ack=True)
+        answer = save_settings(desk, tenant, user, body.get("view"))
         if answer is None:
             ack()
         else:

@@ -233,10 +233,14 @@ class SlackWorkspace(Canvases, Channels):
     def m_views_update(self, args: dict[str, Any]) -> dict[str, Any]:
         """By ``view_id``, or by the ``external_id`` the view was opened with (unique per
         workspace: views.open refuses a second with ``duplicate_external_id``; an unknown one
-        is ``not_found``, as views.update answers)."""
+        is ``not_found``, as views.update answers). A ``hash`` that is not the view's current
+        one is ``hash_conflict`` (views.update: "the provided hash doesn't match the current
+        stored value"): the view changed since the caller saw it."""
         view_id = args.get("view_id") or self._external_ids.get(str(args.get("external_id")))
         if view_id not in self.views:
             raise Reject("not_found")
+        if args.get("hash") and args["hash"] != self.views[str(view_id)].get("hash"):
+            raise Reject("hash_conflict")
         return self._store_view(args.get("view"), str(view_id))
 
     # ------------------------------------------------------------ inside

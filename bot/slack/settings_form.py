@@ -212,10 +212,13 @@ def settings_modal(
     etag: str | None,
     notice: str = "",
     orders: list[Block] | None = None,
+    store: list[Block] | None = None,
+    metadata: dict[str, Any] | None = None,
 ) -> Block:
     """The editable modal; ``etag`` (the document read when it opened, or None) goes back with
-    the submission, for the conditional save. ``orders``: the "Where orders go" section
-    (``bot.slack.order_form``), before who may change these."""
+    the submission, for the conditional save, with ``metadata`` beside it. ``orders``: the
+    "Where orders go" section (``bot.slack.order_form``), and ``store`` the "Store and budget"
+    one (``bot.slack.settings_store``, its inputs named already), before who may change these."""
     blocks = settings_blocks(s, timezone)
     if orders:
         blocks[-2:-2] = orders
@@ -223,12 +226,14 @@ def settings_modal(
     for block in blocks:  # this version of the settings' own inputs (``field_id``)
         if block.get("type") == "input":
             block["element"] = {**block["element"], "action_id": version}
+    if store:
+        blocks[-2:-2] = store
     if notice:
         blocks.insert(0, {"type": "section", "text": {"type": "mrkdwn", "text": notice}})
     return {
         "type": "modal",
         "callback_id": SETTINGS_MODAL,
-        "private_metadata": json.dumps({"etag": etag or ""}),
+        "private_metadata": json.dumps({"etag": etag or "", **(metadata or {})}),
         "title": plain("Weekly shop settings", 24),
         "submit": plain("Save", 24),
         "close": plain("Cancel", 24),

@@ -10,6 +10,7 @@ from .blocks import plain
 
 SETTINGS_MODAL = "workspace_settings_modal"
 OPEN_SETTINGS = "open_settings"
+STORE_ZIP = "store_zip"  # the block of the ZIP code field, whose Enter lists stores
 
 
 def loading_modal(external_id: str) -> dict[str, Any]:

@@ -231,6 +231,8 @@ def read_submission(values: Any, current: WorkspaceSettings) -> Submitted:
             orders=orders,
             weekly=weekly,
             household=household,
+            store=current.store,  # (read from the store part, when there is one: bot.steps)
+            budget_cents=current.budget_cents,
             admins=admins,
             changes=current.changes,
             weekly_kept=kept,

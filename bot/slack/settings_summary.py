@@ -15,6 +15,7 @@ from .blocks import Block, escape, plain
 from .order_form import order_line
 from .settings_form import DAY_NAMES, shown_minutes
 from .settings_ids import OPEN_SETTINGS
+from .settings_store import money
 
 MAX_LINE = 2900  # a line of the summary, escaped, in a section of at most 3,000 characters
 AGAIN = (
@@ -105,9 +106,19 @@ def summary(s: WorkspaceSettings, visible: Callable[[str], bool] = lambda _: Fal
         *([order_line(s.orders)] if s.orders is not None else []),
         f"*Weekly basket:* {weekly}",
         f"*Household:* {home}",
+        *([store_line(s)] if s.store is not None or s.budget_cents is not None else []),
         f"*Household admins:* {admins}",
     ]
     return [line if len(line) <= MAX_LINE else line[: MAX_LINE - 1] + "…" for line in lines]
+
+
+def store_line(s: WorkspaceSettings) -> str:
+    """``*Store:* Kroger Over-the-Rhine, 1420 Vine St · *weekly budget:* $55`` (escaped)."""
+    where = (
+        escape(", ".join(p for p in (s.store.name, s.store.address) if p)) if s.store else "none"
+    )
+    budget = money(s.budget_cents) if s.budget_cents is not None else "none"
+    return f"*Store:* {where} · *weekly budget:* {budget}"
 
 
 def settings_rows(
@@ -154,6 +165,8 @@ def changed(old: WorkspaceSettings, new: WorkspaceSettings) -> str:
         ("weekly", "weekly basket"),
         ("weekly_kept", "weekly basket"),
         ("household", "household"),
+        ("store", "store"),
+        ("budget_cents", "weekly budget"),
         ("admins", "household admins"),
     ):
         if getattr(old, name) != getattr(new, name) and label not in parts:

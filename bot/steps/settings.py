@@ -16,7 +16,8 @@ Saving (``save_settings``, the submission's ack: bad values are answered in the 
       or a household admin of the saved settings; anyone else is refused here too, not only
       shown the values without a Save button
     2 the form's own checks (``bot.slack.settings_submission``: each field, the weekly run's
-      all at once), and whatever else is wrong is still asked about (3), so one answer says all
+      all at once; the store and budget, ``bot.steps.settings_store``), and whatever else is
+      wrong is still asked about (3), so one answer says all
     3 what only Slack knows: each newly named approver or admin is a person of this workspace
       (``users.info``: not ``user_not_found``, not another ``team_id``, not a bot), and the
       weekly channel is one the bot is in (``conversations.info`` ``is_member``), asked at
@@ -43,6 +44,7 @@ The one ack that reads and writes S3 (two requests and three or four Web API cal
 answer must be in the modal, and the modal waits for the ack. After it, a lazy run arranges the
 weekly run's schedule (``bot.records.weekly``) and publishes the Home tab again, a save with a
 key included: that run gets the submission with the keys emptied (``bot.listeners.keyless``).
+(Over 300 lines: opening and saving, and what each answers, in one place.)
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -69,6 +71,7 @@ from bot.slack.settings_summary import NEWER, changed, problem_notice, read_only
 from workflow.errors import StoreError
 
 from .settings_checks import CHECK_SECONDS, SLACK_DOWN, checked_url, slack_says
+from .settings_store import StorePicker, read_store, store_part
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +109,7 @@ class Desk:
     deploy_webhook_url: str = ""
     deploy_keys_serve: Callable[[str], bool] = lambda team: True  # Settings.deploy_keys_serve
     pinned: Mapping[str, tuple[str, int]] | None = None
+    stores: StorePicker | None = None  # the store and budget (None: the deploy has no Kroger)
 
     @property
     def default_orders(self) -> OrderChoice:
@@ -144,14 +148,7 @@ def show_settings(desk: Desk, tenant: str, user: str, external_id: str) -> None:
         log.error("users.info failed: %s", exc.response.get("error"))
         person, notice = None, "\n".join(n for n in (notice, NOT_READ) if n)
     if desk.may_change(tenant, person, current):
-        timezone = person.timezone if person is not None else DEFAULT_TIMEZONE
-        view = settings_modal(
-            current,
-            timezone=timezone,
-            etag=loaded.etag,
-            notice=notice,
-            orders=orders_section(desk, tenant, current),
-        )
+        view = form(desk, tenant, person, current, loaded.etag, notice)
     else:
         view = read_only_modal(current, notice, desk.installer(tenant))
     desk.web.views_update(external_id=external_id, view=view)
@@ -198,8 +195,9 @@ def save_settings(desk: Desk, tenant: str, user: str, view: Any) -> dict[str, An
     # rest (the form's, when a block has both: it is the one to fix first).
     refused = slack_says(desk.web, desk.can_schedule, tenant, current, read, deadline)
     refused.update(orders_say(desk, tenant, current, read, typed, deadline))
-    refused.update({**bad, **read.errors})
-    wanted = read.settings
+    store, budget, unpriced = read_store(desk.stores, tenant, view, current)
+    refused.update({**unpriced, **bad, **read.errors})
+    wanted = read.settings and replace(read.settings, store=store, budget_cents=budget)
     if refused or wanted is None:
         return errors(refused or read.errors)
     what = ", ".join(p for p in (changed(current, wanted), *map(KEY_LABELS.get, typed)) if p)
@@ -249,16 +247,29 @@ def reshown(
     desk: Desk, tenant: str, person: Person | None, loaded: Loaded, notice: str
 ) -> dict[str, Any]:
     """The ack that replaces the modal with the form of ``loaded`` (on its ETag) and a notice."""
-    timezone = person.timezone if person is not None else DEFAULT_TIMEZONE
-    shown = loaded.saved or desk.defaults
-    view = settings_modal(
+    view = form(desk, tenant, person, loaded.saved or desk.defaults, loaded.etag, notice)
+    return {"response_action": "update", "view": view}
+
+
+def form(
+    desk: Desk,
+    tenant: str,
+    person: Person | None,
+    shown: WorkspaceSettings,
+    etag: str | None,
+    notice: str,
+) -> dict[str, Any]:
+    """The editable modal of ``shown``, read at ``etag``, with where orders go and the store."""
+    store, metadata = store_part(desk.stores, tenant, shown, etag)
+    return settings_modal(
         shown,
-        timezone=timezone,
-        etag=loaded.etag,
+        timezone=person.timezone if person is not None else DEFAULT_TIMEZONE,
+        etag=etag,
         notice=notice,
         orders=orders_section(desk, tenant, shown),
+        store=store,
+        metadata=metadata,
     )
-    return {"response_action": "update", "view": view}
 
 
 def orders_say(
