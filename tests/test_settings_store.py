@@ -25,7 +25,7 @@ from bot.records.workspace_settings import ChosenStore, WorkspaceSettings
 from bot.sandbox.anthropic_api import Reply
 from bot.sandbox.kroger_api import FakeKroger
 from bot.slack.settings_store import BUDGET_PROBLEM, NOT_OFFERED
-from bot.steps.settings_store import FOUND, KROGER_DOWN, NO_STORES, NOT_A_ZIP
+from bot.steps.settings_store import FOUND, KROGER_DOWN, NO_STORES, NOT_A_ZIP, OUT_OF_CALLS
 from tests.bot_kit import World, context_text
 from tests.settings_kit import open_settings, option, save, text, zip_entered, zip_event
 
@@ -123,6 +123,15 @@ def test_an_admin_lists_the_stores_near_a_zip_chooses_one_and_a_basket_is_priced
     seen = open_settings(world, "U0BOB")  # a member reads the same
     assert seen is not None and "Corryville" in json.dumps(seen["blocks"])
 
+    again = open_settings(world, "U0CAROL")  # the saved store and budget, chosen and filled in
+    assert again is not None
+    assert block(again, "store")["element"]["initial_option"]["value"] == "01400376"
+    assert block(again, "budget")["element"]["initial_value"] == "55"
+    assert save(world, "U0CAROL", again, store=option("none"), budget=text("")) == {}
+    cleared = saved(world)
+    assert cleared is not None and cleared.store is None and cleared.budget_cents is None
+    assert cleared.changes[0].what == "store, weekly budget"
+
 
 @pytest.mark.parametrize(
     ("zip_code", "reason", "asked"),
@@ -153,6 +162,14 @@ def test_kroger_down_is_said_and_the_stores_listed_before_stay(
     assert options(down) == options(listed)  # the Cincinnati stores are still offered
     answer = save(world, "U0CAROL", down, store=option("01400441"))
     assert answer == {} and (saved(world) or WorkspaceSettings()).store is not None
+
+
+def test_kroger_out_of_calls_is_said(world: World, kroger: FakeKroger) -> None:
+    form = open_settings(world, "U0CAROL")
+    assert form is not None
+    kroger.answer_next(429, times=10)
+    shown = zip_entered(world, "U0CAROL", form, "45202")
+    assert shown is not None and said(shown) == OUT_OF_CALLS and len(options(shown)) == 1
 
 
 def test_a_stale_search_is_refused_by_its_hash_and_the_newer_one_stands(
