@@ -146,6 +146,15 @@ def _ids(value: str) -> frozenset[str]:
 def _url(value: str) -> str:
     if not value.startswith(("https://", "http://")):
         raise ValueError("must be an http(s) URL")
+    from urllib.parse import urlsplit  # only when a URL is set (the tests', the sandbox's)
+
+    parts = urlsplit(value)
+    try:
+        parts.port  # noqa: B018 - a port that is not one raises here, not at the first call
+    except ValueError:
+        raise ValueError("must have a port of 1 to 65535, if any") from None
+    if not parts.hostname:
+        raise ValueError("must name a host")
     return value if value.endswith("/") else value + "/"
 
 

@@ -6,6 +6,7 @@ says when it cannot be priced (no store chosen, Kroger down), its approval never
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -50,6 +51,11 @@ def priced(world: World, kroger: FakeKroger, **settings: Any) -> None:
     )
     rt, _ = cold_start()
     rt.records.settings_store.save(TENANT, WorkspaceSettings(**settings), None)
+
+
+def cents_of(dollars: str) -> int:
+    """``1,234.50`` (or ``55``, whole dollars as the basket writes them) in cents."""
+    return round(float(dollars.replace(",", "")) * 100)
 
 
 def items_text(message: dict[str, Any]) -> str:
@@ -128,3 +134,8 @@ def test_200_items_are_priced_and_posted_within_slack_s_limits(
     assert kroger.calls("products") == 100
     assert "not shown here (approving orders all 200)" in json.dumps(basket["blocks"])
     assert "at Kroger Over-the-Rhine" in context_text(basket)
+    shown = sum(line.count(" → ") for line in items_text(basket).splitlines())
+    assert 0 < shown < 200  # the items shown; the total is over all 200, shown or not
+    costs = re.findall(r"· \$([\d,]+(?:\.\d\d)?)", items_text(basket))
+    (total,) = re.findall(r"≈ \$([\d,]+(?:\.\d\d)?)", context_text(basket))
+    assert cents_of(total) > sum(map(cents_of, costs)) > 0

@@ -269,3 +269,99 @@ def test_the_searches_are_counted_in_the_log_without_a_secret_or_token(
     run_to_port(pricer_at(kroger, STORE), items_of(NAMES[5:6]), InMemoryCheckpointStore())
     assert "at the day's limit (retry after" in caplog.text
     assert kroger.client_secret not in caplog.text and "Bearer" not in caplog.text
+
+
+def test_a_basket_edited_many_times_never_runs_out_of_supersteps(kroger: FakeKroger) -> None:
+    """The engine's bound on supersteps (100) is each run's, not the session's: a basket edited
+    40 times, each edit three supersteps (edit, price, ask), is still answered. With a bound
+    over the session's life, the 33rd edit failed the basket."""
+    from workflow.engine.runner import DEFAULT_MAX_SUPERSTEPS
+
+    store, pricer = InMemoryCheckpointStore(), pricer_at(kroger, STORE)
+    run = run_to_port(pricer, items_of(NAMES[:2]), store)
+    for n in range(40):
+        edited = items_of(NAMES[:2], quantity=n + 2)
+        run = resume(pricer, store, BasketDecision.edited_to(edited, 1))
+        assert run.status is RunStatus.PENDING_REQUESTS, (n, run.error)
+    assert run.superstep > DEFAULT_MAX_SUPERSTEPS
+
+
+class Fixed:
+    """A pricer at STORE whose every item is offered ``offer``."""
+
+    def __init__(self, offer: Any) -> None:
+        self.offer = offer
+
+    def where(self) -> Where:
+        return STORE
+
+    async def offers(self, items: Sequence[Item]) -> list[Any]:
+        return [[self.offer] for _ in items]
+
+
+def test_a_product_s_text_cannot_ping_or_format_and_its_cost_always_shows() -> None:
+    """A description is the store's text: beside the item in plain_text (Slack parses no
+    mention or formatting there, so ``<!channel>`` and ``*bold*`` show as typed), clipped so
+    that the cost after it always shows. A "promotion" above the regular price is no offer."""
+    from workflow.shop.products import Offer
+
+    long = "<!channel> *Kroger* " + "Very " * 50 + "Long Chicken Thighs"
+    offer = Offer(
+        product_id="0001111000001",
+        upc="0001111000001",
+        description=long,
+        size="1 lb",
+        regular_cents=499,
+        promo_cents=599,
+    )
+    thighs = [Item(name="chicken thighs", quantity=1, unit="lb")]
+    run = run_to_port(Fixed(offer), thighs, InMemoryCheckpointStore())
+    prices = prices_of(run)
+    assert prices is not None
+    (line,) = prices.lines
+    said = product_said(line)
+    assert said.startswith(" → <!channel> *Kroger* Very") and said.endswith("…, 1 lb · $4.99")
+    from bot.slack.basket_message import item_sections
+
+    (section,) = item_sections(asked(run).items, prices)
+    assert section["text"]["type"] == "plain_text" and "$4.99" in section["text"]["text"]
+
+
+def test_one_search_refused_is_no_product_found_and_one_name_is_searched_once(
+    kroger: FakeKroger,
+) -> None:
+    """Kroger answering one search 400 (a term it will not take: unconfirmed) leaves that item
+    without a product, not the whole basket "store gone"; two items of one name (two
+    quantities) in one chunk are one search."""
+    kroger.answer_next(400)
+    items = items_of(NAMES[:3]) + items_of(NAMES[:3], quantity=2)
+    run = run_to_port(pricer_at(kroger, STORE), items, InMemoryCheckpointStore())
+    prices = prices_of(run)
+    assert prices is not None and prices.problem is None and prices.complete(asked(run))
+    assert kroger.calls("products") == 3
+    assert sum(1 for line in prices.lines if line.reason == "no product found") == 2
+
+
+def test_an_answer_the_client_cannot_read_leaves_the_basket_unpriced_never_failed() -> None:
+    """A price Python's JSON reader takes but no price is (``1e999``, ``NaN``) reads as none;
+    and whatever else a search raises (an answer nested too deep to read, a bug) leaves the
+    basket asked about without prices, saying Kroger didn't answer: never "No basket"."""
+    from bot.orders.kroger import _readable
+
+    entry = {
+        "upc": "0001111000001",
+        "description": "Kroger Milk",
+        "items": [{"size": "1 gal", "price": {"regular": float("inf"), "promo": float("nan")}}],
+    }
+    offer = _readable(entry)
+    assert offer is not None and offer.price_cents is None
+
+    class Broken:
+        def products(self, term: str, location_id: str, limit: int) -> Any:
+            raise RecursionError("maximum recursion depth exceeded while decoding a JSON object")
+
+    pricer = KrogerPricer(Broken(), STORE, ProductCache())  # type: ignore[arg-type]
+    run = run_to_port(pricer, items_of(NAMES[:2]), InMemoryCheckpointStore())
+    prices = prices_of(run)
+    assert run.status is RunStatus.PENDING_REQUESTS
+    assert prices is not None and prices.problem == DOWN

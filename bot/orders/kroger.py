@@ -221,8 +221,8 @@ def call(
             raise AnswerLost(f"Kroger did not answer ({type(exc).__name__})") from exc
     finally:
         connection.close()
-    if status == 429:
-        raise RateLimited(int(wait) if wait.isdigit() else 60)
+    if status == 429:  # Retry-After in seconds (RFC 9110), else a minute: never a date or "²"
+        raise RateLimited(int(wait) if re.fullmatch(r"[0-9]{1,6}", wait) else 60)
     return status, data
 
 
@@ -231,5 +231,5 @@ def _readable(entry: dict[str, object]) -> Offer | None:
     search's answer, as a store that does not carry it)."""
     try:
         return product_of(entry)
-    except KrogerDown:
+    except (KrogerDown, ValueError, ArithmeticError):
         return None

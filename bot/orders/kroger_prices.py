@@ -96,32 +96,35 @@ class KrogerPricer:
         return self._where
 
     async def offers(self, items: Sequence[Item]) -> list[Sequence[Offer]]:
+        """Each item's offers; each name searched once (two items of one name share it).
+        After the first search that fails, none more is started. Whatever the failure (a
+        Kroger error, or an answer the client could not read): :class:`PricesUnavailable`,
+        logged with its kind, never the basket failing."""
         where = self._where
         if where is None:
             raise PricesUnavailable("No store chosen.")
-        gate = asyncio.Semaphore(WORKERS)
+        terms = list(dict.fromkeys(search_term(item) for item in items))
+        gate, failed = asyncio.Semaphore(WORKERS), asyncio.Event()
 
-        async def one(item: Item) -> tuple[Offer, ...]:
+        async def one(term: str) -> tuple[Offer, ...] | None:
             async with gate:
-                return await asyncio.to_thread(self._search, where.store_id, search_term(item))
+                if failed.is_set():
+                    return ()
+                try:
+                    return await asyncio.to_thread(self._search, where.store_id, term)
+                except BaseException:
+                    failed.set()
+                    raise
 
         before = self.cache.calls
         try:
-            found: list[Sequence[Offer]] = list(
-                await asyncio.gather(*(one(item) for item in items))
-            )
-        except RateLimited as exc:
-            log.warning(
-                "Kroger's product searches are at the day's limit (retry after %s s)",
-                exc.retry_after,
-            )
-            raise PricesUnavailable(BUSY) from exc
-        except UnknownLocation as exc:
-            raise PricesUnavailable(store_gone(where.store)) from exc
-        except KrogerDown as exc:
-            raise PricesUnavailable(DOWN) from exc
-        except KrogerError as exc:
-            raise PricesUnavailable(REFUSED) from exc
+            answers = await asyncio.gather(*(one(term) for term in terms))
+        except Exception as exc:  # noqa: BLE001 - any failure leaves the basket unpriced
+            raise PricesUnavailable(_said(exc)) from exc
+        by_term = dict(zip(terms, answers, strict=True))
+        if terms and all(answer is None for answer in answers):
+            log.warning("Kroger refused every search at store %s", where.store_id)
+            raise PricesUnavailable(store_gone(where.store))
         made = self.cache.calls - before
         log.info(
             "priced %d items: %d Kroger searches, %d answered from the cache; %d searches "
@@ -131,9 +134,9 @@ class KrogerPricer:
             len(items) - made,
             self.cache.calls,
         )
-        return found
+        return [by_term[search_term(item)] or () for item in items]
 
-    def _search(self, location_id: str, term: str) -> tuple[Offer, ...]:
+    def _search(self, location_id: str, term: str) -> tuple[Offer, ...] | None:
         kept = self.cache.get(location_id, term)
         if kept is not None:
             return kept
@@ -141,9 +144,28 @@ class KrogerPricer:
             found = self.client.products(term, location_id, LIMIT)
         except BadTerm:
             return ()  # no search Kroger takes (refused before calling): no product found
+        except UnknownLocation:
+            # A 400: the store, or (unconfirmed) this one term. One search refused is no
+            # product found; every search refused is the store gone (``offers``).
+            self.cache.counted()
+            return None
         except KrogerError:
             self.cache.counted()
             raise
         self.cache.counted()
         self.cache.put(location_id, term, found)
         return found
+
+
+def _said(exc: BaseException) -> str:
+    """What the basket says of a failed search, the failure logged by its kind and message
+    (which carry neither the secret nor a token: ``kroger_values``)."""
+    if isinstance(exc, RateLimited):
+        log.warning(
+            "Kroger's product searches are at the day's limit (retry after %s s)", exc.retry_after
+        )
+        return BUSY
+    log.warning("Kroger's product search failed: %s: %s", type(exc).__name__, exc)
+    if isinstance(exc, KrogerDown):
+        return DOWN
+    return REFUSED if isinstance(exc, KrogerError) else DOWN

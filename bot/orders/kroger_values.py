@@ -26,6 +26,7 @@ Errors, none of which carries the client secret or a token::
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -156,8 +157,11 @@ def store_of(entry: dict[str, Any]) -> Store:
 
 
 def _cents(value: Any) -> int | None:
-    """Dollars as cents; None for none, 0 (Kroger's "no promotion") or not a number."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+    """Dollars as cents; None for none, 0 (Kroger's "no promotion"), not a number, or not a
+    finite one (JSON as Python reads it takes ``1e999`` and ``NaN``)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if not math.isfinite(value) or value <= 0:
         return None
     return round(value * 100)
 

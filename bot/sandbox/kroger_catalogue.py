@@ -1,16 +1,16 @@
 """What the Kroger stand-in sells: a handful of stores near a few ZIP codes, and 387 products.
 
 The products are 129 grocery lines (the last 29 added for what the offline shopper's recipes
-buy, at the end so that the earlier lines' UPCs stay what they were), each in three brands (the store's own ``Kroger``, its organic
-``Simple Truth Organic`` and a national brand), so a search finds a choice of sizes and prices as
-it does at a real store. Each has a 13-digit UPC (the API's ``productId`` and ``upc`` are both 13
-digits in every answer we found), a size as the shelf label says it ("16 oz", "1 gal", "12 ct"),
-an aisle and a regular price. What a product costs and whether it is on the shelf depends on
-the store (:func:`at_store`): the price varies a little from store to store, about one product
-in six is on promotion, about one in ten is low and one in twelve temporarily out of stock
-(``inventory.stockLevel`` is ``HIGH``, ``LOW`` or ``TEMPORARILY_OUT_OF_STOCK``), and about one in
-twenty is not carried there at all. All of it is a function of the store and the UPC, so every
-run sees the same shop.
+buy, at the end so that the earlier lines' UPCs stay what they were), each in three brands (the
+store's own ``Kroger``, its organic ``Simple Truth Organic`` and a national brand), so a search
+finds a choice of sizes and prices as it does at a real store. Each has a 13-digit UPC (the
+API's ``productId`` and ``upc`` are both 13 digits in every answer we found), a size as the
+shelf label says it ("16 oz", "1 gal", "12 ct"), an aisle and a regular price. What a product
+costs and whether it is on the shelf depends on the store (:func:`at_store`): the price varies a
+little from store to store, about one product in six is on promotion, about one in ten is low
+and one in twelve temporarily out of stock (``inventory.stockLevel`` is ``HIGH``, ``LOW`` or
+``TEMPORARILY_OUT_OF_STOCK``), and about one in twenty is not carried there at all. All of it is
+a function of the store and the UPC, so every run sees the same shop.
 
 ZIP ``10001`` (Manhattan) has no store: Kroger has none in New York City, and its API answers an
 empty list for a ZIP with no store in range.

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from workflow.shop.products import Priced
 
 MAX_SAID = 600  # the prices' line under the items
+# A product's description beside an item: with the count, the size (at most 50), the cost and
+# its notes, within basket_message's MAX_PRODUCT_CHARS.
+MAX_DESCRIPTION = 100
 
 
 def product_said(line: Priced | None) -> str:
@@ -39,9 +42,12 @@ def product_said(line: Priced | None) -> str:
         return f" → {line.reason}"
     size = f", {offer.size}" if offer.size else ""
     times = f"{line.count} × " if line.count > 1 else ""
-    promo = " (on offer)" if offer.promo_cents is not None else ""
+    promo = " (on offer)" if offer.on_offer else ""
     low = " (low stock)" if offer.stock_level == "LOW" else ""
-    return f" → {times}{offer.description}{size} · {money(cost)}{promo}{low}"
+    described = offer.description
+    if len(described) > MAX_DESCRIPTION:  # the store's words clipped, never the cost
+        described = described[: MAX_DESCRIPTION - 1] + "…"
+    return f" → {times}{described}{size} · {money(cost)}{promo}{low}"
 
 
 def prices_said(prices: PricedBasket, items: Sequence[Item]) -> str:

@@ -271,8 +271,9 @@ class PriceBasket(Executor):
         try:
             found = await self.pricer.offers(chunk) if chunk else []
         except PricesUnavailable as exc:
+            # Said under the items (the prices' own line, in plain text), not as this step's
+            # progress: "basket priced" beside it would be untrue.
             ctx.queue_state_update(PRICES_KEY, replace(prices, problem=exc.reason), scope=SCOPE)
-            ctx.add_event(ShopProgress(PRICED_STEP, exc.reason))
             return basket  # shown without the missing prices; the approval waits for nothing
         prices = replace(prices, lines=(*prices.lines, *matched(chunk, found)))
         ctx.queue_state_update(PRICES_KEY, prices, scope=SCOPE)

@@ -16,6 +16,7 @@ with its own limits, cache and concurrency; the workflow never imports the bot. 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -29,6 +30,7 @@ from workflow.persistence.values import (
 
 from .basket import MAX_ITEMS, Basket, Item
 from .products import MAX_ID_LENGTH, Priced, match
+from .text import one_line
 from .totals import Total, basket_total
 
 MAX_STORE_LENGTH = 200  # a store's name as the basket shows it
@@ -39,6 +41,7 @@ NO_STORE = "No store chosen: an admin can choose one in Settings, on the app's H
 # How many items one superstep matches (a checkpoint after each): 17 items are one step, 200
 # are 8, so a crash or a Lambda timeout in the middle loses at most this many matches.
 CHUNK = 25
+_STORE_ID = re.compile(r"[A-Za-z0-9]{1,20}")  # a Kroger locationId is 8 digits
 
 
 class PricesUnavailable(Exception):
@@ -109,8 +112,14 @@ class PricedBasket:
     problem: str | None = None
 
     def __post_init__(self) -> None:
+        for name in ("store", "problem"):  # the store's text and ours: one line, as shown
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, one_line(value).strip())
         check_int(self.round, "PricedBasket.round", ge=1)
         check_str(self.store_id, "PricedBasket.store_id", max_length=MAX_ID_LENGTH)
+        if self.store_id and not _STORE_ID.fullmatch(self.store_id):
+            raise ValueError("PricedBasket.store_id must be letters or digits")
         check_str(self.store, "PricedBasket.store", max_length=MAX_STORE_LENGTH)
         if self.budget_cents is not None:
             check_int(self.budget_cents, "PricedBasket.budget_cents", ge=0)

@@ -101,9 +101,16 @@ class Offer:
         check_str(self.aisle, "Offer.aisle", max_length=MAX_AISLE_LENGTH)
 
     @property
+    def on_offer(self) -> bool:
+        """Whether the promotional price is what one costs now: there is one, and it is below
+        the regular price (a "promotion" at or above it is no offer, and not charged)."""
+        promo, regular = self.promo_cents, self.regular_cents
+        return promo is not None and (regular is None or promo < regular)
+
+    @property
     def price_cents(self) -> int | None:
-        """What one costs now: the promotional price when there is one."""
-        return self.promo_cents if self.promo_cents is not None else self.regular_cents
+        """What one costs now: the promotional price when it is an offer (:attr:`on_offer`)."""
+        return self.promo_cents if self.on_offer else self.regular_cents
 
     @property
     def in_stock(self) -> bool:
