@@ -1,7 +1,8 @@
 """The page: what the person does there becomes exactly what Slack would send the bot.
 
 Typing ``/shop …`` becomes a signed slash command, a button a signed ``block_actions`` payload,
-the change modal a signed ``view_submission`` (all built by ``slack_requests``, as in the tests);
+the change modal a signed ``view_submission`` (``page_views``; all built by ``slack_requests``, as
+in the tests);
 each is delivered to ``bot.handler.handler`` as API Gateway would deliver it, with trigger IDs and
 response URLs the fake Slack issued. The page reads the channel, its modal and the checkpoints
 panel from ``/ui/state`` (and the person's Home tab: ``home_page``) and refreshes when
@@ -14,13 +15,12 @@ page itself may call these endpoints (``same_origin_only``).
 from __future__ import annotations
 
 import asyncio
-import json
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from . import canvas_page, home_page, install_page
+from . import canvas_page, home_page, install_page, page_views
 from . import slack_requests as sr
 from .state import NAMES, PEOPLE, person
 
@@ -125,10 +125,6 @@ async def ui_events(request: web.Request) -> web.StreamResponse:
     return response
 
 
-def _answer(response: dict[str, Any]) -> tuple[int, str]:
-    return int(response.get("statusCode", 500)), str(response.get("body") or "")
-
-
 async def ui_command(request: web.Request) -> web.Response:
     sandbox: Sandbox = request.app["sandbox"]
     data = await request.json()
@@ -154,7 +150,7 @@ async def ui_command(request: web.Request) -> web.Response:
         trigger_id=slack.issue_trigger(user),
         response_url_base=sandbox.slack.hooks_url,
     )
-    status, body = _answer(await sandbox.invoke(event))
+    status, body = page_views.answer_of(await sandbox.invoke(event))
     if body:  # Slack shows a slash command's ack text to the person who typed it
         slack.slackbot_says(channel, user, body)
     return web.json_response({"ok": status == 200, "status": status})
@@ -208,39 +204,7 @@ async def ui_action(request: web.Request) -> web.Response:
         block_id=block_id,
         message={k: v for k, v in message.items() if k in ("type", "ts", "text", "blocks")},
     )
-    status, _ = _answer(await sandbox.invoke(event))
-    return web.json_response({"ok": status == 200, "status": status})
-
-
-async def ui_view(request: web.Request) -> web.Response:
-    sandbox: Sandbox = request.app["sandbox"]
-    data = await request.json()
-    slack = sandbox.workspace(data.get("team"))
-    user = person(str(data.get("user", "")))
-    view = slack.open_view(user)
-    if view is None:
-        return web.json_response({"ok": False, "error": "no_open_view"}, status=404)
-    event = sr.view_submission(
-        sandbox.secret,
-        callback_id=str(view.get("callback_id", "")),
-        private_metadata=str(view.get("private_metadata", "")),
-        values=data.get("values") or {},
-        team_id=slack.team_id,
-        user_id=user,
-        view_id=str(view["id"]),
-    )
-    status, body = _answer(await sandbox.invoke(event))
-    answer = json.loads(body) if body.startswith("{") else {}
-    if status == 200 and answer.get("response_action") == "errors":
-        return web.json_response({"ok": False, "errors": answer.get("errors", {})})
-    if status == 200 and answer.get("response_action") == "update":
-        # Slack replaces the modal with the view the ack gave (checked as views.update is).
-        try:
-            slack.method("views.update", {"view_id": view["id"], "view": answer.get("view")})
-        except Exception as exc:  # noqa: BLE001 - a view Slack would refuse: the modal stays
-            return web.json_response({"ok": False, "status": status, "error": str(exc)})
-        return web.json_response({"ok": True, "status": status, "updated": True})
-    slack.close_view(user)
+    status, _ = page_views.answer_of(await sandbox.invoke(event))
     return web.json_response({"ok": status == 200, "status": status})
 
 
@@ -251,13 +215,6 @@ async def ui_fast_forward(request: web.Request) -> web.Response:
     team = sandbox.workspace((await request.json()).get("team")).team_id
     fired = await sandbox.fast_forward(team)
     return web.json_response({"ok": True, "fired": "", **fired})
-
-
-async def ui_close(request: web.Request) -> web.Response:
-    sandbox: Sandbox = request.app["sandbox"]
-    data = await request.json()
-    sandbox.workspace(data.get("team")).close_view(person(str(data.get("user", ""))))
-    return web.json_response({"ok": True})
 
 
 async def page(request: web.Request) -> web.Response:
@@ -309,8 +266,9 @@ def build_app(sandbox: Sandbox) -> web.Application:
     app.router.add_get("/ui/events", ui_events)
     app.router.add_post("/ui/command", ui_command)
     app.router.add_post("/ui/action", ui_action)
-    app.router.add_post("/ui/view", ui_view)
-    app.router.add_post("/ui/close", ui_close)
+    app.router.add_post("/ui/view", page_views.ui_view)
+    app.router.add_post("/ui/view-action", page_views.ui_view_action)
+    app.router.add_post("/ui/close", page_views.ui_close)
     app.router.add_post("/ui/fast-forward", ui_fast_forward)
     app.router.add_post("/ui/tick", canvas_page.ui_tick)
     home_page.add_routes(app)

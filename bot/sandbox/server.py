@@ -78,6 +78,10 @@ def configure_bot(sandbox: Sandbox, s3_url: str) -> str:
         # webhook (the receiver on 127.0.0.1, its host pinned, its per-run CA trusted); the keys
         # typed in Settings are SSM parameters in the same moto server.
         INSTACART_API_URL=sandbox.instacart.url,
+        # Prices at the Kroger stand-in's stores (Carol's Settings: a ZIP, then a store).
+        KROGER_CLIENT_ID=sandbox.kroger.client_id,
+        KROGER_CLIENT_SECRET=sandbox.kroger.client_secret,
+        KROGER_API_URL=sandbox.kroger.url,
         WORKSPACE_SECRETS_PATH="/weekly-shop/sandbox/workspaces",
         AWS_ENDPOINT_URL_SSM=s3_url,
         **sandbox.webhook.env,
@@ -114,6 +118,7 @@ async def serve(port: int, ready: asyncio.Event | None = None, many: bool = Fals
     sandbox.slack.start()
     sandbox.lam.start()
     sandbox.instacart.start()
+    sandbox.kroger.start()
     sandbox.webhook.start()
     sandbox.banner = configure_bot(sandbox, moto.root)
     try:
@@ -152,6 +157,11 @@ async def serve(port: int, ready: asyncio.Event | None = None, many: bool = Fals
             f"{sandbox.webhook.url} with the signing secret {sandbox.webhook.secret}.",
             flush=True,
         )
+        print(
+            "Prices: Carol's Settings choose a store near ZIP 45202, 30308, 98109 or 80202 "
+            "(the Kroger stand-in's).",
+            flush=True,
+        )
         print(FORGETS, flush=True)
         print("Press Ctrl-C to stop.", flush=True)
         if ready is not None:
@@ -167,6 +177,7 @@ async def serve(port: int, ready: asyncio.Event | None = None, many: bool = Fals
         sandbox.slack.stop()
         sandbox.lam.stop()
         sandbox.instacart.stop()
+        sandbox.kroger.stop()
         sandbox.webhook.stop()
         moto.stop()
 

@@ -16,6 +16,7 @@ from typing import Any
 from .aws_events import lambda_context
 from .clock import PlayedClock
 from .instacart_api import FakeInstacart
+from .kroger_api import FakeKroger
 from .lambda_api import FakeLambda, Invocation
 from .lambda_async import invoke_async
 from .moto_server import new_credentials
@@ -85,6 +86,9 @@ class Sandbox:
         # key is printed at start) and a household's webhook receiver (its URL and secret too).
         self.instacart = FakeInstacart(api_key=f"sandbox-instacart-{secrets.token_hex(8)}")
         self.webhook = WebhookReceiver(secret=f"sandbox-webhook-{secrets.token_hex(12)}")
+        # Prices: the Kroger stand-in (its stores near ZIP 45202, 30308, 98109 and 80202), on
+        # the played clock, so its tokens expire as Fast-forward moves time.
+        self.kroger = FakeKroger(clock=self.clock)
         # (team, user) -> the Add to Slack waiting on Slack's authorize page (``install_page``)
         self.authorizing: dict[tuple[str, str], dict[str, str]] = {}
         self.channel = CHANNEL

@@ -393,9 +393,11 @@ function renderModal() {
   const overlay = $("#overlay");
   if (!view) { if (overlay.dataset.kind === "modal") closeOverlay(); return; }
   // The same view, unchanged: leave what the person typed. views.update (a loading modal
-  // filled in, the values another admin saved) gives the view a new hash: shown anew.
-  if (overlay.dataset.kind === "modal" && overlay.dataset.view === view.id &&
-      overlay.dataset.hash === (view.hash || "")) return;
+  // filled in, the stores near a ZIP) gives the view a new hash: shown anew, and, as Slack does,
+  // what the person typed or chose stays in every input whose block_id and action_id it keeps.
+  const same = overlay.dataset.kind === "modal" && overlay.dataset.view === view.id;
+  if (same && overlay.dataset.hash === (view.hash || "")) return;
+  const typed = same ? modalValues() : {};
   const body = view.blocks.map((b) => b.type === "input"
     ? `<label for="in-${esc(b.block_id)}">${esc(b.label.text)}</label>${renderInput(b)}
        ${b.hint ? `<div class="panel-hint">${esc(b.hint.text)}</div>` : ""}
@@ -411,8 +413,41 @@ function renderModal() {
   overlay.dataset.hash = view.hash || "";
   $("#modal-close").onclick = async () => { closeOverlay(); await post("/ui/close", {}); };
   if (view.submit) $("#modal-submit").onclick = submitModal;
+  document.querySelectorAll("#modal .modal-input").forEach((input) => {
+    const kept = (typed[input.dataset.block] || {})[input.dataset.action];
+    if (kept) restore(input, kept);
+    const block = view.blocks.find((b) => b.block_id === input.dataset.block) || {};
+    if (!block.dispatch_action) return;
+    // An input block with dispatch_action: Enter in its text field (on_enter_pressed, the
+    // default) or a choice in its select is a block_actions from the view, with its state.
+    if (input.dataset.type === "plain_text_input") {
+      input.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); dispatchFrom(input); } });
+    } else if (input.dataset.type === "static_select") {
+      input.addEventListener("change", () => dispatchFrom(input));
+    }
+  });
   const first = overlay.querySelector("textarea, input");
-  if (first) first.focus();
+  if (first && !same) first.focus();
+}
+
+function modalValues() {
+  const values = {};
+  document.querySelectorAll("#modal .modal-input").forEach((input) => {
+    values[input.dataset.block] = { [input.dataset.action]: stateOf(input) };
+  });
+  return values;
+}
+
+function restore(input, kept) {
+  if ("value" in kept && kept.value !== null && input.tagName !== "SELECT") input.value = kept.value;
+  if (kept.selected_option && input.tagName === "SELECT") {
+    const found = [...input.options].find((o) => o.value === kept.selected_option.value);
+    if (found) input.value = found.value;
+  }
+}
+
+async function dispatchFrom(input) {
+  await post("/ui/view-action", { values: modalValues(), block: input.dataset.block, action: input.dataset.action });
 }
 
 // What Slack sends for each element type in view.state.values[block][action].
@@ -453,10 +488,7 @@ function closeOverlay() {
 }
 
 async function submitModal() {
-  const values = {};
-  document.querySelectorAll("#modal .modal-input").forEach((input) => {
-    values[input.dataset.block] = { [input.dataset.action]: stateOf(input) };
-  });
+  const values = modalValues();
   $("#modal-submit").disabled = true;
   document.querySelectorAll("#modal .modal-error").forEach((slot) => { slot.textContent = ""; });
   const answer = await post("/ui/view", { values });
