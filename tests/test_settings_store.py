@@ -270,13 +270,3 @@ def test_a_key_typed_before_the_search_travels_to_no_lazy_run(
     assert world.send(lazy.payload)["statusCode"] == 200  # re-signed: it verifies and runs
     shown = world.slack.open_view("U0CAROL")
     assert shown is not None and said(shown) == FOUND.format(zip="45202")
-
-
-def test_the_budget_is_written_as_the_basket_writes_it() -> None:
-    """The settings write a budget without importing the shop (a save's ack stays light): the
-    same text as the basket's ``this week's $55``."""
-    from bot.slack.settings_store import money
-    from workflow.shop.totals import money as basket_money
-
-    for cents in (1, 99, 100, 5500, 5550, 120050, 10_000_000):
-        assert money(cents) == basket_money(cents)

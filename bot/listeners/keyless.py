@@ -1,4 +1,5 @@
-"""A Settings submission's lazy run, without the keys typed into it.
+"""A Settings modal's lazy run (its submission, or a ZIP search from it, whose ``block_actions``
+carries the whole view's state), without the keys typed into it.
 
 Bolt's Lambda lazy runner invokes the function again with the very event the ack answered
 (``request.context["lambda_request"]``: ``LambdaLazyListenerRunner.start`` adds two headers and

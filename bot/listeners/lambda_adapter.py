@@ -5,7 +5,8 @@ What it changes of Bolt's own ``SlackRequestHandler``: a body Bolt cannot even p
 (it would raise before any signature check), a public request posing as a lazy run gets 401, a
 lazy run that failed raises :class:`LazyRunFailed` out of the handler, so that Lambda retries it
 and its on-failure destination hears of it at the last (Bolt only logs such a failure), and a
-Settings save's lazy run is sent without the keys typed into it (:class:`LazyRunner`).
+Settings modal's lazy run (a save, or a ZIP search from it) is sent without the keys typed into
+it (:class:`LazyRunner`).
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ class LazyRunner(LambdaLazyListenerRunner):
         if isinstance(event, dict) and typed_keys(request.body):
             keyless = without_keys(event, self.signing_secret) if self.signing_secret else None
             if keyless is None:  # fail closed: never a lazy run with a key in it
-                log.error("a Settings save's lazy run was not started: its keys stayed in it")
+                log.error("a Settings modal's lazy run was not started: its keys stayed in it")
                 return
             request.context["lambda_request"] = keyless
         super().start(function, request)

@@ -23,6 +23,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from bot.records.workspace_settings import MAX_BUDGET_CENTS, ChosenStore
+from workflow.shop.money import money
 
 from .blocks import plain
 from .settings_ids import STORE_ZIP
@@ -40,13 +41,6 @@ MAC_CHARS = 22  # 128 bits, base64url
 BUDGET_PROBLEM = "US dollars above 0 and at most $100,000, like 55 or 55.50 (blank: no budget)."
 NOT_OFFERED = "Choose one of the stores listed (type a ZIP code and press Enter to list them)."
 _BUDGET = re.compile(r"\$?\s*(\d{1,3}(,\d{3})+|\d+)(\.\d+)?")
-
-
-def money(cents: int) -> str:
-    """``$55``, ``$55.50``, ``$1,200.50``: as ``workflow.shop.totals.money`` writes a budget
-    (not imported: the shop's modules stay out of a save's ack, ``tests/test_bot_lambda``)."""
-    dollars, rest = divmod(cents, 100)
-    return f"${dollars:,}" if rest == 0 else f"${dollars:,}.{rest:02d}"
 
 
 def store_text(store: ChosenStore) -> str:

@@ -10,12 +10,12 @@ from collections.abc import Callable
 
 from bot.records.workspace_settings import DAY, HOUR, WorkspaceSettings
 from bot.records.workspace_settings_store import Loaded
+from workflow.shop.money import money
 
 from .blocks import Block, escape, plain
 from .order_form import order_line
 from .settings_form import DAY_NAMES, shown_minutes
 from .settings_ids import OPEN_SETTINGS
-from .settings_store import money
 
 MAX_LINE = 2900  # a line of the summary, escaped, in a section of at most 3,000 characters
 AGAIN = (

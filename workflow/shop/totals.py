@@ -4,7 +4,7 @@
 counts those that have none; :func:`total_line` and :func:`budget_line` say it:
 "≈ $61.40 at Kroger, 2nd Ave; 2 items without a price", "$6.40 over this week's $55". The total
 is an estimate (≈): the store's price at matching, which may change before the order. Money is
-US dollars, written by :func:`money` alone: Kroger's stores are all in the US, and its API
+US dollars, written by ``money.money`` alone: Kroger's stores are all in the US, and its API
 answers in dollars. A store's name is the store's text: escape it where it is shown.
 """
 
@@ -14,6 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .basket import count
+from .money import money
+
+__all__ = ["Total", "basket_total", "budget_line", "money", "total_line"]
 from .products import Priced
 
 
@@ -42,13 +45,6 @@ def basket_total(priced: Sequence[Priced], budget_cents: int | None = None) -> T
         unpriced=sum(1 for cost in costs if cost is None),
         budget_cents=budget_cents,
     )
-
-
-def money(cents: int) -> str:
-    """``$61.40``, ``$55`` (whole dollars without cents), ``$1,234.50``: US dollars."""
-    dollars, rest = divmod(abs(cents), 100)
-    sign = "-" if cents < 0 else ""
-    return f"{sign}${dollars:,}" if rest == 0 else f"{sign}${dollars:,}.{rest:02d}"
 
 
 def total_line(total: Total, store: str) -> str:
