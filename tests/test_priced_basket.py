@@ -16,7 +16,7 @@ from bot.orders.kroger_prices import DOWN
 from bot.records.workspace_settings import ChosenStore, WorkspaceSettings
 from bot.sandbox.anthropic_api import Reply
 from bot.sandbox.kroger_api import FakeKroger
-from tests.bot_kit import World, context_text
+from tests.bot_kit import CHANNEL, World, context_text
 from tests.fault_kit import TENANT, thread_texts
 from workflow.shop.pricing import NO_STORE
 
@@ -139,3 +139,31 @@ def test_200_items_are_priced_and_posted_within_slack_s_limits(
     costs = re.findall(r"· \$([\d,]+(?:\.\d\d)?)", items_text(basket))
     (total,) = re.findall(r"≈ \$([\d,]+(?:\.\d\d)?)", context_text(basket))
     assert cents_of(total) > sum(map(cents_of, costs)) > 0
+
+
+def test_an_answered_basket_keeps_the_prices_it_was_answered_at(
+    world: World, kroger: FakeKroger
+) -> None:
+    """Approved, the message still shows what was approved and at what total; a basket changed
+    keeps its own prices, and the revised one shows its own (one item fewer, one total less)."""
+    priced(world, kroger, store=STORE, budget_cents=2_000)
+    world.claude.script(Reply(text=WEEK), Reply(text="\n".join(WEEK.splitlines()[1:])))
+    world.shop()
+    world.run_lazies()
+    (first,) = world.baskets()
+    before = context_text(first)
+    world.click(first, "change_basket")
+    world.submit_change("no chicken")
+    world.run_lazies()
+    first_now = world.slack.message(CHANNEL, first["ts"])
+    assert first_now is not None and "Change asked" in json.dumps(first_now["blocks"])
+    (total_before,) = re.findall(r"≈ \$[\d,.]+", before)
+    assert total_before in context_text(first_now) and "chicken thighs → " in items_text(first_now)
+    second = world.baskets()[-1]
+    (total_after,) = re.findall(r"≈ \$[\d,.]+", context_text(second))
+    assert cents_of(total_after[3:]) < cents_of(total_before[3:])
+    world.click(second, "approve_basket")
+    world.run_lazies()
+    approved = world.slack.message(CHANNEL, second["ts"])
+    assert approved is not None and "Approved by" in context_text(approved)
+    assert total_after in context_text(approved) and " → " in items_text(approved)

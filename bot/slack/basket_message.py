@@ -262,10 +262,11 @@ def answered_blocks(
     note: str = "",
     asked: Block | None = None,
     approvals: Sequence[str] = (),
+    prices: PricedBasket | None = None,
 ) -> list[Block]:
     """The same basket once answered: the buttons replaced by who answered (everyone who
     approved it, for a quorum's order), when, and why; ``asked`` (:func:`asked_for`) keeps what
-    was asked above it."""
+    was asked above it, and ``prices`` what it cost as it was answered."""
     when = slack_date(at)
     if not note:
         said = context(f"{verdict} by {people(approvals or [user])} · {when}")
@@ -275,7 +276,7 @@ def answered_blocks(
             {"type": "plain_text", "text": note[:MAX_CHANGE_LENGTH], "emoji": False},
             {"type": "mrkdwn", "text": f"· {when}"},
         ]
-    return _closed(round, max_rounds, items, said, asked)
+    return _closed(round, max_rounds, items, said, asked, prices)
 
 
 def expired_blocks(
@@ -293,13 +294,19 @@ def retired_blocks(*, round: int, max_rounds: int, items: Sequence[Item]) -> lis
 
 
 def _closed(
-    round: int, max_rounds: int, items: Sequence[Item], said: Block, asked: Block | None = None
+    round: int,
+    max_rounds: int,
+    items: Sequence[Item],
+    said: Block,
+    asked: Block | None = None,
+    prices: PricedBasket | None = None,
 ) -> list[Block]:
-    """A basket that no longer waits: its header and items, what was asked (when known), and
-    ``said`` where its buttons were."""
+    """A basket that no longer waits: its header and items (with their prices, when known),
+    what was asked (when known), and ``said`` where its buttons were."""
     return [
         {"type": "header", "text": plain(f"Basket {round} of {max_rounds}", 150)},
-        *item_sections(items),
+        *item_sections(items, prices),
+        *prices_block(prices, items),
         *([asked] if asked is not None else []),
         said,
     ]

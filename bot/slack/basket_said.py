@@ -93,6 +93,7 @@ def answered_message(
             note=mark.note,
             asked=asked,
             approvals=mark.approvals,
+            prices=mark.prices,
         ),
     )
 

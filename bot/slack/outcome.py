@@ -71,6 +71,8 @@ class Mark:
     at: int | None = None  # when (default: now); an expiry's is when it was due
     request_id: str = ""  # the request it answered: its basket's timers are deleted
     approvals: tuple[str, ...] = ()  # an order a quorum approved: everyone who did, in order
+    # Its prices as it was answered (shown on it still: what was approved, at what total).
+    prices: PricedBasket | None = None
 
 
 @dataclass(frozen=True)

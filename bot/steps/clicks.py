@@ -27,6 +27,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from bot.slack.delivery import Where
 from bot.slack.outcome import APPROVED, Mark, Outcome, Post, Report, Tell, held_text, outputs_of
@@ -141,6 +142,7 @@ class Answer:
         edited = edited_for(click, request.data)
         if isinstance(edited, str):
             return Tell(click.user, edited)
+        priced = prices_of(run, request.data.round)  # the answered basket's, before a change's
         answered = await answer_pending(
             run, request.request_id, self._decide(approvals, edited), answered_by=click.user
         )
@@ -154,6 +156,7 @@ class Answer:
             click.change,
             request_id=request.request_id,
             approvals=_ordered_by(answered.run.answered[request.request_id].response),
+            prices=priced,
         )
         return self._report(answered.events, outputs_of(answered.events), run, mark)
 
@@ -277,20 +280,10 @@ class Answer:
         return told_refused(self.click, error)
 
 
-def _mark(
-    ts: str,
-    basket: object,
-    verdict: str,
-    by: str,
-    note: str,
-    *,
-    at: int | None = None,
-    request_id: str = "",
-    approvals: tuple[str, ...] = (),
-) -> Mark | None:
-    if not isinstance(basket, Basket):
-        return None
-    return Mark(ts, basket, verdict, by, note, at=at, request_id=request_id, approvals=approvals)
+def _mark(ts: str, basket: object, verdict: str, by: str, note: str, **kw: Any) -> Mark | None:
+    """How the answered basket reads now (``kw``: Mark's ``at``, ``request_id``, ``approvals``,
+    ``prices``); None for a request that asked about no basket."""
+    return Mark(ts, basket, verdict, by, note, **kw) if isinstance(basket, Basket) else None
 
 
 def _ordered_by(decision: object) -> tuple[str, ...]:
