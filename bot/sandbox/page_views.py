@@ -10,6 +10,7 @@ the view, with its full state so far, as Slack sends it; Cancel closes it. Built
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -18,6 +19,7 @@ from . import slack_requests as sr
 from .state import person
 
 if TYPE_CHECKING:
+    from .slack_workspace import SlackWorkspace
     from .state import Sandbox
 
 # What a dispatched element's action carries, by its type, from the state the page sends.
@@ -29,7 +31,19 @@ def answer_of(response: dict[str, Any]) -> tuple[int, str]:
     return int(response.get("statusCode", 500)), str(response.get("body") or "")
 
 
-async def ui_view(request: web.Request) -> web.Response:
+@dataclass(frozen=True)
+class _Open:
+    """A page request about the modal a person has open: who, in which workspace, what."""
+
+    sandbox: Sandbox
+    data: dict[str, Any]
+    slack: SlackWorkspace
+    user: str
+    view: dict[str, Any]
+
+
+async def _open(request: web.Request) -> _Open | web.Response:
+    """The request's person and their open modal, or the 404 the page is answered with."""
     sandbox: Sandbox = request.app["sandbox"]
     data = await request.json()
     slack = sandbox.workspace(data.get("team"))
@@ -37,6 +51,20 @@ async def ui_view(request: web.Request) -> web.Response:
     view = slack.open_view(user)
     if view is None:
         return web.json_response({"ok": False, "error": "no_open_view"}, status=404)
+    return _Open(sandbox, data, slack, user, view)
+
+
+async def ui_view(request: web.Request) -> web.Response:
+    found = await _open(request)
+    if isinstance(found, web.Response):
+        return found
+    sandbox, data, slack, user, view = (
+        found.sandbox,
+        found.data,
+        found.slack,
+        found.user,
+        found.view,
+    )
     event = sr.view_submission(
         sandbox.secret,
         callback_id=str(view.get("callback_id", "")),
@@ -63,13 +91,16 @@ async def ui_view(request: web.Request) -> web.Response:
 
 async def ui_view_action(request: web.Request) -> web.Response:
     """An element of the open modal dispatched: the ``block_actions`` Slack sends for it."""
-    sandbox: Sandbox = request.app["sandbox"]
-    data = await request.json()
-    slack = sandbox.workspace(data.get("team"))
-    user = person(str(data.get("user", "")))
-    view = slack.open_view(user)
-    if view is None:
-        return web.json_response({"ok": False, "error": "no_open_view"}, status=404)
+    found = await _open(request)
+    if isinstance(found, web.Response):
+        return found
+    sandbox, data, slack, user, view = (
+        found.sandbox,
+        found.data,
+        found.slack,
+        found.user,
+        found.view,
+    )
     values = data.get("values") or {}
     block, action_id = str(data.get("block", "")), str(data.get("action", ""))
     element = (values.get(block) or {}).get(action_id) or {}
