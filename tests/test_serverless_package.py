@@ -398,6 +398,7 @@ def test_no_wildcard_resources_or_actions(packaged: Packaged) -> None:
         "ssm:GetParameter",  # a workspace's keys (bot/records/workspace_secrets.py)
         "ssm:PutParameter",
         "ssm:DeleteParameters",
+        "ssm:GetParametersByPath",  # ...and the kroger folders (bot/records/kroger_accounts.py)
         "logs:CreateLogStream",  # the framework's own, for the function's log group
         "logs:CreateLogGroup",
         "logs:TagResource",
@@ -405,16 +406,37 @@ def test_no_wildcard_resources_or_actions(packaged: Packaged) -> None:
     }
 
 
+def _iam_like(pattern: str, value: str) -> bool:
+    """IAM's StringLike and resource matching: ``*`` is any run of characters, ``/`` included,
+    and ``?`` any one character (IAM User Guide, "IAM JSON policy elements: Condition operators"
+    and "Resource")."""
+    glob = "".join({"*": ".*", "?": "."}.get(c, re.escape(c)) for c in pattern)
+    return re.fullmatch(glob, value, flags=re.DOTALL) is not None
+
+
+def _arn(template: str) -> str:
+    """An ``Fn::Sub`` ARN with the pseudo parameters of one account and region."""
+    for name, value in (("Partition", "aws"), ("Region", REGION), ("AccountId", "123456789012")):
+        template = template.replace(f"${{AWS::{name}}}", value)
+    return template
+
+
 def test_workspace_keys_are_read_written_and_deleted_under_their_path_only(
     packaged: Packaged,
 ) -> None:
-    """SSM: Get/Put/DeleteParameters on the workspaces' path, no listing; the KMS key they are
-    encrypted with lets the account administer it and only this role use it, only via SSM and
-    only for those parameters (the aws/ssm key would let every principal of the account
-    decrypt: docs.aws.amazon.com, "Restricting decryption of SecureString parameter values")."""
-    path = "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter" + (
-        f"/weekly-shop/{STAGE}/workspaces/*"
-    )
+    """SSM: Get/Put/DeleteParameters on the workspaces' path, and listing only each workspace's
+    kroger folder; the KMS key they are encrypted with lets the account administer it and only
+    this role use it, only via SSM and only for those parameters, a person's Kroger token
+    included (the aws/ssm key would let every principal of the account decrypt:
+    docs.aws.amazon.com, "Restricting decryption of SecureString parameter values").
+
+    ``GetParametersByPath`` is authorised against the path in the request, not the parameters
+    it returns, and access to a path is access to every level below it (Systems Manager User
+    Guide, "How Parameter Store authorizes parameter retrieval"; API reference, ``Recursive``):
+    so its resource is ``<path>/*/kroger``, never ``<path>/*`` (which would let the role list a
+    workspace's folder, keys and all)."""
+    arn = "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter"
+    path = f"{arn}/weekly-shop/{STAGE}/workspaces/*"
     [statement] = [s for s in packaged.statements if "ssm:GetParameter" in _as_list(s["Action"])]
     assert set(_as_list(statement["Action"])) == {
         "ssm:GetParameter",
@@ -422,6 +444,19 @@ def test_workspace_keys_are_read_written_and_deleted_under_their_path_only(
         "ssm:DeleteParameters",
     }
     assert _as_list(statement["Resource"]) == [{"Fn::Sub": path}]
+    [listing] = [
+        s for s in packaged.statements if "ssm:GetParametersByPath" in _as_list(s["Action"])
+    ]
+    assert listing == {
+        "Effect": "Allow",
+        "Action": ["ssm:GetParametersByPath"],
+        "Resource": [{"Fn::Sub": f"{path}/kroger"}],
+    }
+    workspaces = _arn(f"{arn}/weekly-shop/{STAGE}/workspaces")
+    listed = _arn(f"{path}/kroger")
+    assert _iam_like(listed, f"{workspaces}/T0TEAM/kroger")  # what KrogerAccounts.forget asks
+    for refused in ("", "/T0TEAM", "/T0TEAM/instacart-api-key", "/T0TEAM/kroger/U0ALICE"):
+        assert not _iam_like(listed, f"{workspaces}{refused}"), refused
     assert not [s for s in packaged.statements if any("kms:" in a for a in _as_list(s["Action"]))]
     key = packaged.template["Resources"]["WorkspaceKeysKey"]["Properties"]
     assert key["EnableKeyRotation"] is True
@@ -436,6 +471,10 @@ def test_workspace_keys_are_read_written_and_deleted_under_their_path_only(
     assert use["Condition"]["StringLike"] == {
         "kms:EncryptionContext:PARAMETER_ARN": {"Fn::Sub": path}
     }
+    context = _arn(path)
+    for name in ("T0TEAM/instacart-api-key", "T0TEAM/kroger/U0ALICE"):
+        assert _iam_like(context, f"{workspaces}/{name}"), name
+    assert not _iam_like(context, _arn(f"{arn}/weekly-shop/{STAGE}/slack-bot-token"))
 
 
 def test_timers_are_made_and_deleted_in_their_group_only(packaged: Packaged) -> None:

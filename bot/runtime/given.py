@@ -81,6 +81,7 @@ def forgetting_of(rt: Runtime) -> Forgetting:
         settings_store=records.settings_store,
         weekly=rt.schedules.weekly,
         workspace_secrets=records.workspace_secrets,
+        kroger_accounts=records.kroger_accounts,
         s3=rt.aws.s3,
     )
 

@@ -1,7 +1,8 @@
 """What builds the stores and records, once per cold start, shared by every workspace (each is
 keyed by tenant): the checkpoint store, the session lock and the signer; the receipts, outcome
-and order records; each workspace's settings document and write-only keys; and the keys that
-sign what outlives a request. Nothing is built, and no client made, until first asked for."""
+and order records; each workspace's settings document and write-only keys; each person's
+Kroger refresh token; and the keys that sign what outlives a request. Nothing is built, and no
+client made, until first asked for."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from .clients import AwsClients, LazyClient
 
 if TYPE_CHECKING:
     from bot.records.history import History
+    from bot.records.kroger_accounts import KrogerAccounts
     from bot.records.orders import S3Orders
     from bot.records.receipts import Receipts
     from bot.records.workspace_secrets import WorkspaceSecrets
@@ -164,6 +166,20 @@ class Records:
         from workflow.persistence.s3_client import ACK_S3_CONFIG
 
         return self._secrets(LazyClient("ssm", ACK_S3_CONFIG))
+
+    @functools.cached_property
+    def kroger_accounts(self) -> KrogerAccounts | None:
+        """Each person's connected Kroger account (``bot.records.kroger_accounts``): beside
+        the workspaces' keys, under the same path and KMS key; None without
+        WORKSPACE_SECRETS_PATH. Its SSM client is made on first use."""
+        s = self.settings
+        if not s.workspace_secrets_path:
+            return None
+        from bot.records.kroger_accounts import KrogerAccounts
+
+        return KrogerAccounts(
+            self.aws.ssm, s.workspace_secrets_path, s.workspace_secrets_key, clock=self.clock
+        )
 
     def _secrets(self, ssm: Any) -> WorkspaceSecrets | None:
         s = self.settings

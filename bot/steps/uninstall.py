@@ -15,6 +15,8 @@ Slack also says it) delete, for that workspace only:
     its keys                    its Instacart API key and webhook signing secret, SSM parameters
                                 under WORKSPACE_SECRETS_PATH (``bot.records.workspace_secrets``),
                                 and its settings' generation there (``…settings_generations``)
+    its people's Kroger tokens  each connected person's refresh token, SSM parameters under
+                                <WORKSPACE_SECRETS_PATH>/<team>/kroger/ (``…kroger_accounts``)
 
 Objects are listed under the workspace's own prefixes and removed with ``DeleteObjects``, 1,000
 at a time. A delivery that runs twice (Slack's retry of the event, Lambda's retry of its lazy run,
@@ -41,6 +43,7 @@ from workflow.persistence.s3_client import store_error
 from workflow.persistence.s3_keys import S3Keys
 
 if TYPE_CHECKING:
+    from bot.records.kroger_accounts import KrogerAccounts
     from bot.records.receipts import Receipts
     from bot.records.timers import Timers
     from bot.records.weekly import WeeklySchedules
@@ -64,6 +67,7 @@ class Forgetting:
     settings_store: S3WorkspaceSettings
     weekly: WeeklySchedules | None
     workspace_secrets: WorkspaceSecrets | None
+    kroger_accounts: KrogerAccounts | None
     s3: Callable[[], Any]
 
 
@@ -135,6 +139,8 @@ def forget_workspace(rt: Forgetting, team_id: str, said_at: float | None = None)
     rt.settings_store.forget(team_id)
     secrets = rt.workspace_secrets
     keys_deleted = secrets.forget(team_id, before) if secrets is not None else 0
+    accounts = rt.kroger_accounts
+    kroger = accounts.forget(team_id, before) if accounts is not None else 0
     if rt.oauth is not None and since is None:
         flow, by_workspace = rt.oauth
         store = flow.settings.installation_store
@@ -149,6 +155,7 @@ def forget_workspace(rt: Forgetting, team_id: str, said_at: float | None = None)
         "orders": orders,
         "settings": settings,
         "keys": keys_deleted,
+        "kroger_accounts": kroger,
     }
     log.info("workspace %s forgotten: %s", team_id, counts)
     return counts
