@@ -12,7 +12,7 @@ Against moto's SSM and KMS (``mock_aws``). SSM facts the fake is held to here:
 - A SecureString read without ``WithDecryption`` answers its ciphertext; moto writes it as
   ``kms:<key>:<value>``, naming the key it was encrypted under.
 
-Removing the app goes through the real handler (``app_uninstalled``, then its lazy run).
+Removing the app, through the real handler: ``tests/test_kroger_accounts_uninstall.py``.
 """
 
 from __future__ import annotations
@@ -29,8 +29,6 @@ from botocore.exceptions import ClientError
 
 from bot.records.kroger_accounts import KrogerAccounts
 from bot.records.workspace_secrets import SecretsDown
-from bot.sandbox.slack_events import event_callback
-from tests.bot_kit import SECRET, World
 
 PATH = "/weekly-shop/test/workspaces"
 TEAM, OTHER = "T0TEAM", "T0OTHER"
@@ -304,53 +302,3 @@ def test_with_botocore_at_debug_no_token_reaches_a_log_line(
     assert "PutParameter" in logged and "Response body" in logged  # botocore did log
     assert "Kroger accounts deleted" in logged
     assert TOKEN not in logged
-
-
-@pytest.fixture
-def keyed(world: World) -> World:
-    """The bot told where the workspaces' keys go (and so the people's Kroger tokens)."""
-    arn = str(boto3.client("kms").create_key(Description="weekly-shop keys")["KeyMetadata"]["Arn"])
-    world.boot(WORKSPACE_SECRETS_PATH=PATH, WORKSPACE_SECRETS_KEY=arn)
-    return world
-
-
-def test_removing_the_app_deletes_its_peoples_tokens_and_no_other_workspaces(
-    keyed: World,
-) -> None:
-    ssm = boto3.client("ssm")
-    accounts = KrogerAccounts(ssm, PATH)
-    for user in people(12):
-        accounts.save(TEAM, user, f"{TOKEN}-{user}")
-    accounts.save(OTHER, "U0P000", TOKEN)
-    keyed.send(event_callback(SECRET, {"type": "app_uninstalled"}, team_id=TEAM))
-    keyed.run_lazies()
-    assert names_under(ssm, PATH) == [f"{PATH}/{OTHER}/kroger/U0P000"]
-
-
-def test_a_late_removal_keeps_a_token_saved_under_the_new_installation(
-    keyed: World, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Lambda retries a removal a minute or two later; if the workspace installed the app again
-    in between and Bob connected since, his token stays and Alice's, older, goes."""
-    from bot.sandbox.slack_oauth import add_to_slack
-
-    client_id = "1111.2222"
-    keyed.slack.oauth.register_app(client_id, "not-a-real-client-secret")
-    keyed.boot(
-        SLACK_CLIENT_ID=client_id,
-        SLACK_CLIENT_SECRET="not-a-real-client-secret",
-        SLACK_BOT_TOKEN="",
-    )
-    ssm = boto3.client("ssm")
-    accounts = KrogerAccounts(ssm, PATH)
-    now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
-    with monkeypatch.context() as moto_clock:
-        moto_clock.setattr("moto.ssm.models.utcnow", lambda: now - datetime.timedelta(minutes=10))
-        accounts.save(TEAM, "U0ALICE", TOKEN)
-    add_to_slack(keyed.send, keyed.slack.oauth, client_id, TEAM)
-    accounts.save(TEAM, "U0BOB", ROTATED)
-    said = int(now.replace(tzinfo=datetime.UTC).timestamp()) - 120  # before this install
-    keyed.send(event_callback(SECRET, {"type": "app_uninstalled"}, team_id=TEAM, event_time=said))
-    keyed.run_lazies()
-    assert accounts.read(TEAM, "U0ALICE") is None
-    assert accounts.read(TEAM, "U0BOB") == ROTATED
