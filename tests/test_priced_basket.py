@@ -167,3 +167,33 @@ def test_an_answered_basket_keeps_the_prices_it_was_answered_at(
     approved = world.slack.message(CHANNEL, second["ts"])
     assert approved is not None and "Approved by" in context_text(approved)
     assert total_after in context_text(approved) and " → " in items_text(approved)
+
+
+def test_a_basket_held_for_its_undo_window_keeps_its_prices_once_ordered(
+    world: World, kroger: FakeKroger
+) -> None:
+    """Timers on and the default undo window: approved, the basket is held with its prices;
+    when its order timer fires and it is ordered, the message still shows them (the review's
+    finding: the order timer's answer dropped them)."""
+    import boto3
+
+    from tests.test_reminders import GROUP, ROLE, TARGET, fire, the_timer
+
+    boto3.client("scheduler", region_name="us-east-1").create_schedule_group(Name=GROUP)
+    world.boot(TIMER_GROUP=GROUP, TIMER_TARGET_ARN=TARGET, TIMER_ROLE_ARN=ROLE)
+    priced(world, kroger, store=STORE, order_delay=120)
+    world.claude.script(Reply(text=WEEK))
+    world.shop()
+    world.run_lazies()
+    (basket,) = world.baskets()
+    (total,) = re.findall(r"≈ \$[\d,.]+", context_text(basket))
+    world.click(basket, "approve_basket")
+    world.run_lazies()
+    held = world.slack.message(CHANNEL, basket["ts"]) or {}
+    assert "ordering" in context_text(held) and total in context_text(held)
+    payload, timer = the_timer()
+    assert timer["kind"] == "order"
+    assert fire(world, payload) == {"fired": True, "kind": "order"}
+    ordered = world.slack.message(CHANNEL, basket["ts"]) or {}
+    assert "Approved by <@U0BOB>" in context_text(ordered) and world.buttons(ordered) == {}
+    assert total in context_text(ordered) and " → " in items_text(ordered)

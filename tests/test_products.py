@@ -127,7 +127,7 @@ def item(quantity: float | None, unit: str = "", name: str = "chicken thighs") -
     ],
 )
 def test_how_many_of_a_product_cover_an_item(wanted: Item, size: str, count: int) -> None:
-    covered = cover(wanted, size)
+    covered = cover(wanted, size, by_piece=True)  # (as for a fresh product; see below)
     assert covered is not None and covered.count == count
 
 
@@ -155,6 +155,7 @@ def offer(
     regular: int | None = 500,
     promo: int | None = None,
     stock: str | None = "HIGH",
+    aisle: str = "Meat",
 ) -> Offer:
     return Offer(
         product_id=pid,
@@ -165,7 +166,7 @@ def offer(
         regular_cents=regular,
         promo_cents=promo,
         stock_level=stock,
-        aisle="Meat",
+        aisle=aisle,
     )
 
 
@@ -319,7 +320,8 @@ def test_an_item_without_a_good_product_says_why(
         ("tinned chopped tomatoes", "Kroger Diced Tomatoes", "diced tomatoes"),
         ("Soured cream", "Daisy Sour Cream", "sour cream"),
         ("pizza bases", "Mama Mary's Pizza Crusts", "pizza crusts"),
-        ("tinned black beans", "Bush's Black Beans", "black bean"),
+        ("tinned black beans", "Bush's Canned Black Beans", "canned black bean"),
+        ("fresh coriander", "Fresh Cilantro", "fresh cilantro"),
         ("coriander", "Fresh Cilantro", "cilantro"),
         ("chicken thighs", "Kroger Chicken Thighs", "chicken thighs"),  # as written
     ],
@@ -334,6 +336,19 @@ def test_a_british_name_is_searched_and_matched_as_a_us_store_says_it(
     wanted = item(1, "", name)
     assert search_term(wanted) == searched
     assert match(wanted, [offer("1", description, size="1 ct")]).offer is not None
+
+
+def test_pieces_are_weighed_only_for_a_product_sold_fresh() -> None:
+    """6 tomatoes (PIECE_GRAMS: 123 g each) are 2 lb packs of Romas from the produce aisle,
+    never one 28 oz can of crushed tomatoes, however much cheaper (the review's finding); and
+    without an aisle, pieces and a weight do not compare."""
+    roma = offer("1", "Kroger Roma Tomatoes", size="1 lb", regular=169, aisle="Produce")
+    can = offer("2", "Kroger Crushed Tomatoes", size="28 oz", regular=129, aisle="Aisle 5")
+    chosen = match(item(6, "", "tomatoes"), [roma, can])
+    assert (chosen.offer, chosen.count) == (roma, 2)
+    assert match(item(6, "", "tomatoes"), [can]).reason == NO_SIZE
+    unsaid = offer("3", "Kroger Roma Tomatoes", size="1 lb", aisle="")
+    assert match(item(6, "", "tomatoes"), [unsaid]).reason == NO_SIZE
 
 
 def test_a_count_is_capped_at_max_count() -> None:

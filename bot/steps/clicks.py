@@ -43,6 +43,7 @@ from workflow.shop.basket import Basket, Item, ShopProgress
 from workflow.shop.decision import BasketDecision
 from workflow.shop.executors import UNCHANGED, UNCHANGED_STEP
 from workflow.shop.graph import approvals_of, approved_since, held_of, prices_of, shop_request
+from workflow.shop.pricing import PricedBasket
 
 from .click_said import told_counted, told_failed, told_refused, told_up_to_date
 from .edit import edited_by, edited_for, same_edit
@@ -270,6 +271,7 @@ class Answer:
                 at=expired.expired_at if expired is not None else None,
                 request_id=answered.request_id,
                 approvals=_ordered_by(answered.response),
+                prices=_prices_of(run, answered.data),
             )
         return self._report(events, outputs, run, mark)
 
@@ -284,6 +286,11 @@ def _mark(ts: str, basket: object, verdict: str, by: str, note: str, **kw: Any) 
     """How the answered basket reads now (``kw``: Mark's ``at``, ``request_id``, ``approvals``,
     ``prices``); None for a request that asked about no basket."""
     return Mark(ts, basket, verdict, by, note, **kw) if isinstance(basket, Basket) else None
+
+
+def _prices_of(run: Run, basket: object) -> PricedBasket | None:
+    """The prices of ``basket`` still in the run (none once a change priced the next one)."""
+    return prices_of(run, basket.round) if isinstance(basket, Basket) else None
 
 
 def _ordered_by(decision: object) -> tuple[str, ...]:

@@ -42,7 +42,7 @@ from workflow.errors import CheckpointConflict, SessionBusy, StoreError
 from workflow.persistence.session import SessionCheckpoints
 from workflow.shop.basket import Basket, count
 from workflow.shop.decision import BasketDecision
-from workflow.shop.graph import approvals_of, held_of, shop_request
+from workflow.shop.graph import approvals_of, held_of, prices_of, shop_request
 
 from .rules import Rules
 from .turn import Redelivered, Sessions, take_turn
@@ -125,6 +125,7 @@ class Fire:
             at=self._approved_at,
             request_id=timer.request,
             approvals=approvals if len(approvals) > 1 else (),
+            prices=prices_of(run, held.round),  # what was approved, at what total
         )
         return self._report(answered.events, outputs_of(answered.events), run, mark)
 
@@ -231,6 +232,7 @@ class Fire:
                 at=self._approved_at,
                 request_id=answered.request_id,
                 approvals=approvals if len(approvals) > 1 else (),
+                prices=prices_of(run, decision.round),
             )
             return self._report(events, outputs, run, mark)
         return self._report(events, outputs, run, self._expired(answered.data))

@@ -48,6 +48,9 @@ NOT_IN_STOCK = "out of stock"
 NO_PRICE = "no price at this store"
 NO_SIZE = "no size we can compare"
 TOO_MANY = f"needs more than {MAX_COUNT} packs"
+# An aisle whose products are sold fresh (Kroger's aisle descriptions: "Produce", "Meat &
+# Seafood" at the stand-in; the real API's exact words are unconfirmed).
+FRESH_AISLE_WORDS = frozenset({"produce", "meat", "seafood"})
 REASONS = (NOT_FOUND, NOT_IN_STOCK, NO_PRICE, NO_SIZE, TOO_MANY)
 _UPC = re.compile(r"[0-9]{13}")
 _ID = re.compile(r"[A-Za-z0-9-]+")
@@ -115,6 +118,12 @@ class Offer:
     @property
     def in_stock(self) -> bool:
         return self.stock_level != OUT_OF_STOCK
+
+    @property
+    def fresh(self) -> bool:
+        """Sold fresh, by its aisle (produce, meat, seafood): its pieces may be counted by a
+        typical weight (``sizes.PIECE_GRAMS``). No aisle said: not known, so not."""
+        return bool(FRESH_AISLE_WORDS & set(words(self.aisle)))
 
     def to_json(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in OFFER_FIELDS}
@@ -251,7 +260,7 @@ def match(item: Item, offers: Sequence[Offer]) -> Priced:
         return Priced(item=item, offer=cheapest[0], count=1)
     ranked: list[tuple[int, float, str, int, Offer]] = []
     for offer, price in priced:
-        covered = cover(item, offer.size)
+        covered = cover(item, offer.size, by_piece=offer.fresh)
         if covered is not None:
             cost, unit_price = covered.count * price, price / covered.per
             ranked.append((cost, unit_price, offer.product_id, covered.count, offer))

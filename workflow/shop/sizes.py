@@ -22,9 +22,10 @@ person types in Edit items). :func:`cover` says how many of a product cover it:
 - ``clove`` and anything else: nothing (stores sell garlic by the bulb; cloves to a bulb is a
   guess).
 
-Pieces against a weight only for the things in :data:`PIECE_GRAMS`, at a typical piece's weight
-(6 tomatoes, a 1 lb pack: 2 packs): the one estimate here, named as one in the table, and the
-basket shows the product's size beside the item. Otherwise unknown or incomparable is None,
+Pieces against a weight only for the things in :data:`PIECE_GRAMS`, at a typical piece's weight,
+and only for a product sold fresh (``cover(..., by_piece=True)``: 6 tomatoes, a 1 lb pack of
+Romas: 2 packs; never a can): the one estimate here, named as one in the table, and the basket
+shows the product's size beside the item. Otherwise unknown or incomparable is None,
 never a guess. Imports nothing of the shop but ``Item`` and how names are compared.
 """
 
@@ -162,9 +163,11 @@ def _count(wanted: float, per: float) -> int:
     return max(1, math.ceil(wanted / per - 1e-9))
 
 
-def cover(item: Item, size_text: str) -> Cover | None:
+def cover(item: Item, size_text: str, by_piece: bool = False) -> Cover | None:
     """How many of a product of ``size_text`` cover ``item`` (see the module's rules); None when
-    the item has no quantity, or its unit and the size do not compare."""
+    the item has no quantity, or its unit and the size do not compare. ``by_piece``: the product
+    is sold fresh (produce, meat), so pieces of what :data:`PIECE_GRAMS` weighs compare with
+    its weight; a can of crushed tomatoes is no 6 tomatoes."""
     if item.quantity is None:
         return None
     unit = " ".join(item.unit.lower().split())
@@ -176,7 +179,7 @@ def cover(item: Item, size_text: str) -> Cover | None:
     wanted = (Dimension.COUNT, 1.0) if unit == "" else unit_of(unit)
     piece = PIECE_GRAMS.get(name_key(item.name))
     weighed = size is not None and size.dimension is Dimension.WEIGHT
-    if unit in ("", "piece", "pieces", "each") and piece is not None and weighed:
+    if by_piece and unit in ("", "piece", "pieces", "each") and piece is not None and weighed:
         wanted = (Dimension.WEIGHT, piece)  # pieces at a typical weight: PIECE_GRAMS
     if wanted is None or size is None or size.dimension is not wanted[0]:
         return None

@@ -5,8 +5,11 @@ The offline shopper's recipe table (``workflow.shop.dishes``) and many a househo
 "cilantro" and "diced tomatoes". :func:`store_name` gives the name a product is searched for
 and matched by (``bot.orders.kroger_prices``, ``workflow.shop.products.name_match``); the basket
 keeps the household's own words beside the product found. Names are compared as
-``workflow.shop.names`` reads them (lower case, singular), whole name first, then a leading
-"tinned" or "fresh" dropped. A name not in :data:`US_NAMES` is searched as written.
+``workflow.shop.names`` reads them (lower case, singular), whole name first, then the name
+after a leading "tinned" (said "canned") or "fresh" (kept). A name not in :data:`US_NAMES` is
+searched as written. Left out on purpose: words whose US sense differs ("tomato purée" is a
+paste in Britain, a purée in the US; "plum tomatoes" are tinned in British recipes, fresh Romas
+in the US), and garlic cloves (stores sell bulbs: how many cloves a bulb holds is a guess).
 """
 
 from __future__ import annotations
@@ -21,10 +24,8 @@ US_NAMES: dict[str, str] = {
     "pork mince": "ground pork",
     "turkey mince": "ground turkey",
     "chopped tomato": "diced tomatoes",
-    "plum tomato": "whole peeled tomatoes",
     "tomato passata": "tomato puree",
     "passata": "tomato puree",
-    "tomato puree": "tomato paste",  # a British purée is an American paste
     "coriander": "cilantro",
     "courgette": "zucchini",
     "aubergine": "eggplant",
@@ -63,20 +64,24 @@ US_NAMES: dict[str, str] = {
     "lasagne sheet": "lasagna noodles",
     "gravy granule": "gravy mix",
     "fresh ginger": "ginger root",
-    "garlic clove": "garlic",
     "bell pepper": "bell peppers",
 }
-_DROPPED = ("tinned ", "fresh ")
+# A leading word that says how it is sold, as a US shelf says it: kept, so that "tinned
+# tomatoes" never ties with fresh ones ("fresh ginger" has its own entry above).
+_SOLD_AS = {"tinned ": "canned ", "fresh ": "fresh "}
 
 
 def store_name(name: str) -> str:
     """``name`` as a US store's shelf says it: "beef mince" → "ground beef", "tinned black
-    beans" → "black beans"; the name itself when the table has nothing for it."""
+    beans" → "canned black bean", "tinned chopped tomatoes" → "diced tomatoes" (a US name that
+    says canned by itself); the name itself when the table has nothing for it."""
     key = name_key(name)
     if key in US_NAMES:
         return US_NAMES[key]
-    for dropped in _DROPPED:
-        if key.startswith(dropped):
-            rest = key.removeprefix(dropped)
-            return US_NAMES.get(rest, rest)
+    for british, us in _SOLD_AS.items():
+        if key.startswith(british):
+            rest = key.removeprefix(british)
+            if british == "tinned " and rest in US_NAMES:
+                return US_NAMES[rest]
+            return us + US_NAMES.get(rest, rest)
     return name
