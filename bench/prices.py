@@ -67,7 +67,9 @@ def _boot(lb: Loopback, kroger: Any | None) -> None:
         from dataclasses import replace
 
         store = ChosenStore(location_id=STORE, name="Kroger Over-the-Rhine")
-        rt.records.settings_store.save(TEAM, replace(rt.defaults, store=store), None)
+        loaded = rt.records.settings_store.read(TEAM)  # (an earlier bench may have saved some)
+        saved = replace(loaded.saved or rt.defaults, store=store)
+        rt.records.settings_store.save(TEAM, saved, loaded.etag)
 
 
 def _shop_seconds(lb: Loopback) -> float:
