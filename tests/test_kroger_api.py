@@ -393,3 +393,16 @@ def test_a_token_answered_with_a_line_break_is_refused_and_never_said() -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_store_without_a_location_id_is_left_out_not_the_whole_list() -> None:
+    """One entry of a Locations answer the bot cannot use (no ``locationId``) is left out of
+    the stores offered; the others stay (the review's finding: it made the whole list 'Kroger
+    is down')."""
+    from bot.orders.kroger import _store
+    from bot.sandbox.kroger_catalogue import LOCATIONS
+
+    entry = next(iter(LOCATIONS.values()))
+    assert _store({**entry, "locationId": ""}) is None
+    found = _store(entry)
+    assert found is not None and found.location_id == entry["locationId"]

@@ -1,6 +1,7 @@
 """A priced week in the sandbox, in Chromium (issue 34): Carol (the admin) types a ZIP code in
 Settings and presses Enter, the stores near it appear in the modal (the bot's ``views.update``,
-what she typed kept as Slack keeps it), she chooses one and a weekly budget and saves; the next
+what she typed and chose kept as Slack keeps it; an element that does not dispatch sends
+nothing), she chooses one and a weekly budget and saves; the next
 basket shows each item's product and cost at that store and its total against the budget. The
 stores, products and prices are the Kroger stand-in's, reached by the bot's own client."""
 
@@ -27,6 +28,7 @@ def test_carol_chooses_a_store_and_a_budget_and_the_basket_is_priced_in_chromium
 
         modal = carols_settings(page, sandbox.url, "Approvers")
         page.fill("#in-budget", "55")
+        page.select_option("#in-approvers", ["U0ALICE", "U0BOB"])  # kept too, as Slack keeps it
         page.fill("#in-store_zip", "4520")  # not a ZIP: said under the field, nothing lost
         page.press("#in-store_zip", "Enter")
         expect(modal).to_contain_text("five digits", timeout=20000)
@@ -36,6 +38,16 @@ def test_carol_chooses_a_store_and_a_budget_and_the_basket_is_priced_in_chromium
         store = modal.locator("#in-store")
         expect(store).to_contain_text("Kroger", timeout=20000)
         expect(modal.locator("#in-budget")).to_have_value("55")  # kept across the update
+        chosen = modal.locator("#in-approvers option:checked")
+        expect(chosen).to_have_count(2)
+        # Slack sends a block_actions only for an element whose input block dispatches.
+        refused = page.evaluate(
+            """async () => (await fetch("/ui/view-action", {method: "POST",
+                headers: {"Content-Type": "application/json"},
+                body: JSON.stringify({user: "U0CAROL", block: "budget", action: "budget",
+                  values: {budget: {budget: {type: "plain_text_input", value: "1"}}}})})).status"""
+        )
+        assert refused == 404
         choice = store.locator("option", has_text="Corryville")
         page.select_option("#in-store", choice.get_attribute("value") or "")
         page.click("#modal-submit")

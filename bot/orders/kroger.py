@@ -112,7 +112,7 @@ class KrogerClient:
         status, answer = self._get("/v1/locations", query)
         if status == 400:
             raise BadZip(f"Kroger did not take the ZIP code {zip_code}")
-        return tuple(store_of(entry) for entry in data_of(status, answer))
+        return tuple(store for store in map(_store, data_of(status, answer)) if store)
 
     def products(self, term: str, location_id: str, limit: int = 10) -> tuple[Offer, ...]:
         """Products matching ``term`` sold at the store ``location_id``, with its prices.
@@ -224,6 +224,15 @@ def call(
     if status == 429:  # Retry-After in seconds (RFC 9110), else a minute: never a date or "²"
         raise RateLimited(int(wait) if re.fullmatch(r"[0-9]{1,6}", wait) else 60)
     return status, data
+
+
+def _store(entry: dict[str, object]) -> Store | None:
+    """A store of an answer; None for one without a ``locationId`` (left out of the list, not
+    the whole list refused as Kroger being down)."""
+    try:
+        return store_of(entry)
+    except KrogerDown:
+        return None
 
 
 def _readable(entry: dict[str, object]) -> Offer | None:

@@ -105,7 +105,15 @@ async def ui_view_action(request: web.Request) -> web.Response:
     block, action_id = str(data.get("block", "")), str(data.get("action", ""))
     element = (values.get(block) or {}).get(action_id) or {}
     field = _VALUE_FIELDS.get(str(element.get("type")))
-    if field is None:
+    # Slack sends a block_actions only for an element of the view whose input block dispatches.
+    dispatching = any(
+        b.get("block_id") == block
+        and b.get("dispatch_action")
+        and (b.get("element") or {}).get("action_id") == action_id
+        and (b.get("element") or {}).get("type") == element.get("type")
+        for b in view.get("blocks") or []
+    )
+    if field is None or not dispatching:
         return web.json_response({"ok": False, "error": "no_such_element"}, status=404)
     event = sr.view_action(
         sandbox.secret,

@@ -438,11 +438,26 @@ function modalValues() {
   return values;
 }
 
+// What the person had in an input before views.update, put back as Slack keeps it: every
+// shape stateOf reads, an emptied field or a choice cleared included.
 function restore(input, kept) {
-  if ("value" in kept && kept.value !== null && input.tagName !== "SELECT") input.value = kept.value;
-  if (kept.selected_option && input.tagName === "SELECT") {
-    const found = [...input.options].find((o) => o.value === kept.selected_option.value);
-    if (found) input.value = found.value;
+  const choose = (values) => [...input.options].forEach((o) => { o.selected = values.includes(o.value); });
+  switch (kept.type) {
+    case "multi_users_select": choose(kept.selected_users || []); break;
+    case "multi_static_select": choose((kept.selected_options || []).map((o) => o.value)); break;
+    case "static_select": {
+      const wanted = kept.selected_option ? kept.selected_option.value : null;
+      if (wanted !== null && [...input.options].some((o) => o.value === wanted)) input.value = wanted;
+      break;
+    }
+    case "checkboxes": {
+      const on = (kept.selected_options || []).map((o) => o.value);
+      input.querySelectorAll("input[type=checkbox]").forEach((c) => { c.checked = on.includes(c.value); });
+      break;
+    }
+    case "timepicker": input.value = kept.selected_time || ""; break;
+    case "conversations_select": input.value = kept.selected_conversation || ""; break;
+    default: input.value = kept.value === null || kept.value === undefined ? "" : kept.value;
   }
 }
 
