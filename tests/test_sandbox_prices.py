@@ -31,7 +31,7 @@ def test_carol_chooses_a_store_and_a_budget_and_the_basket_is_priced_in_chromium
         page.select_option("#in-approvers", ["U0ALICE", "U0BOB"])  # kept too, as Slack keeps it
         page.fill("#in-store_zip", "4520")  # not a ZIP: said under the field, nothing lost
         page.press("#in-store_zip", "Enter")
-        expect(modal).to_contain_text("five digits", timeout=20000)
+        expect(modal).to_contain_text("“4520” is not a ZIP code", timeout=20000)
         expect(modal.locator("#in-budget")).to_have_value("55")
         page.fill("#in-store_zip", "45202")
         page.press("#in-store_zip", "Enter")

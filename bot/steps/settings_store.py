@@ -11,8 +11,10 @@ said nothing):
       Kroger down or out of calls, one plain sentence under the ZIP field. Every other input
       keeps its block and action IDs, so Slack keeps what was typed in it.
 
-A search that Slack answers ``hash_conflict`` lost to a newer change of the modal (another
-search, say): the newer one stands, this answer is dropped. Saving (``bot.steps.settings``)
+A search that Slack answers ``hash_conflict`` lost to a change of the modal made since (another
+search's answer, say): the first answer to reach Slack stands and this one is dropped; two
+quick searches carry the same hash, so the first to finish wins, and each sentence names the
+ZIP it answers. Saving (``bot.steps.settings``)
 reads the store from the stores offered in the metadata, never from the submission's text.
 """
 
@@ -46,10 +48,15 @@ if TYPE_CHECKING:  # (the shop's modules stay out of a save's ack: tests/test_bo
 log = logging.getLogger(__name__)
 
 NO_STORES = "Kroger has no stores near {zip}. Try another ZIP code."
-NOT_A_ZIP = "A ZIP code is five digits, like 45202."
-KROGER_DOWN = "I couldn't reach Kroger just now, so no stores are listed. Press Enter to try again."
-OUT_OF_CALLS = "Kroger's calls for today are used up: try again later."
+# Each sentence names the ZIP it answers: two quick searches share the view's hash, and the
+# first answer to reach Slack stands, so what is shown says which ZIP it is about.
+NOT_A_ZIP = "{zip} is not a ZIP code: a ZIP code is five digits, like 45202."
+KROGER_DOWN = (
+    "I couldn't reach Kroger just now to find stores near {zip}. Press Enter to try again."
+)
+OUT_OF_CALLS = "Kroger's calls for today are used up, so no stores near {zip}: try again later."
 FOUND = "The Kroger stores near {zip}, nearest first: choose one below."
+MAX_SHOWN_ZIP = 12  # of what was typed, in the sentence under the field (plain text)
 
 
 @dataclass(frozen=True)
@@ -99,15 +106,16 @@ def search(picker: StorePicker, zip_code: str) -> tuple[tuple[ChosenStore, ...],
     from bot.orders.kroger_values import BadZip, KrogerError, RateLimited
 
     typed = zip_code.strip()
+    shown = typed if len(typed) <= MAX_SHOWN_ZIP else typed[: MAX_SHOWN_ZIP - 1] + "…"
     try:
         found = picker.near(typed)
     except BadZip:
-        return (), NOT_A_ZIP
+        return (), NOT_A_ZIP.format(zip=f"“{shown}”")
     except RateLimited:
-        return (), OUT_OF_CALLS
+        return (), OUT_OF_CALLS.format(zip=shown)
     except KrogerError as exc:
         log.warning("Kroger's stores could not be listed: %s", type(exc).__name__)
-        return (), KROGER_DOWN
+        return (), KROGER_DOWN.format(zip=shown)
     offered = tuple(c for c in map(_chosen, found) if c is not None)[:MAX_OFFERED]
     return offered, (FOUND if offered else NO_STORES).format(zip=typed)
 
@@ -143,5 +151,5 @@ def find_stores(
         web.views_update(
             view_id=view_id, hash=hash_ if isinstance(hash_, str) else None, view=updated
         )
-    except SlackApiError as exc:  # (hash_conflict: a newer change of the modal stands)
+    except SlackApiError as exc:  # (hash_conflict: an answer that reached Slack first stands)
         log.warning("the store search's views.update failed: %s", exc.response.get("error"))
