@@ -13,12 +13,8 @@ from hypothesis import strategies as st
 from bot.sandbox.anthropic_api import Reply
 from bot.sandbox.block_kit import LIMITS, block_errors, parsed_texts
 from bot.sandbox.block_kit import texts as block_texts
-from bot.slack.basket_message import (
-    ITEMS_TEXT_BUDGET,
-    MAX_ITEM_CHARS,
-    answered_blocks,
-    basket_blocks,
-)
+from bot.slack.basket_items import ITEMS_TEXT_BUDGET, MAX_ITEM_CHARS
+from bot.slack.basket_message import answered_blocks, basket_blocks
 from bot.slack.blocks import Ref
 from bot.slack.order_said import ordered_blocks
 from tests.bot_kit import (

@@ -18,7 +18,7 @@ from bot.orders.kroger_prices import BUSY, DOWN, KrogerPricer, ProductCache, sto
 from bot.sandbox.clock import PlayedClock
 from bot.sandbox.kroger_api import FakeKroger
 from bot.sandbox.kroger_catalogue import CATALOGUE
-from bot.slack.basket_prices import prices_block, prices_said, product_said
+from bot.slack.basket_items import prices_block, prices_said, product_said
 from workflow.engine.runner import Run, RunStatus
 from workflow.persistence.memory_store import InMemoryCheckpointStore
 from workflow.persistence.session import SessionCheckpoints
@@ -321,7 +321,7 @@ def test_a_product_s_text_cannot_ping_or_format_and_its_cost_always_shows() -> N
     (line,) = prices.lines
     said = product_said(line)
     assert said.startswith(" → <!channel> *Kroger* Very") and said.endswith("…, 1 lb · $4.99")
-    from bot.slack.basket_message import item_sections
+    from bot.slack.basket_items import item_sections
 
     (section,) = item_sections(asked(run).items, prices)
     assert section["text"]["type"] == "plain_text" and "$4.99" in section["text"]["text"]

@@ -8,11 +8,8 @@
     expired     …by "Expired — nothing ordered"
     retired     …by why they went (a deploy removed the basket's graph version)
 
-The items by aisle (:func:`item_sections`) are also what the thread lists as ordered
-(``bot.slack.order_said``) and the Home tab shows (``bot.slack.home_view``). Slack refuses a
-message whose blocks hold too much text in all (``msg_blocks_too_long``, undocumented, seen from
-about 11,000 characters), so the items shown are capped by a total budget and the rest are
-counted, not dropped silently.
+The items by aisle, with their prices (``bot.slack.basket_items``), are also what the thread
+lists as ordered (``bot.slack.order_said``) and the Home tab shows (``bot.slack.home_view``).
 """
 
 from __future__ import annotations
@@ -20,7 +17,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .basket_prices import prices_block, product_said
+from .basket_items import (  # (item_sections and its limits: shown by three surfaces)
+    item_sections,
+    prices_block,
+)
 from .blocks import (
     APPROVE,
     CHANGE,
@@ -35,7 +35,6 @@ from .blocks import (
     escape,
     people,
     plain,
-    section,
     slack_date,
 )
 
@@ -44,81 +43,6 @@ if TYPE_CHECKING:  # the workflow: imported by the lazy runs that post baskets, 
     from workflow.shop.pricing import PricedBasket
 
 MAX_SHOWN_REQUEST = 300  # of the request's text on a basket; the whole of it is in the prompt
-
-SECTION_LIMIT = 3000
-# Blocks for the items, headings and overflow line included: a message holds at most 50, and a
-# basket's header, context, rounds, who edited it, approvals so far, prices and actions take 7.
-MAX_ITEM_BLOCKS = 43
-# Item text shown in one message, all sections together: well under the ~11,000 characters at
-# which Slack has been seen to answer msg_blocks_too_long (bolt-js issues #2509 and #2867).
-ITEMS_TEXT_BUDGET = 8000
-MAX_ITEM_CHARS = 300
-MAX_PRODUCT_CHARS = 200  # the product and its cost beside an item (``basket_prices``)
-
-
-def _clip(text: str, most: int) -> str:
-    return text if len(text) <= most else text[: most - 1] + "…"
-
-
-def _item_line(item: Item, prices: PricedBasket | None = None) -> str:
-    """``• 600 g chicken thighs``, and its product and cost when the basket is priced."""
-    line = " ".join(item.line().splitlines())  # one item, one line: a newline would fake two
-    said = "" if prices is None else product_said(prices.line_for(item))
-    return f"• {_clip(line, MAX_ITEM_CHARS)}{_clip(said, MAX_PRODUCT_CHARS)}"
-
-
-def _left_out(hidden: int, total: int) -> str:
-    more = f"{hidden} more item" if hidden == 1 else f"{hidden} more items"
-    return f"_…and {more} not shown here (approving orders all {total})_"
-
-
-def aisle_groups(items: Sequence[Item]) -> list[tuple[str, list[Item]]]:
-    """The items by aisle, in shop order (``workflow.shop.basket.aisle_groups``)."""
-    from workflow.shop.basket import aisle_groups as by_aisle
-
-    return by_aisle(items)
-
-
-def item_sections(items: Sequence[Item], prices: PricedBasket | None = None) -> list[Block]:
-    """The items, one line each and quantity first, grouped by aisle under a bold heading, in
-    plain_text sections of at most 3000 characters, within the message's text budget and
-    :data:`MAX_ITEM_BLOCKS`; items that do not fit are counted in a last line, never dropped.
-    With ``prices``, each item's product and cost beside it (``basket_prices``), the store's
-    text in plain_text as the items are.
-
-    plain_text, because what the approver sees must be what is ordered: in mrkdwn an item
-    written ``~2 pizza bases~`` shows struck through (and mrkdwn has no escape for ``*``, ``_``,
-    ``~`` or backticks), and Slack parses no mention or link in plain_text, so nothing in an
-    item can ping anyone either. Slack escapes ``&``, ``<``, ``>`` in plain_text itself
-    (bolt-python#513: a plain_text "Answer & 1" comes back as ``&amp;``), so they go as written.
-    The headings are ours (the aisle names), in mrkdwn.
-    """
-    blocks: list[Block] = []
-    shown, used = 0, 0
-    for aisle, group in aisle_groups(items):
-        heading = [section(f"*{aisle.capitalize()}*")] if aisle else []
-        sections: list[str] = []
-        taken = 0
-        for item in group:
-            line = _item_line(item, prices)
-            if used + len(line) + 1 > ITEMS_TEXT_BUDGET:
-                break
-            if sections and len(sections[-1]) + 1 + len(line) <= SECTION_LIMIT:
-                sections[-1] += "\n" + line
-            elif len(blocks) + len(heading) + len(sections) + 1 < MAX_ITEM_BLOCKS:  # + overflow
-                sections.append(line)
-            else:
-                break
-            used += len(line) + 1
-            taken += 1
-        shown += taken
-        if sections:
-            blocks += heading + [section(text, "plain_text") for text in sections]
-        if taken < len(group):
-            break  # this aisle did not fit whole: the rest are counted, not shown
-    if shown < len(items):
-        blocks.append(section(_left_out(len(items) - shown, len(items))))
-    return blocks or [section("_(the shopper wrote no items)_")]
 
 
 def asked_for(requested_by: str, request: str, progress: str = "", household: str = "") -> Block:

@@ -10,7 +10,7 @@
 
 A Home tab holds at most 100 blocks (Block Kit's view limit, which the fake Web API checks): at
 most ``MAX_WAITING`` baskets, held or waiting, and 2 × ``MAX_OUTCOMES`` rows, and one outcome's
-items expanded at a time within ``bot.slack.basket_message.item_sections``' own 46. Model- and
+items expanded at a time within ``bot.slack.basket_items.item_sections``' own 43. Model- and
 user-written text (the request, the items) is plain_text or escaped, as on the basket messages.
 """
 
@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .basket_message import asked_for, item_sections
+from .basket_items import item_sections
+from .basket_message import asked_for
 from .blocks import OPEN_ORDER, Block, Ref, context, count, escape, people, plain, slack_date
 
 if TYPE_CHECKING:

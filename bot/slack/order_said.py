@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .basket_message import item_sections
+from .basket_items import item_sections
 from .blocks import OPEN_ORDER, RETRY_ORDER, Block, button, escape, plain, section
 from .outcome import OrderShown
 
