@@ -85,7 +85,7 @@ MAX_ITEM_BLOCKS = 43
 # which Slack has been seen to answer msg_blocks_too_long (bolt-js issues #2509 and #2867).
 ITEMS_TEXT_BUDGET = 8000
 MAX_ITEM_CHARS = 300
-MAX_PRODUCT_CHARS = 200  # the product and its cost beside an item (``basket_prices``)
+MAX_PRODUCT_CHARS = 200  # the product and its cost beside an item (:func:`product_said`)
 
 
 def _clip(text: str, most: int) -> str:
@@ -115,7 +115,7 @@ def item_sections(items: Sequence[Item], prices: PricedBasket | None = None) -> 
     """The items, one line each and quantity first, grouped by aisle under a bold heading, in
     plain_text sections of at most 3000 characters, within the message's text budget and
     :data:`MAX_ITEM_BLOCKS`; items that do not fit are counted in a last line, never dropped.
-    With ``prices``, each item's product and cost beside it (``basket_prices``), the store's
+    With ``prices``, each item's product and cost beside it (:func:`product_said`), the store's
     text in plain_text as the items are.
 
     plain_text, because what the approver sees must be what is ordered: in mrkdwn an item
