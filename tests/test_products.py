@@ -338,6 +338,31 @@ def test_a_british_name_is_searched_and_matched_as_a_us_store_says_it(
     assert match(wanted, [offer("1", description, size="1 ct")]).offer is not None
 
 
+@pytest.mark.parametrize(
+    ("name", "description", "found"),
+    [
+        ("onions", "Cal-Organic Green Onions", False),  # seen in the sandbox: 2 × green onions
+        ("green onions", "Cal-Organic Green Onions", True),
+        ("onions", "Vidalia Yellow Onions", True),
+        ("potatoes", "Nash Sweet Potatoes", False),
+        ("sweet potatoes", "Nash Sweet Potatoes", True),
+        ("milk", "Thai Kitchen Coconut Milk", False),
+        ("coconut milk", "Thai Kitchen Coconut Milk", True),
+        ("butter", "Kroger Creamy Peanut Butter", False),
+        ("cheese", "Kroger Cream Cheese", False),
+        ("beans", "Green Giant Green Beans", False),
+        ("cream", "Daisy Sour Cream", False),
+    ],
+)
+def test_a_word_before_the_noun_can_make_it_another_kind(
+    name: str, description: str, found: bool
+) -> None:
+    """OTHER_KINDS: "onions" are not green onions, whatever they cost."""
+    assert (
+        match(item(1, "", name), [offer("1", description, size="1 ct")]).offer is not None
+    ) is found
+
+
 def test_pieces_are_weighed_only_for_a_product_sold_fresh() -> None:
     """6 tomatoes (PIECE_GRAMS: 123 g each) are 2 lb packs of Romas from the produce aisle,
     never one 28 oz can of crushed tomatoes, however much cheaper (the review's finding); and

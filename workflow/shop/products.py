@@ -207,6 +207,19 @@ MADE_FROM = frozenset(
 )
 # ...unless they come after these: "Tuna in Olive Oil" is tuna.
 _PACKED = frozenset({"in", "with", "and"})
+# A word before a noun that makes it another kind of thing than the noun alone names: "onions"
+# are not green onions, "potatoes" not sweet potatoes, "milk" not coconut milk, "butter" not
+# peanut butter ("peanut" is not made from butter, so MADE_FROM cannot say it). Only when the
+# item's name lacks the word: "green onions" finds them.
+OTHER_KINDS: dict[str, frozenset[str]] = {
+    "onion": frozenset({"green", "spring"}),
+    "potato": frozenset({"sweet"}),
+    "milk": frozenset({"coconut", "almond", "oat", "soy", "chocolate", "condensed", "evaporated"}),
+    "butter": frozenset({"peanut", "almond", "apple", "cashew", "cocoa"}),
+    "cheese": frozenset({"cream", "cottage"}),
+    "bean": frozenset({"green", "jelly", "coffee"}),
+    "cream": frozenset({"sour", "ice"}),
+}
 
 
 def name_match(item: Item, offer: Offer) -> int:
@@ -216,19 +229,30 @@ def name_match(item: Item, offer: Offer) -> int:
     "beef mince" not "Ground Beef": nothing found is the truth), and "chopped plum tomatoes"
     finds "Chopped Tomatoes". A description that names something made from the item
     (:data:`MADE_FROM`, a word the item's name lacks, before any "in", "with" or "and") is no
-    match. A name's words are not its meaning still: "milk" finds coconut milk and "butter"
-    peanut butter, and the cheaper wins; the household sees the product beside the item. The
-    name as a US store says it (``store_names``: "beef mince" is "ground beef") counts too."""
+    match, and so is one whose noun is another kind (:data:`OTHER_KINDS`: "Green Onions" for
+    "onions"). A name's words are not its meaning still, beyond those tables; the household sees
+    the product beside the item. The name as a US store says it (``store_names``: "beef mince"
+    is "ground beef") counts too."""
     described = words(offer.description)
     head = next((described[:i] for i, w in enumerate(described) if w in _PACKED), described)
     best = 0
     for name in dict.fromkeys((item.name, store_name(item.name))):  # "beef mince": ground beef
         wanted = set(words(name))
-        if (MADE_FROM & set(head)) - wanted:
+        if (MADE_FROM & set(head)) - wanted or _other_kind(wanted, head):
             continue
         found = len(wanted & set(described))
         best = max(best, found if found * 2 > len(wanted) else 0)
     return best
+
+
+def _other_kind(wanted: set[str], head: Sequence[str]) -> bool:
+    """Whether ``head`` puts a word of :data:`OTHER_KINDS` right before a noun the item names,
+    a word the item's name lacks ("Green Onions" for "onions")."""
+    return any(
+        before in OTHER_KINDS.get(noun, ()) and before not in wanted
+        for before, noun in zip(head, head[1:], strict=False)
+        if noun in wanted
+    )
 
 
 def match(item: Item, offers: Sequence[Offer]) -> Priced:
