@@ -10,8 +10,7 @@ the view, with its full state so far, as Slack sends it; Cancel closes it. Built
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from aiohttp import web
 
@@ -31,8 +30,7 @@ def answer_of(response: dict[str, Any]) -> tuple[int, str]:
     return int(response.get("statusCode", 500)), str(response.get("body") or "")
 
 
-@dataclass(frozen=True)
-class _Open:
+class _Open(NamedTuple):
     """A page request about the modal a person has open: who, in which workspace, what."""
 
     sandbox: Sandbox
@@ -58,13 +56,7 @@ async def ui_view(request: web.Request) -> web.Response:
     found = await _open(request)
     if isinstance(found, web.Response):
         return found
-    sandbox, data, slack, user, view = (
-        found.sandbox,
-        found.data,
-        found.slack,
-        found.user,
-        found.view,
-    )
+    sandbox, data, slack, user, view = found
     event = sr.view_submission(
         sandbox.secret,
         callback_id=str(view.get("callback_id", "")),
@@ -94,13 +86,7 @@ async def ui_view_action(request: web.Request) -> web.Response:
     found = await _open(request)
     if isinstance(found, web.Response):
         return found
-    sandbox, data, slack, user, view = (
-        found.sandbox,
-        found.data,
-        found.slack,
-        found.user,
-        found.view,
-    )
+    sandbox, data, slack, user, view = found
     values = data.get("values") or {}
     block, action_id = str(data.get("block", "")), str(data.get("action", ""))
     element = (values.get(block) or {}).get(action_id) or {}
