@@ -30,9 +30,10 @@ def fresh_boto3_session(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
 
 
-# Where an approved basket goes and when: each test starts from the deploy's defaults (a canvas,
-# a 2-minute undo window where timers are armed), whatever the developer's shell or an earlier
-# test's in-process sandbox (``bot.sandbox.server.configure_bot``) left in the environment.
+# Where an approved basket goes and when, and where it is priced: each test starts from the
+# deploy's defaults (a canvas, a 2-minute undo window where timers are armed, no Kroger app),
+# whatever the developer's shell or an earlier test's in-process sandbox
+# (``bot.sandbox.server.configure_bot``) left in the environment.
 ORDER_VARIABLES = (
     "ORDER_DELAY",
     "ORDER_DESTINATION",
@@ -46,6 +47,9 @@ ORDER_VARIABLES = (
     "WORKSPACE_SECRETS_PATH",
     "WORKSPACE_SECRETS_KEY",
     "AWS_ENDPOINT_URL_SSM",
+    "KROGER_CLIENT_ID",
+    "KROGER_CLIENT_SECRET",
+    "KROGER_API_URL",
 )
 
 
