@@ -25,8 +25,9 @@ from workflow.persistence.session import SessionCheckpoints
 from workflow.persistence.signing import CheckpointSigner
 from workflow.shop.basket import Basket, Item
 from workflow.shop.decision import BasketDecision
-from workflow.shop.graph import build_priced_workflow, prices_of
+from workflow.shop.graph import build_priced_workflow
 from workflow.shop.pricing import CHUNK, NO_STORE, PricedBasket, Pricer, Where
+from workflow.shop.run_state import prices_of
 from workflow.shop.shopper import Brief, ShopperReply
 
 STORE = Where("01400943", "Kroger Over-the-Rhine")  # ZIP 45202

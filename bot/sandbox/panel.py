@@ -65,7 +65,7 @@ def status(ended: Ended | None, state: dict[str, Any] | None) -> Status:
 
 def held(state: dict[str, Any] | None) -> dict[str, Any] | None:
     """The approval that holds the waiting basket for its undo window (``hold_until``, its
-    ``approvals``), from the checkpoint's shared state, as ``workflow.shop.graph.held_of``
+    ``approvals``), from the checkpoint's shared state, as ``workflow.shop.run_state.held_of``
     reads it; None when the basket waits for an answer."""
     shop = ((state or {}).get("state") or {}).get("n:shop") or {}
     counted = (shop.get("approvals") or {}).get("v")

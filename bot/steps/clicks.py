@@ -42,8 +42,8 @@ from workflow.persistence.session import SessionCheckpoints
 from workflow.shop.basket import Basket, Item, ShopProgress
 from workflow.shop.decision import BasketDecision
 from workflow.shop.executors import UNCHANGED, UNCHANGED_STEP
-from workflow.shop.graph import approvals_of, approved_since, held_of, prices_of, shop_request
 from workflow.shop.pricing import PricedBasket
+from workflow.shop.run_state import approvals_of, approved_since, held_of, prices_of, shop_request
 
 from .click_said import told_counted, told_failed, told_refused, told_up_to_date
 from .edit import edited_by, edited_for, same_edit

@@ -47,7 +47,7 @@ from workflow.shop.edit import (
     edit_summary,
     edited_items,
 )
-from workflow.shop.graph import edit_of, held_of
+from workflow.shop.run_state import edit_of, held_of
 
 from .rules import Rules
 from .turn import Sessions

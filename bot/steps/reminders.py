@@ -42,7 +42,7 @@ from workflow.errors import CheckpointConflict, SessionBusy, StoreError
 from workflow.persistence.session import SessionCheckpoints
 from workflow.shop.basket import Basket, count
 from workflow.shop.decision import BasketDecision
-from workflow.shop.graph import approvals_of, held_of, prices_of, shop_request
+from workflow.shop.run_state import approvals_of, held_of, prices_of, shop_request
 
 from .rules import Rules
 from .turn import Redelivered, Sessions, take_turn

@@ -32,8 +32,8 @@ from workflow.errors import (
 from workflow.persistence.checkpoint import decode_snapshot
 from workflow.persistence.session import SessionCheckpoints
 from workflow.shop.basket import ShopRequest
-from workflow.shop.graph import prices_of, shop_request
 from workflow.shop.household import Household
+from workflow.shop.run_state import prices_of, shop_request
 
 from .rules import Rules
 from .turn import Redelivered, Sessions, take_turn

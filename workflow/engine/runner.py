@@ -86,9 +86,7 @@ class Run:
         self.run_id = str(uuid.uuid4())
         self.error: BaseException | None = None
         self._superstep = snapshot.superstep
-        # The bound is a run's own (a start, or one resume: a person's click), not the session's:
-        # a long-lived basket (many edits, each re-priced in chunks) never runs out of steps.
-        self._first_superstep = snapshot.superstep
+        self._first_superstep = snapshot.superstep  # the superstep bound is each run's
         self._queue = list(snapshot.queue)
         self._pending = dict(snapshot.requests)
         self._answered = dict(snapshot.answered)
@@ -241,6 +239,7 @@ class Run:
             await self.checkpoints.discard()
 
     async def _superstep_events(self) -> AsyncIterator[WorkflowEvent]:
+        # A long-lived basket (many edits, each re-priced in chunks) never runs out of steps.
         if self._superstep - self._first_superstep >= self.max_supersteps:
             yield self._fail(SuperstepLimitExceeded(f"more than {self.max_supersteps} supersteps"))
             return

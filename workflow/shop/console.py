@@ -42,10 +42,11 @@ from .basket import Basket, ShopProgress, ShopRequest, aisle_groups
 from .console_history import history
 from .decision import APPROVE_WORDS, REJECT_WORDS, BasketDecision
 from .executors import UNCHANGED_STEP
-from .graph import DEFAULT_MAX_ROUNDS, shop_request, shop_versions
+from .graph import DEFAULT_MAX_ROUNDS, shop_versions
 from .offline import default_shopper
 from .outcomes import OutcomeLog, ended_week, outcome_log
 from .records import SHOP_PREFIX, SHOP_RECORDS
+from .run_state import shop_request
 from .shopper import Shopper
 
 TENANT = "local"

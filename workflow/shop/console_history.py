@@ -15,8 +15,9 @@ from workflow.persistence.signing import CheckpointSigner
 from workflow.persistence.store import CheckpointStore
 
 from .basket import Basket, count
-from .graph import shop_request, shop_versions
+from .graph import shop_versions
 from .outcomes import outcome_log
+from .run_state import shop_request
 from .shopper import Shopper
 
 LAST_OUTCOMES = 10

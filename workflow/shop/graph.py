@@ -56,18 +56,15 @@ gives back the basket it changes, for one, is no new round). The port's conditio
 (``conditions.py``) never overlap and together cover every answer.
 
 Here: each version's builder, the carries between versions, :func:`shop_versions` (every version
-this code resumes), the types a checkpoint may hold (:func:`shop_registry`), and what a run of
-the graph holds, read back for its callers (:func:`shop_request`, :func:`approvals_of`,
-:func:`approved_since`, :func:`held_of`, :func:`edit_of`).
+this code resumes) and the types a checkpoint may hold (:func:`shop_registry`). What a run of
+the graph holds, read back for its callers, is ``run_state.py``'s.
 """
 
 from __future__ import annotations
 
 from workflow.engine.builder import RequestPort, Workflow, WorkflowBuilder, only
-from workflow.engine.runner import Run
-from workflow.engine.state import scope_key
 from workflow.engine.versions import WorkflowVersions
-from workflow.persistence.checkpoint import AnsweredRequest, RunSnapshot
+from workflow.persistence.checkpoint import RunSnapshot
 from workflow.persistence.registry import TypeRegistry
 
 from .basket import (
@@ -86,10 +83,6 @@ from .conditions import (
 )
 from .decision import BasketDecision
 from .executors import (
-    APPROVALS_KEY,
-    PRICES_KEY,
-    REQUEST_KEY,
-    SCOPE,
     CountApproval,
     EditBasket,
     PlaceOrder,
@@ -102,75 +95,6 @@ from .shopper import Shopper
 NAME = "weekly-shop"  # the workflow's name in every checkpoint
 DEFAULT_MAX_ROUNDS = 3
 APPROVE_BASKET = "approve-basket"
-
-
-def shop_request(run: Run | RunSnapshot) -> ShopRequest | None:
-    """The request a weekly-shop run (or a saved one) was started with (None when it was
-    started from text)."""
-    if isinstance(run, RunSnapshot):
-        request = run.state.get(scope_key("", SCOPE), {}).get(REQUEST_KEY)
-    else:
-        request = run.read_state(REQUEST_KEY, SCOPE)
-    return request if isinstance(request, ShopRequest) else None
-
-
-def prices_of(run: Run, round: int | None = None) -> PricedBasket | None:
-    """The prices of the basket a run asks about (basket ``round``, if given): None before
-    version 5, in a deploy with no store's API, or for another round's basket."""
-    prices = run.read_state(PRICES_KEY, SCOPE)
-    if not isinstance(prices, PricedBasket) or round not in (None, prices.round):
-        return None
-    return prices
-
-
-def held_of(run: Run, round: int | None = None) -> BasketDecision | None:
-    """The approval holding the basket a run asks about (basket ``round``, if given) for its
-    undo window, or None: version 3's, while its order timer has not fired."""
-    counted = run.read_state(APPROVALS_KEY, SCOPE)
-    if not isinstance(counted, BasketDecision) or not counted.held:
-        return None
-    return counted if round in (None, counted.round) else None
-
-
-def approvals_of(run: Run, round: int | None = None) -> list[str]:
-    """Who has approved the basket a run is asking about (basket ``round``, if given), each
-    once, in order: none in a version 1 run, after a change, or before the first approval."""
-    counted = run.read_state(APPROVALS_KEY, SCOPE)
-    if not isinstance(counted, BasketDecision) or round not in (None, counted.round):
-        return []
-    return list(dict.fromkeys(counted.approvals))
-
-
-def approved_since(run: Run, round: int) -> list[str]:
-    """Everyone who pressed Approve on basket ``round`` since its approvals last started again
-    (a change, an edit, an Undo), each once, in order: the audit trail, not the count. Some of
-    them may no longer count (an approver removed in Settings since: ``bot.steps.rules``)."""
-    who: list[str] = []
-    for answered in reversed(run.answered.values()):
-        decision = answered.response
-        if not isinstance(decision, BasketDecision) or decision.round != round:
-            break
-        if not decision.approved:
-            break
-        who.append(answered.by)
-    return list(dict.fromkeys(reversed(who)))
-
-
-def edit_of(run: Run, round: int | None = None) -> AnsweredRequest | None:
-    """The latest edit by hand of the basket a run asks about (basket ``round``, if given): the
-    answered request (who edited, the basket before, the decision with the items after); None
-    when that basket was not edited since it was written."""
-    for answered in reversed(run.answered.values()):
-        decision, basket = answered.response, answered.data
-        if not isinstance(decision, BasketDecision) or not isinstance(basket, Basket):
-            continue
-        if round is not None and basket.round != round:
-            return None
-        if decision.edited:
-            return answered
-        if decision.change is not None or not run.pending_requests:
-            return None  # a revision since, or the end
-    return None
 
 
 DECISION_VERSION = 5  # BasketDecision: 2 added expired_at, 3 approvals and needed, 4 hold_until

@@ -28,7 +28,7 @@ from workflow.persistence.store import CheckpointStore
 from workflow.persistence.values import AllFields, check_int, check_str, check_str_list
 
 from .basket import Basket
-from .graph import shop_request
+from .run_state import shop_request
 
 PURPOSE = "weekly-shop console outcomes v1"
 MAX_MS = 9_999_999_999_999
