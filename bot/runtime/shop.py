@@ -61,7 +61,10 @@ class Shop:
 
     def kroger(self) -> tuple[KrogerClient, ProductCache] | None:
         """The container's Kroger client (its app token kept) and product cache; None when the
-        deploy has no Kroger app."""
+        deploy has no Kroger app (then nothing of Kroger's is imported: an approve's lazy run
+        pays for no HTTP client it does not use)."""
+        if not self.settings.has_prices:
+            return None
         from bot.orders.kroger import KrogerClient, KrogerConfig
         from bot.orders.kroger_prices import ProductCache
 
@@ -74,12 +77,12 @@ class Shop:
 
     def pricer(self) -> Pricer | None:
         """Kroger's prices at the workspace's store; None when the deploy has no Kroger app."""
-        from bot.orders.kroger_prices import KrogerPricer
-        from workflow.shop.pricing import Where
-
         kroger = self.kroger()
         if kroger is None:
             return None
+        from bot.orders.kroger_prices import KrogerPricer
+        from workflow.shop.pricing import Where
+
         client, cache = kroger
         store = self.store
         where = None if store is None else Where(store.location_id, store.name, self.budget_cents)
