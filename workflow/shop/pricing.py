@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from workflow.persistence.values import (
     check_int,
@@ -31,7 +31,9 @@ from workflow.persistence.values import (
 from .basket import MAX_ITEMS, Basket, Item
 from .products import MAX_ID_LENGTH, Priced, match
 from .text import one_line
-from .totals import Total, basket_total
+
+if TYPE_CHECKING:
+    from .totals import Total
 
 MAX_STORE_LENGTH = 200  # a store's name as the basket shows it
 MAX_PROBLEM_LENGTH = 200
@@ -155,6 +157,8 @@ class PricedBasket:
         return not self.left(basket)
 
     def total(self, items: Sequence[Item]) -> Total:
+        from .totals import basket_total
+
         """The total of ``items`` at these prices: an item without a line counts as unpriced."""
         known = self.by_key()
         lines = [known.get(item_key(item)) for item in items]

@@ -25,8 +25,6 @@ from workflow.persistence.values import (
 
 from .basket import Item
 from .names import words
-from .sizes import cover
-from .store_names import store_name
 from .text import one_line
 
 MAX_ID_LENGTH = 50  # a product ID (Kroger's are 13 digits)
@@ -233,6 +231,8 @@ def name_match(item: Item, offer: Offer) -> int:
     "onions"). A name's words are not its meaning still, beyond those tables; the household sees
     the product beside the item. The name as a US store says it (``store_names``: "beef mince"
     is "ground beef") counts too."""
+    from .store_names import store_name  # (only where baskets are priced: not every lazy run)
+
     described = words(offer.description)
     head = next((described[:i] for i, w in enumerate(described) if w in _PACKED), described)
     best = 0
@@ -269,6 +269,8 @@ def match(item: Item, offers: Sequence[Offer]) -> Priced:
     the lowest product ID (so a match is the same every time). An item with no quantity of its
     own (from a ``Basket@1``) buys one of the cheapest.
     """
+    from . import sizes  # (only where baskets are priced: not every lazy run)
+
     scored = [(name_match(item, offer), offer) for offer in offers]
     best = max((score for score, _ in scored), default=0)
     if not best:
@@ -284,7 +286,7 @@ def match(item: Item, offers: Sequence[Offer]) -> Priced:
         return Priced(item=item, offer=cheapest[0], count=1)
     ranked: list[tuple[int, float, str, int, Offer]] = []
     for offer, price in priced:
-        covered = cover(item, offer.size, by_piece=offer.fresh)
+        covered = sizes.cover(item, offer.size, by_piece=offer.fresh)
         if covered is not None:
             cost, unit_price = covered.count * price, price / covered.per
             ranked.append((cost, unit_price, offer.product_id, covered.count, offer))
