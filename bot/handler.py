@@ -8,7 +8,8 @@ typed there, one session per rule and scheduled time however often it is deliver
 workspace's weekly run (a signed EventBridge Scheduler payload, ``bot.records.weekly``) starts
 its shop in its channel, one session per workspace and scheduled time; a basket's
 timer (an EventBridge Scheduler payload, signed) goes to ``bot.steps.reminders``; an SQS batch
-from the lost-lazy-runs queue goes to ``bot.steps.lost``. Settings,
+from the lost-lazy-runs queue goes to ``bot.steps.lost``; a browser sent back by Kroger
+(``GET /kroger/oauth_redirect``) goes to ``bot.steps.kroger_connect``. Settings,
 clients and the Bolt app are built once per cold start; a missing setting fails then, naming the
 variable.
 """
@@ -201,6 +202,20 @@ def _follow_settings(weekly: Any, team: str, saved: Any) -> None:
         log.error("the weekly schedule could not follow the settings: %s", exc)
 
 
+KROGER_REDIRECT = "/kroger/oauth_redirect"  # bot.steps.kroger_connect.REDIRECT_PATH
+
+
+def kroger_redirect(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
+    """Kroger's redirect back after a person connects their account (``GET``): its page."""
+    from bot.runtime.kroger import connecting_of
+    from bot.steps.kroger_connect import redirect_page
+
+    method = ((event.get("requestContext") or {}).get("http") or {}).get("method")
+    if method != "GET":
+        return {"statusCode": 405, "headers": {"Allow": "GET"}, "body": ""}
+    return redirect_page(connecting_of(rt), event)
+
+
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     try:
         return _handle(event, context)
@@ -219,5 +234,7 @@ def _handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
             return fire_timer(rt, event)
         if is_sqs(event):  # the lost-lazy-runs queue: what Lambda gave up on
             return rt.lost_runs.handle(event, str(getattr(context, "function_name", "")))
+        if event.get("rawPath") == KROGER_REDIRECT:  # a browser back from Kroger: no Slack
+            return kroger_redirect(rt, event)
         response: dict[str, Any] = slack.handle(event, context)  # type: ignore[no-untyped-call]
         return response

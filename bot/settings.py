@@ -98,6 +98,10 @@ class Settings:
     kroger_client_id: str = ""
     kroger_client_secret: Secret | None = None
     kroger_api_url: str = ""
+    # Where Kroger sends a person back after they connect their account: exactly the redirect URL
+    # registered with the Kroger app (serverless.yml sets it to the HTTP API's own
+    # ``/kroger/oauth_redirect``); without it, the Home tab offers no Connect.
+    kroger_redirect_url: str = ""
 
     def __post_init__(self) -> None:
         if bool(self.slack_client_id) != (self.slack_client_secret is not None):

@@ -158,6 +158,16 @@ def _url(value: str) -> str:
     return value if value.endswith("/") else value + "/"
 
 
+def _redirect_url(value: str) -> str:
+    """An OAuth redirect URL, kept exactly as written (Kroger compares it character for
+    character with the one registered): https, or http on 127.0.0.1 (the sandbox's)."""
+    if not value.startswith(("https://", "http://127.0.0.1:")) or len(value) > 2000:
+        raise ValueError("must be an https:// URL (http://127.0.0.1:<port>/… for the sandbox)")
+    if any(c.isspace() for c in value) or "#" in value:
+        raise ValueError("must be one URL, with no spaces and no fragment")
+    return value
+
+
 # Field name -> environment variable.
 ENV_NAMES = {
     "slack_bot_token": "SLACK_BOT_TOKEN",
@@ -201,6 +211,7 @@ ENV_NAMES = {
     "kroger_client_id": "KROGER_CLIENT_ID",
     "kroger_client_secret": "KROGER_CLIENT_SECRET",
     "kroger_api_url": "KROGER_API_URL",
+    "kroger_redirect_url": "KROGER_REDIRECT_URL",
 }
 CONVERT: dict[str, Callable[[str], Any]] = {
     "slack_bot_token": _secret(),
@@ -251,5 +262,6 @@ CONVERT: dict[str, Callable[[str], Any]] = {
     "kroger_client_secret": _secret(8),
     # For the sandbox and the tests only (their Kroger stand-in is on 127.0.0.1).
     "kroger_api_url": _url,
+    "kroger_redirect_url": _redirect_url,
 }
 REQUIRED = ("slack_signing_secret", "checkpoint_bucket")

@@ -1,7 +1,7 @@
 """The app's Home tab (``bot.steps.home``): ``app_home_opened`` and the tab's buttons (Show
-items, Hide items, Repeat this order) are acked at once, read and published in a lazy run; so
-is a ZIP code's search in the Settings modal the tab opens. Bolt answers Slack's
-``url_verification`` itself, after checking its signature."""
+items, Hide items, Repeat this order, the Kroger cart's Disconnect) are acked at once, read and
+published in a lazy run; so is a ZIP code's search in the Settings modal the tab opens. Bolt
+answers Slack's ``url_verification`` itself, after checking its signature."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from slack_bolt import Ack, App
 
 from bot.runtime import Runtime
 from bot.slack.home_view import HIDE_ITEMS, OPEN, REPEAT, SHOW_ITEMS
+from bot.slack.kroger_section import KROGER_CONNECT, KROGER_DISCONNECT
 from bot.slack.settings_ids import OPEN_SETTINGS, STORE_ZIP, loading_modal
 
 from .settings_desk import settings_desk, store_picker
@@ -113,6 +114,24 @@ def listen(app: App, rt: Runtime) -> None:
         if picker is not None:
             find_stores(picker, here.web, tenant, here.current, body)
 
+    def run_disconnect(body: dict[str, Any]) -> None:
+        """Disconnect in the Home tab's Kroger cart: the person's token deleted, the tab
+        published again saying so (``bot.steps.kroger_connect``)."""
+        click = home_click(body)
+        if click is None:
+            log.warning("malformed Disconnect click ignored")
+            return
+        from bot.runtime.kroger import connecting_of
+        from bot.steps.home import publish_home
+        from bot.steps.kroger_connect import disconnect
+
+        tenant, user = click[0], click[1]
+        here = rt.configured(tenant)
+        connecting = connecting_of(here)
+        if connecting is None:  # the deploy connects no Kroger accounts (any more)
+            return
+        publish_home(here.home_tab, tenant, user, notice=disconnect(connecting, tenant, user))
+
     app.event("app_home_opened")(ack=ack_now, lazy=[run_home])
     app.action(OPEN_SETTINGS)(ack=open_settings, lazy=[show_settings])
     app.action(SHOW_ITEMS)(ack=ack_now, lazy=[run_toggle])
@@ -120,3 +139,5 @@ def listen(app: App, rt: Runtime) -> None:
     app.action(REPEAT)(ack=ack_now, lazy=[run_repeat])
     app.action({"block_id": STORE_ZIP})(ack=ack_now, lazy=[run_store_search])
     app.action(OPEN)(ack_now)  # a link button: the browser opens the link
+    app.action(KROGER_CONNECT)(ack_now)  # …and so is Connect: Kroger's page opens
+    app.action(KROGER_DISCONNECT)(ack=ack_now, lazy=[run_disconnect])

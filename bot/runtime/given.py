@@ -53,6 +53,8 @@ def home_tab_of(rt: Runtime) -> HomeTab:
     """What the Home tab reads and publishes (``bot.steps.home``)."""
     from bot.steps.home import HomeTab
 
+    from .kroger import home_section_of
+
     return HomeTab(
         settings=rt.settings,
         web=rt.web,
@@ -65,6 +67,7 @@ def home_tab_of(rt: Runtime) -> HomeTab:
         current=rt.current,
         loaded=rt.loaded,
         permalink=rt.slack.permalink,
+        kroger=home_section_of(rt),
     )
 
 

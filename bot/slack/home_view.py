@@ -7,11 +7,15 @@
     Waiting for an answer            newest first, each with Open (a link to its message)
     Last outcomes                    newest first: Ordered / Rejected / Expired, how many items,
                                      who answered, when; Show items; Repeat this order
+    Kroger cart                      with a Kroger app: the viewer's account, Connect or
+                                     Disconnect (``bot.slack.kroger_section``)
+    Settings
 
 A Home tab holds at most 100 blocks (Block Kit's view limit, which the fake Web API checks): at
 most ``MAX_WAITING`` baskets, held or waiting, and 2 × ``MAX_OUTCOMES`` rows, and one outcome's
-items expanded at a time within ``bot.slack.basket_items.item_sections``' own 43. Model- and
-user-written text (the request, the items) is plain_text or escaped, as on the basket messages.
+items expanded at a time within ``bot.slack.basket_items.item_sections``' own 43; the Kroger
+cart adds 5. Model- and user-written text (the request, the items) is plain_text or escaped, as
+on the basket messages.
 """
 
 from __future__ import annotations
@@ -165,14 +169,18 @@ def home_view(
     notice: str = "",
     unread: int = 0,
     settings: list[Block] | None = None,
+    kroger: list[Block] | None = None,
 ) -> dict[str, Any]:
     """The Home tab: ``notice`` is ours (mrkdwn); ``settings`` the workspace's
-    (``bot.slack.settings_summary.settings_rows``); everything else is built here."""
+    (``bot.slack.settings_summary.settings_rows``); ``kroger`` the viewer's Kroger cart
+    (``bot.slack.kroger_section``, with a Kroger app only); everything else is built here."""
     blocks: list[Block] = [{"type": "header", "text": plain("Weekly shop", 150)}]
     if notice:
         blocks.append(_mrkdwn(notice))
     blocks += waiting_rows(waiting, unread, max_rounds, times, link)
     blocks += [{"type": "divider"}, _mrkdwn("*Last outcomes*"), *outcome_rows(outcomes, expanded)]
+    if kroger:
+        blocks += [{"type": "divider"}, *kroger]
     if settings:
         blocks += [{"type": "divider"}, *settings]
     return {"type": "home", "blocks": blocks}

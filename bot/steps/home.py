@@ -88,6 +88,9 @@ class HomeTab:
     current: WorkspaceSettings
     loaded: Loaded | None
     permalink: Callable[[str, str], str]
+    # (team, user) -> the viewer's "Kroger cart" rows (``bot.steps.kroger_connect``); None
+    # when the deploy connects no Kroger accounts.
+    kroger: Callable[[str, str], list[Any]] | None = None
 
 
 def next_times(rt: HomeTab, now: float) -> Any:
@@ -183,6 +186,7 @@ def publish_home(
             expanded=expanded,
             notice=notice,
             settings=settings_rows(rt.current, problem_notice(rt.loaded), visible),
+            kroger=rt.kroger(tenant, user) if rt.kroger is not None else None,
         )
     except StoreError as exc:
         log.error("the Home tab could not be read: %s", exc)

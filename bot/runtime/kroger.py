@@ -1,0 +1,74 @@
+"""What connecting a person's Kroger account is given (``bot.steps.kroger_connect``), built from
+a runtime: None unless the deploy has a Kroger app (``KROGER_CLIENT_ID`` and secret), a place
+for the people's tokens (``WORKSPACE_SECRETS_PATH``) and the redirect URL registered with the
+app (``KROGER_REDIRECT_URL``). A deploy without them imports nothing of Kroger's here: the
+Home tab's lazy run and an approve's pay for no HTTP client they do not use."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.slack.blocks import Block
+    from bot.steps.kroger_connect import Connecting
+
+    from . import Runtime
+
+
+def connecting_of(rt: Runtime) -> Connecting | None:
+    """The workspace-independent part: the same for every workspace of the deploy."""
+    s = rt.settings
+    accounts = rt.records.kroger_accounts if s.has_prices else None
+    if accounts is None or not s.kroger_redirect_url:
+        return None
+    from bot.orders.kroger import KrogerConfig
+    from bot.orders.kroger_cart import KrogerCart
+    from bot.orders.kroger_connect import KrogerStates
+    from bot.slack.installs import STATES, install_prefix
+    from bot.steps.kroger_connect import Connecting
+
+    config = KrogerConfig.of(s)
+    if config is None:
+        return None
+    # KROGER_API_URL is read with a trailing "/" (bot.settings_env), and the authorize link is
+    # that URL and the path pasted together: one "/" between them, or the page is not found.
+    config = dataclasses.replace(config, base_url=config.base_url.rstrip("/"))
+    return Connecting(
+        states=KrogerStates(s.slack_signing_secret.get_secret_value(), clock=rt.clock),
+        cart=KrogerCart(config, clock=rt.clock),
+        redirect_url=s.kroger_redirect_url,
+        accounts=accounts,
+        s3=rt.aws.s3,
+        bucket=s.checkpoint_bucket,
+        states_prefix=install_prefix(s.checkpoint_prefix) + STATES,
+        installed=functools.partial(_installed, rt),
+        republish=functools.partial(_republish, rt),
+    )
+
+
+def home_section_of(rt: Runtime) -> functools.partial[list[Block]] | None:
+    """The Home tab's "Kroger cart" rows for (team, user); None without connecting."""
+    connecting = connecting_of(rt)
+    if connecting is None:
+        return None
+    from bot.steps.kroger_connect import home_section
+
+    return functools.partial(home_section, connecting)
+
+
+def _installed(rt: Runtime, team: str) -> bool:
+    from bot.slack.installs import NotInstalled
+
+    try:
+        rt.for_workspace(team)
+    except NotInstalled:
+        return False
+    return True
+
+
+def _republish(rt: Runtime, team: str, user: str) -> None:
+    from bot.steps.home import publish_home
+
+    publish_home(rt.configured(team).home_tab, team, user)

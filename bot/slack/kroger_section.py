@@ -1,0 +1,67 @@
+"""Block Kit for the Home tab's "Kroger cart" section, for the person viewing it: a pure function
+of what ``bot.steps.kroger_connect`` read (shown only when the deploy has a Kroger app)::
+
+    Kroger cart
+    (what connecting is for)
+    Not connected   → Connect your Kroger account   (a link button: Kroger's sign-in page)
+    Connected       → connected since <date>         Disconnect (``KROGER_DISCONNECT``)
+    Unknown         → it cannot tell just now        (no button: never "not connected")
+
+Slack sends a ``block_actions`` for a link button too (``KROGER_CONNECT``): it is acked and
+ignored, the browser opens the link. Everything here is our own text; the link is Kroger's
+authorize URL, built by ``bot.orders.kroger_cart``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from .blocks import Block, context, plain, slack_date
+
+KROGER_CONNECT = "home_kroger_connect"  # a link button: acked and ignored
+KROGER_DISCONNECT = "home_kroger_disconnect"
+FOR_WHAT = (
+    "Connecting your Kroger account lets weekly-shop add approved baskets to your Kroger cart "
+    "when the household sends its orders there. You can disconnect at any time."
+)
+UNKNOWN = (
+    "I can't tell just now whether your Kroger account is connected. Open this tab again in "
+    "a minute."
+)
+
+
+def _section(text: str) -> Block:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def kroger_rows(
+    connected: datetime | None, *, known: bool = True, connect_url: str = ""
+) -> list[Block]:
+    """The section: ``connected`` is when the person's account was connected (or its token
+    last renewed), None if it is not; ``known`` False when that could not be read;
+    ``connect_url`` is where Connect goes (needed only when not connected)."""
+    rows: list[Block] = [_section("*Kroger cart*"), context(FOR_WHAT)]
+    if not known:
+        rows.append(_section(UNKNOWN))
+    elif connected is not None:
+        row = _section(
+            f"Your Kroger account is connected (since {slack_date(int(connected.timestamp()))})."
+        )
+        row["accessory"] = {
+            "type": "button",
+            "text": plain("Disconnect", 75),
+            "action_id": KROGER_DISCONNECT,
+            "value": "disconnect",
+        }
+        rows.append(row)
+    else:
+        row = _section("Your Kroger account is not connected.")
+        row["accessory"] = {
+            "type": "button",
+            "text": plain("Connect your Kroger account", 75),
+            "action_id": KROGER_CONNECT,
+            "url": connect_url,
+            "style": "primary",
+        }
+        rows.append(row)
+    return rows
