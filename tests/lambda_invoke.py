@@ -105,6 +105,7 @@ def _hold_after(owner: Any, name: str, seconds: float) -> None:
 def arm(point: str) -> None:
     from bot.orders.canvas import CanvasDestination
     from bot.orders.instacart import InstacartDestination
+    from bot.orders.kroger_order import KrogerCartDestination
     from bot.orders.place import OrderDesk
     from bot.orders.webhook import WebhookDestination
     from bot.records.lost_markers import LostMarkers
@@ -131,10 +132,12 @@ def arm(point: str) -> None:
         _die_at(CanvasDestination, "place")
         _die_at(WebhookDestination, "place")
         _die_at(InstacartDestination, "place")
+        _die_at(KrogerCartDestination, "place")
     elif point == "order-after-call":
         _die_after(CanvasDestination, "place")
         _die_after(WebhookDestination, "place")
         _die_after(InstacartDestination, "place")
+        _die_after(KrogerCartDestination, "place")
     elif point == "order-recorded":
         _die_after(OrderDesk, "_done")
     else:

@@ -99,6 +99,7 @@ class CanvasDestination:
     """Orders become canvases in the basket's channel, made with the workspace's bot token."""
 
     kind: DestinationKind = "canvas"
+    repeats_safely = True  # an earlier attempt's canvas is found by its title
 
     def __init__(self, web: WebClient) -> None:
         self.web = web

@@ -23,6 +23,7 @@ from workflow.errors import StoreError
 from .order import Destination, DestinationDown, KeyOf
 
 if TYPE_CHECKING:
+    from bot.records.kroger_accounts import KrogerAccounts
     from bot.records.workspace_secrets import KeyName, WorkspaceSecrets
 
 log = logging.getLogger(__name__)
@@ -55,9 +56,23 @@ def key_of(
 
 
 def destination_of(
-    choice: OrderChoice, s: Settings, web: WebClient, secrets: WorkspaceSecrets | None
+    choice: OrderChoice,
+    s: Settings,
+    web: WebClient,
+    secrets: WorkspaceSecrets | None,
+    accounts: Callable[[], KrogerAccounts | None] = lambda: None,
 ) -> Destination:
-    """The destination ``choice`` names, with the workspace's Web API client (a canvas)."""
+    """The destination ``choice`` names, with the workspace's Web API client (a canvas) and
+    the people's Kroger accounts (a cart)."""
+    if choice.destination == "kroger":
+        from .kroger import KrogerConfig
+        from .kroger_cart import KrogerCart
+        from .kroger_order import KrogerCartDestination, NoKrogerApp
+
+        config = KrogerConfig.of(s)
+        if config is None:
+            return NoKrogerApp()
+        return KrogerCartDestination(KrogerCart(config), accounts(), choice.kroger_cart)
     if choice.destination == "webhook":
         from .webhook import WebhookDestination
 

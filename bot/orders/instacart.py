@@ -89,6 +89,7 @@ class InstacartDestination:
     a local stand-in's in the tests and the sandbox)."""
 
     kind: DestinationKind = "instacart"
+    repeats_safely = True  # the same order ID: an idempotent API
 
     def __init__(
         self,

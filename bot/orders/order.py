@@ -1,8 +1,8 @@
 """An approved basket as it leaves the bot, and what a destination answers.
 
-Every destination (a Slack canvas checklist, an Instacart shopping-list page, a signed webhook)
-is a :class:`Destination`: one call, ``place(order)``, which answers :class:`Placed` or raises one
-of this module's errors:
+Every destination (a Slack canvas checklist, an Instacart shopping-list page, a signed webhook,
+a person's Kroger cart) is a :class:`Destination`: one call, ``place(order)``, which answers
+:class:`Placed` or raises one of this module's errors:
 
     OrderError                 the order did not reach its destination (nothing to show)
     ├── DestinationRefused     the destination said no (a 4xx, Slack's ``ok: false``): retrying
@@ -28,8 +28,9 @@ from typing import Literal, Protocol
 
 from workflow.shop.basket import Item
 
-DestinationKind = Literal["canvas", "instacart", "webhook"]
-DESTINATIONS: tuple[DestinationKind, ...] = ("canvas", "instacart", "webhook")
+DestinationKind = Literal["canvas", "instacart", "webhook", "kroger"]
+DESTINATIONS: tuple[DestinationKind, ...] = ("canvas", "instacart", "webhook", "kroger")
+CartLine = tuple[str, int]  # a product's 13-digit UPC, and how many
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,11 @@ class Order:
     ``order_id`` is the same for every attempt to place this basket (the session's ID): the
     idempotency key a destination is sent. ``title`` names the week ("Shopping for the week of
     7 December 2026"). ``basket_sha256`` is the SHA-256 of the items as ordered
-    (:func:`basket_sha256`), so "what did we approve?" has one answer.
+    (:func:`basket_sha256`), so "what did we approve?" has one answer. ``cart`` is the products
+    the basket was priced with at the household's store (each UPC once, with how many), and
+    ``left_out`` the items that had none: what a cart is sent, and what the thread lists as not
+    in it (empty where the basket was never priced); ``cart_person`` whose cart it goes to
+    (a Slack user ID; "" for other destinations).
     """
 
     order_id: str
@@ -51,6 +56,9 @@ class Order:
     approved_by: tuple[str, ...]
     approved_at: int  # Unix seconds
     thread_ts: str = ""  # the basket's message, which the thread of the order is under
+    cart: tuple[CartLine, ...] = ()
+    left_out: tuple[str, ...] = ()  # item names
+    cart_person: str = ""
 
     @property
     def basket_sha256(self) -> str:
@@ -182,10 +190,16 @@ class OutcomeUnknown(OrderError):
 
 
 class Destination(Protocol):
-    """Where one workspace's orders go."""
+    """Where one workspace's orders go. ``repeats_safely``: whether sending an order again
+    (with the same ``order_id``) places it once; False (a Kroger cart, which has no idempotency
+    key) means an attempt whose outcome is unknown is never made again unless a person chooses
+    to (``bot.orders.place``)."""
 
     @property
     def kind(self) -> DestinationKind: ...
+
+    @property
+    def repeats_safely(self) -> bool: ...
 
     def place(self, order: Order) -> Placed:
         """Place ``order``; raises :class:`OrderError` (one of its three kinds) otherwise."""

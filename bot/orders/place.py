@@ -22,6 +22,12 @@ dedupes and an idempotent API honours. A record found ``placed`` or ``failed`` i
 and nothing is called (a failure is placed again only by :meth:`OrderDesk.retry`, the thread's
 Retry button).
 
+A destination that does not ``repeats_safely`` (a Kroger cart: no idempotency key, and a cart
+cannot be read back) is never called again on its own: an attempt found ``placing``, or one
+whose call may have happened (:class:`OutcomeUnknown`), is recorded ``failed`` with the reason
+saying so (:data:`MAY_BE_THERE`) and a Retry, which only the person can press. The cart's
+lines are fixed by the first attempt (the record's ``cart``), so a Retry sends the same.
+
 Errors: :class:`~bot.records.orders.OrderRecordDamaged` (a record that does not verify: nothing
 is placed) and ``StoreError`` (S3) go up to the turn; a destination's own errors end in a
 ``failed`` record (refused, down) or leave ``placing`` (outcome unknown), and are said in the
@@ -30,6 +36,7 @@ thread with a Retry button either way.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -40,6 +47,23 @@ from workflow.errors import StoreError
 from .order import Destination, DestinationRefused, Order, OrderError, OutcomeUnknown, Placed
 
 log = logging.getLogger(__name__)
+
+# Said in the thread when an attempt on a destination that cannot repeat an order safely may
+# have gone through: the person looks, then chooses.
+MAY_BE_THERE = (
+    "it is not known whether Kroger added these: they may already be in the cart. Look in the "
+    "cart before you press Retry, which adds them again"
+)
+
+
+def as_recorded(order: Order, record: OrderRecord) -> Order:
+    """``order`` as its first attempt sent it: the cart's lines and whose cart, from the record
+    (a Retry rebuilds the order from the outcome record, which keeps no prices)."""
+    if record.destination != "kroger":
+        return order
+    return dataclasses.replace(
+        order, cart=record.cart, left_out=record.left_out, cart_person=record.person
+    )
 
 
 class OrderDesk:
@@ -57,6 +81,9 @@ class OrderDesk:
 
     def place(self, order: Order) -> OrderRecord:
         """Place ``order`` unless its record says it was: the record as it stands after."""
+        whose = getattr(self.destination, "whose", None)
+        if whose is not None and not order.cart_person:
+            order = dataclasses.replace(order, cart_person=whose(order))
         record = OrderRecord(
             session=order.order_id,
             destination=self.destination.kind,
@@ -65,6 +92,9 @@ class OrderDesk:
             started_at=int(self.clock()),
             sha256=order.basket_sha256,
             items=len(order.lines),
+            cart=order.cart,
+            left_out=order.left_out,
+            person=order.cart_person,
         )
         found = self.orders.create(order.team, record)
         if found is not None:
@@ -74,12 +104,13 @@ class OrderDesk:
             raise OrderRecordDamaged(f"the order record of {order.order_id} is of another basket")
         if found.record.state != "placing":
             return found.record
-        return self._resume(order, found)
+        return self._resume(as_recorded(order, found.record), found)
 
     def retry(self, order: Order) -> OrderRecord:
         """The thread's Retry: a failed order is placed again (attempt + 1); one placed, or one
         being placed, is left as it is."""
         found = self._read(order)
+        order = as_recorded(order, found.record)
         if found.record.state == "placing":
             return self._resume(order, found)
         if found.record.state != "failed":
@@ -103,7 +134,12 @@ class OrderDesk:
         return found
 
     def _resume(self, order: Order, found: Found) -> OrderRecord:
-        """An attempt whose outcome nobody recorded: adopt what it made, or call again."""
+        """An attempt whose outcome nobody recorded: adopt what it made, or call again (or,
+        where that could place it twice, say so and leave it to the person)."""
+        if not self.destination.repeats_safely:
+            log.error("order %s: an earlier attempt's outcome is unknown", order.order_id)
+            record = found.record.but(state="failed", reason=MAY_BE_THERE, retry=True)
+            return self._write(order, found, record)
         find = getattr(self.destination, "find", None)
         if find is not None:
             try:
@@ -123,6 +159,9 @@ class OrderDesk:
             placed = self.destination.place(order)
         except OutcomeUnknown as exc:  # stays placing: the next attempt resumes it
             log.error("order %s: outcome unknown: %s", order.order_id, exc.reason)
+            if not self.destination.repeats_safely:
+                record = found.record.but(state="failed", reason=MAY_BE_THERE, retry=True)
+                return self._write(order, found, record)
             return found.record.but(reason=exc.reason, retry=True)
         except OrderError as exc:
             return self._failed(order, found, exc)

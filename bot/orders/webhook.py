@@ -108,6 +108,7 @@ class WebhookDestination:
     """Orders become signed POSTs to ``url`` (checked at each attempt)."""
 
     kind: DestinationKind = "webhook"
+    repeats_safely = True  # the receiver dedupes the order ID
 
     def __init__(
         self,

@@ -1,12 +1,15 @@
 """Where a workspace's approved baskets go, as its settings keep it (keys are not here: they are
 write-only, in SSM, ``bot.records.workspace_secrets``).
 
-    destination        "canvas" (a Slack canvas checklist), "instacart" (a shopping-list page)
-                       or "webhook" (a signed POST)
+    destination        "canvas" (a Slack canvas checklist), "instacart" (a shopping-list page),
+                       "webhook" (a signed POST) or "kroger" (a person's Kroger cart: only
+                       offered in a deploy with a Kroger app)
     instacart_server   "development" or "production": Instacart's two servers take different
                        keys (``bot.orders.instacart.SERVERS``)
     webhook_url        the household's https:// receiver (checked again, DNS and all, at save and
                        at each send: ``bot.orders.safe_url``)
+    kroger_cart        whose Kroger cart (a Slack user ID); "" is whoever approved last
+                       (added by settings schema 5: ``bot.records.settings_upgrades``)
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from typing import Any
 
 from workflow.persistence.values import check_str, fields_of
 
-DESTINATIONS = ("canvas", "instacart", "webhook")
+from .slack_shapes import SLACK_USER
+
+DESTINATIONS = ("canvas", "instacart", "webhook", "kroger")
 INSTACART_SERVERS = ("development", "production")
 MAX_URL = 2000
 
@@ -26,6 +31,7 @@ class OrderChoice:
     destination: str = "canvas"
     instacart_server: str = "development"
     webhook_url: str = ""
+    kroger_cart: str = ""
 
     def __post_init__(self) -> None:
         if self.destination not in DESTINATIONS:
@@ -37,15 +43,19 @@ class OrderChoice:
             raise ValueError("webhook_url must be an https:// URL")
         if self.destination == "webhook" and not self.webhook_url:
             raise ValueError("a webhook destination needs its webhook_url")
+        check_str(self.kroger_cart, "kroger_cart", max_length=20)
+        if self.kroger_cart and not SLACK_USER.fullmatch(self.kroger_cart):
+            raise ValueError("kroger_cart must be a Slack user ID")
 
     def to_json(self) -> dict[str, Any]:
         return {
             "destination": self.destination,
             "instacart_server": self.instacart_server,
             "webhook_url": self.webhook_url,
+            "kroger_cart": self.kroger_cart,
         }
 
     @classmethod
     def from_json(cls, data: Any) -> OrderChoice:
-        names = ("destination", "instacart_server", "webhook_url")
+        names = ("destination", "instacart_server", "webhook_url", "kroger_cart")
         return cls(**fields_of(data, "OrderChoice", names, names))

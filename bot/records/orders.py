@@ -40,15 +40,19 @@ from workflow.errors import StoreError
 from workflow.persistence.s3_client import claim_marker, get_object, replace_marker
 from workflow.persistence.s3_keys import sibling_prefix
 from workflow.persistence.store import validate_id
-from workflow.persistence.values import AllFields, check_bool, check_int, check_str
+from workflow.persistence.values import AllFields, check_bool, check_int, check_str, fields_of
 
-from .slack_shapes import check_link
+from .slack_shapes import check_link, check_slack_ids
 
 State = Literal["placing", "placed", "failed"]
 STATES: tuple[State, ...] = ("placing", "placed", "failed")
-Destination = Literal["canvas", "instacart", "webhook"]
-DESTINATION_KINDS: tuple[Destination, ...] = ("canvas", "instacart", "webhook")
+Destination = Literal["canvas", "instacart", "webhook", "kroger"]
+DESTINATION_KINDS: tuple[Destination, ...] = ("canvas", "instacart", "webhook", "kroger")
 MAX_URL = 2000
+MAX_LINES = 200  # a basket's items at most (workflow.shop.basket.MAX_ITEMS)
+MAX_NAME = 500  # an item's name (workflow.shop.basket.MAX_ITEM_LENGTH)
+MAX_QUANTITY = 9999  # one product over several items: 24 each at most (products.MAX_COUNT)
+NEWER = ("cart", "left_out", "person")  # absent from records written before carts (read as empty)
 
 
 def orders_prefix(checkpoint_prefix: str) -> str:
@@ -64,7 +68,9 @@ class OrderRecordDamaged(StoreError):
 class OrderRecord(AllFields):
     """Where one session's order stands. ``sha256`` is the basket as ordered
     (``bot.orders.order.basket_sha256``); ``url`` and ``ref`` are the destination's answer
-    (a canvas's link and ID, an Instacart page, a webhook's HTTP status)."""
+    (a canvas's link and ID, an Instacart page, a webhook's HTTP status). ``cart`` and
+    ``left_out`` are what a cart is sent, and ``person`` whose cart, fixed by the first attempt
+    so a Retry sends the same to the same cart (``bot.orders.order.Order``)."""
 
     session: str
     destination: Destination
@@ -77,6 +83,9 @@ class OrderRecord(AllFields):
     ref: str = ""
     reason: str = ""  # a failed one: why, in words for the person
     retry: bool = False  # a failed one: whether a Retry may help
+    cart: tuple[tuple[str, int], ...] = ()  # (UPC, how many)
+    left_out: tuple[str, ...] = ()  # the names of items with no product
+    person: str = ""  # whose cart (a Slack user ID): a cart's only
 
     def __post_init__(self) -> None:
         validate_id(self.session, "session ID")
@@ -95,9 +104,44 @@ class OrderRecord(AllFields):
         check_str(self.ref, "OrderRecord.ref", max_length=200)
         check_str(self.reason, "OrderRecord.reason", max_length=500)
         check_bool(self.retry, "OrderRecord.retry")
+        _check_cart(self)
+        if self.person:
+            check_slack_ids("OrderRecord.person", user=check_str(self.person, "OrderRecord.person"))
+
+    @classmethod
+    def from_json(cls, data: Any) -> OrderRecord:
+        names = [f.name for f in dataclasses.fields(cls)]
+        data = fields_of(data, "OrderRecord", names, [n for n in names if n not in NEWER])
+        return cls(**data)
 
     def but(self, **changes: Any) -> OrderRecord:
         return dataclasses.replace(self, **changes)
+
+
+def _check_cart(record: OrderRecord) -> None:
+    """``cart``: at most :data:`MAX_LINES` pairs of a 13-digit UPC, each once, and 1 to
+    :data:`MAX_QUANTITY`; ``left_out``: at most as many names (JSON's lists read as tuples)."""
+    cart, names = record.cart, record.left_out
+    if not isinstance(cart, list | tuple) or not isinstance(names, list | tuple):
+        raise ValueError("OrderRecord.cart and left_out must be lists")
+    if len(cart) > MAX_LINES or len(names) > MAX_LINES:
+        raise ValueError(f"OrderRecord.cart and left_out hold at most {MAX_LINES}")
+    lines = []
+    for line in cart:
+        if not isinstance(line, list | tuple) or len(line) != 2:
+            raise ValueError("OrderRecord.cart's lines are [UPC, quantity]")
+        upc, quantity = line
+        if not isinstance(upc, str) or len(upc) != 13 or not upc.isascii() or not upc.isdigit():
+            raise ValueError("OrderRecord.cart's UPCs are 13 digits")
+        lines.append((upc, check_int(quantity, "OrderRecord.cart quantity", ge=1)))
+        if quantity > MAX_QUANTITY:
+            raise ValueError(f"OrderRecord.cart's quantities are at most {MAX_QUANTITY}")
+    if len({upc for upc, _ in lines}) != len(lines):
+        raise ValueError("OrderRecord.cart names each UPC once")
+    for name in names:
+        check_str(name, "OrderRecord.left_out", min_length=1, max_length=MAX_NAME)
+    object.__setattr__(record, "cart", tuple(lines))
+    object.__setattr__(record, "left_out", tuple(names))
 
 
 def _sign(key: bytes, tenant: str, body: dict[str, Any]) -> str:

@@ -6,6 +6,8 @@ raises ValueError otherwise).
     1 → 2   the undo window (``order_delay``): the default one, 2 minutes
     2 → 3   where orders go (``orders``): None, where the deploy sends them
     3 → 4   the household's store and weekly budget (``store``, ``budget_cents``): none
+    4 → 5   a Kroger cart as where orders go, and whose (``orders.kroger_cart``): "" (whoever
+            approves last; only read when orders go to a cart, which no older one chose)
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 from .workspace_settings import DEFAULT_ORDER_DELAY
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 def _adding(field: str, version: int, value: Any) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -32,4 +34,17 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     1: _adding("order_delay", 1, DEFAULT_ORDER_DELAY),
     2: _adding("orders", 2, None),
     3: lambda body: _adding("budget_cents", 3, None)(_adding("store", 3, None)(body)),
+    4: lambda body: _carts(body),
 }
+
+
+def _carts(body: dict[str, Any]) -> dict[str, Any]:
+    """4 → 5: where orders go gains whose Kroger cart ("": none chosen)."""
+    orders = body.get("orders") if isinstance(body, dict) else None
+    if orders is None:
+        if not isinstance(body, dict) or "orders" not in body:
+            raise ValueError("not a version 4 settings document")
+        return body
+    if not isinstance(orders, dict) or "kroger_cart" in orders:
+        raise ValueError("not a version 4 settings document")
+    return {**body, "orders": {**orders, "kroger_cart": ""}}

@@ -202,6 +202,7 @@ class Runtime:
             lambda: self.records.order_records,
             lambda: self.records.workspace_secrets,
             self.clock,
+            lambda: self.records.kroger_accounts,
         )
 
     def _order_choice(self) -> OrderChoice:

@@ -1,6 +1,7 @@
 """What builds the orders: where one workspace's approved baskets go, each once
 (``bot.orders``): its settings' choice of destination (a canvas in the basket's channel, made
-with the workspace's token; an Instacart list page; the household's signed webhook), the key it
+with the workspace's token; an Instacart list page; the household's signed webhook; a person's
+Kroger cart, with their connected account), the key it
 needs (read per order: ``bot.orders.destinations``), and the order records around each call."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from bot.settings import Settings
 
 if TYPE_CHECKING:
     from bot.orders.place import OrderDesk
+    from bot.records.kroger_accounts import KrogerAccounts
     from bot.records.order_choice import OrderChoice
     from bot.records.orders import S3Orders
     from bot.records.workspace_secrets import WorkspaceSecrets
@@ -32,14 +34,18 @@ class Orders:
         records: Callable[[], S3Orders],
         secrets: Callable[[], WorkspaceSecrets | None],
         clock: Callable[[], float] = time.time,
+        accounts: Callable[[], KrogerAccounts | None] = lambda: None,
     ) -> None:
         self.settings, self.web, self.choice = settings, web, choice
         self.records, self.secrets, self.clock = records, secrets, clock
+        self.accounts = accounts
 
     @functools.cached_property
     def desk(self) -> OrderDesk:
         from bot.orders.destinations import destination_of
         from bot.orders.place import OrderDesk
 
-        destination = destination_of(self.choice, self.settings, self.web, self.secrets())
+        destination = destination_of(
+            self.choice, self.settings, self.web, self.secrets(), self.accounts
+        )
         return OrderDesk(self.records(), destination, self.clock)

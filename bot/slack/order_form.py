@@ -28,7 +28,13 @@ DESTINATION_TEXT = {
     "canvas": "A Slack canvas checklist in the basket's channel",
     "instacart": "An Instacart shopping-list page (Open in Instacart)",
     "webhook": "A signed webhook (Home Assistant, n8n, Zapier, your shop's API)",
+    "kroger": "A Kroger cart, with the products the basket was priced with",
 }
+CART_HINT = (
+    "Empty: the cart of whoever approves the basket last. The person connects their Kroger "
+    "account on weekly-shop's Home tab; the basket's products are added to their cart once, for "
+    "pickup, and they check out at Kroger."
+)
 SERVER_TEXT = {
     "development": "Development (a development key)",
     "production": "Production (a production key)",
@@ -39,8 +45,13 @@ NO_KEYS_HERE = (
 )
 
 
-def _select(texts: Mapping[str, str], chosen: str) -> Block:
-    options = [{"text": plain(text, 75), "value": value} for value, text in texts.items()]
+def _select(texts: Mapping[str, str], chosen: str, leave: tuple[str, ...] = ()) -> Block:
+    """A select of ``texts``, ``chosen`` chosen; ``leave`` out (``chosen`` is always there)."""
+    options = [
+        {"text": plain(text, 75), "value": value}
+        for value, text in texts.items()
+        if value not in leave or value == chosen
+    ]
     initial = next(o for o in options if o["value"] == chosen)
     return {"type": "static_select", "options": options, "initial_option": initial}
 
@@ -80,9 +91,11 @@ def order_blocks(
     choice: OrderChoice,
     saved: Mapping[str, datetime | object | None] | None,
     deploy_keys: frozenset[str] = frozenset(),
+    kroger: bool = False,
 ) -> list[Block]:
     """The section's blocks, pre-filled with ``choice``; ``saved`` says which keys the
-    workspace saved, when (None: this deploy keeps none, so there is nothing to type)."""
+    workspace saved, when (None: this deploy keeps none, so there is nothing to type).
+    A Kroger cart is offered, with whose, only in a deploy with a Kroger app (``kroger``)."""
     url: Block = {"type": "plain_text_input", "max_length": MAX_URL}
     if choice.webhook_url:
         url["initial_value"] = choice.webhook_url
@@ -91,9 +104,10 @@ def order_blocks(
         _input(
             "destination",
             "Approved baskets go to",
-            _select(DESTINATION_TEXT, choice.destination),
+            _select(DESTINATION_TEXT, choice.destination, () if kroger else ("kroger",)),
             "Each approved basket is placed there once.",
         ),
+        *([cart_input(choice)] if kroger else []),
         _input(
             "instacart_server",
             "Instacart server",
@@ -123,8 +137,20 @@ def order_blocks(
     return blocks
 
 
+def cart_input(choice: OrderChoice) -> Block:
+    """Whose Kroger cart: one person, or none (whoever approves last)."""
+    people: Block = {"type": "multi_users_select", "max_selected_items": 1}
+    if choice.kroger_cart:
+        people["initial_users"] = [choice.kroger_cart]
+    return _input("kroger_cart", "Whose Kroger cart", people, CART_HINT, optional=True)
+
+
 def order_line(choice: OrderChoice) -> str:
-    """The summary's line: where orders go (mrkdwn; the URL's host only)."""
+    """The summary's line: where orders go (mrkdwn; the URL's host only; a user ID the
+    settings checked, so the mention is one Slack gave)."""
+    if choice.destination == "kroger":
+        whose = f"<@{choice.kroger_cart}>'s" if choice.kroger_cart else "the last approver's"
+        return f"*Orders go to:* {whose} Kroger cart"
     if choice.destination == "instacart":
         return f"*Orders go to:* an Instacart shopping-list page ({choice.instacart_server})"
     if choice.destination == "webhook":

@@ -112,11 +112,14 @@ class OrderShown:
     destination and its link, or why it did not go (``failed``), with a Retry button whose
     value is the session."""
 
-    destination: str  # canvas, instacart, webhook
+    destination: str  # canvas, instacart, webhook, kroger
     url: str = ""
     failed: str = ""
     retry: str = ""  # the Retry button's value (session and outcome record): none, no button
     sha256: str = ""  # the basket as ordered
+    person: str = ""  # a cart's: whose (a Slack user ID, checked where it was read)
+    products: int = 0  # a cart's: how many products it was sent
+    left_out: tuple[str, ...] = ()  # a cart's: the items with no product, not in it
 
 
 @dataclass(frozen=True)

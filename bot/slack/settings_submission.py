@@ -253,9 +253,15 @@ def _orders(form: _Form, current: WorkspaceSettings) -> OrderChoice | None:
         form.errors["webhook_url"] = "An https:// URL."
     elif destination == "webhook" and not url:
         form.errors["webhook_url"] = "A webhook needs its https:// URL."
-    if "webhook_url" in form.errors:
+    cart = form.users("kroger_cart", 1) if "kroger_cart" in form.values else ()
+    if "webhook_url" in form.errors or "kroger_cart" in form.errors:
         return None
-    return OrderChoice(destination=destination, instacart_server=server, webhook_url=url)
+    return OrderChoice(
+        destination=destination,
+        instacart_server=server,
+        webhook_url=url,
+        kroger_cart=cart[0] if cart else "",
+    )
 
 
 def read_keys(values: Any) -> tuple[dict[str, str], dict[str, str]]:

@@ -14,14 +14,18 @@ import asyncio
 import dataclasses
 import logging
 import time
+from typing import TYPE_CHECKING
 
-from bot.orders.order import Order, week_title
+from bot.orders.order import CartLine, Order, week_title
 from bot.orders.place import OrderDesk
 from bot.records.orders import OrderRecord, OrderRecordDamaged
 from bot.slack.blocks import Ref
 from bot.slack.delivery import Where
 from bot.slack.outcome import OrderShown, Outcome, Report
-from workflow.shop.basket import Basket
+from workflow.shop.basket import Basket, Item
+
+if TYPE_CHECKING:
+    from workflow.shop.pricing import PricedBasket
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +39,7 @@ def order_of(report: Report, basket: Basket, where: Where, now: float | None = N
     assert mark is not None  # an ordered basket is an answered one
     approvers = mark.approvals or ((mark.by,) if mark.by else ())
     at = int(time.time() if now is None else now) if mark.at is None else mark.at
+    cart, left_out = cart_of(basket.items, mark.prices or report.prices)
     return Order(
         order_id=where.session_id,
         team=where.tenant,
@@ -45,7 +50,25 @@ def order_of(report: Report, basket: Basket, where: Where, now: float | None = N
         approved_by=tuple(approvers),
         approved_at=at,
         thread_ts=mark.ts,
+        cart=cart,
+        left_out=left_out,
     )
+
+
+def cart_of(
+    items: list[Item], prices: PricedBasket | None
+) -> tuple[tuple[CartLine, ...], tuple[str, ...]]:
+    """The products ``items`` were priced with (each UPC once, how many summed, in the basket's
+    order) and the names of the items that had none (not priced at all: every item)."""
+    counts: dict[str, int] = {}
+    left_out: list[str] = []
+    for item in items:
+        line = prices.line_for(item) if prices is not None else None
+        if line is None or line.offer is None:
+            left_out.append(item.name)
+        else:
+            counts[line.offer.upc] = counts.get(line.offer.upc, 0) + line.count
+    return tuple(counts.items()), tuple(left_out)
 
 
 def shown(record: OrderRecord, ended: str = "") -> OrderShown:
@@ -62,6 +85,9 @@ def shown(record: OrderRecord, ended: str = "") -> OrderShown:
         failed=failed,
         retry=Ref(record.session, ended).to_value() if failed and ended else "",
         sha256=record.sha256,
+        person=record.person,
+        products=len(record.cart),
+        left_out=record.left_out,
     )
 
 

@@ -87,6 +87,7 @@ STORE_DOWN = "I couldn't reach the settings store, so nothing was saved. Try aga
 NOT_READ = ":warning: I couldn't check with Slack who you are, so these are shown read-only."
 NO_KEY = "Enter the key: this workspace has none saved."
 NO_KEYS_KEPT = "This deploy keeps no keys for a workspace (WORKSPACE_SECRETS_PATH is unset)."
+NO_KROGER = "This deploy has no Kroger app: choose another destination."
 KEY_LABELS = {"instacart-api-key": "Instacart API key", "webhook-signing-secret": "webhook secret"}
 
 
@@ -164,7 +165,8 @@ def orders_section(desk: Desk, tenant: str, current: WorkspaceSettings) -> list[
         except StoreError as exc:  # the form still opens; the hints say it could not check
             log.error("the workspace's keys could not be looked up: %s", exc)
             saved = {name: UNKNOWN for name in KEY_BLOCKS}
-    return order_blocks(current.orders or desk.default_orders, saved, desk.deploy_keys_for(tenant))
+    chosen, kroger = current.orders or desk.default_orders, desk.stores is not None
+    return order_blocks(chosen, saved, desk.deploy_keys_for(tenant), kroger)
 
 
 def save_settings(desk: Desk, tenant: str, user: str, view: Any) -> dict[str, Any] | None:
@@ -289,6 +291,8 @@ def orders_say(
     choice = wanted.orders
     if choice is None:
         return found
+    if choice.destination == "kroger" and desk.stores is None:
+        return {"destination": NO_KROGER}
     before = current.orders or desk.default_orders
     newly = choice.webhook_url != before.webhook_url or before.destination != "webhook"
     if choice.destination == "webhook" and newly:  # (a URL kept while unused was not checked)

@@ -185,7 +185,8 @@ def settings_document(target: Path, commit: str) -> None:
         max_reminders=3,
         expire_after=5 * 86400,
         order_delay=5 * 60,  # schema 2 on: the undo window
-        orders=OrderChoice(destination="instacart", instacart_server="production"),  # 3 on
+        # schema 3 on: where orders go; 5 on: a Kroger cart, and whose
+        orders=OrderChoice(destination="kroger", kroger_cart="U0DAVE"),
         weekly=WeeklyRun("C0WEEKLY", "sat", "09:30", "Europe/London", "dinners for four"),
         household=HOUSEHOLD,
         # schema 4 on: the household's store and weekly budget

@@ -1,0 +1,300 @@
+"""Approve fills a Kroger cart (issue 34, item 4), through the real handler: a priced basket
+approved, its products added once to the connected cart of the person the settings name (or of
+whoever approved last), against the local Kroger stand-in (``bot.sandbox.kroger_api``, whose
+cart a test reads back, which the bot itself never can) and moto's SSM and KMS.
+
+What Kroger does that these rely on (sources in ``bot.sandbox.kroger_authorize``): a refresh
+token is "invalidated once the client has used it" (Kroger's refresh token tutorial), so each
+order renews it and saves the new one first; ``PUT /v1/cart/add`` has no idempotency key and
+the cart cannot be read back without partner access, so an add whose answer never came is said
+to the person ("may already be in the cart") with a Retry they choose, never made again by the
+bot. Unconfirmed, and so chosen in the stand-in: what Kroger answers for a product it no longer
+sells (a 400 here, nothing added).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+
+from bot.orders.kroger import KrogerConfig
+from bot.orders.kroger_cart import KrogerCart
+from bot.orders.kroger_order import CONNECT_AGAIN, NOT_CONNECTED, NOTHING_PRICED
+from bot.orders.place import MAY_BE_THERE
+from bot.records.kroger_accounts import KrogerAccounts
+from bot.records.order_choice import OrderChoice
+from bot.records.workspace_settings import WorkspaceSettings
+from bot.sandbox.anthropic_api import Reply
+from bot.sandbox.kroger_api import FakeKroger
+from bot.sandbox.world import CHANNEL
+from tests.bot_kit import World
+from tests.fault_kit import TENANT, thread_texts
+from tests.test_kroger_cart import REDIRECT, connect
+from tests.test_priced_basket import STORE, WEEK
+
+PATH = "/weekly-shop/test/workspaces"
+LEASE = 1.0
+CART = OrderChoice(destination="kroger")
+
+
+@pytest.fixture
+def kroger() -> Iterator[FakeKroger]:
+    with FakeKroger() as running:
+        running.customers.register(running.client_id, REDIRECT)
+        yield running
+
+
+def carted(world: World, kroger: FakeKroger, **settings: Any) -> KrogerAccounts:
+    """A deploy with a Kroger app and people's accounts kept in SSM; the workspace's store
+    chosen and its orders going to a Kroger cart (unless ``settings`` say otherwise)."""
+    from bot.handler import cold_start
+
+    arn = str(boto3.client("kms").create_key(Description="weekly-shop keys")["KeyMetadata"]["Arn"])
+    world.boot(
+        KROGER_CLIENT_ID=kroger.client_id,
+        KROGER_CLIENT_SECRET=kroger.client_secret,
+        KROGER_API_URL=kroger.url,
+        WORKSPACE_SECRETS_PATH=PATH,
+        WORKSPACE_SECRETS_KEY=arn,
+    )
+    rt, _ = cold_start()
+    wanted = {"store": STORE, "orders": CART, "order_delay": 0, **settings}
+    store = rt.records.settings_store
+    store.save(TENANT, WorkspaceSettings(**wanted), store.read(TENANT).etag)
+    return KrogerAccounts(boto3.client("ssm"), PATH)
+
+
+def connected(kroger: FakeKroger, accounts: KrogerAccounts, user: str, customer: str) -> str:
+    """``user`` connected their Kroger account (``customer``) as the Home tab does: the
+    refresh token the code exchange gave, saved; the token."""
+    config = KrogerConfig(kroger.client_id, kroger.client_secret, kroger.url)
+    tokens = connect(kroger, KrogerCart(config), customer)
+    accounts.save(TENANT, user, tokens.refresh_token)
+    return tokens.refresh_token
+
+
+def approved(world: World, user: str = "U0BOB") -> dict[str, Any]:
+    """A priced basket of :data:`WEEK` (5 products, tahini paste without one), approved."""
+    world.claude.script(Reply(text=WEEK))
+    world.shop()
+    world.run_lazies()
+    (basket,) = world.baskets()
+    world.click(basket, "approve_basket", user=user)
+    world.run_lazies()
+    return basket
+
+
+def order_reply(world: World, basket: dict[str, Any]) -> dict[str, Any]:
+    (reply,) = [
+        r for r in world.slack.thread(CHANNEL, basket["ts"]) if r["text"].startswith("Approved")
+    ]
+    return reply
+
+
+def buttons(reply: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {
+        e["text"]["text"]: e
+        for b in reply.get("blocks") or []
+        for e in b.get("elements") or []
+        if e.get("type") == "button"
+    }
+
+
+def plain_texts(reply: dict[str, Any]) -> list[str]:
+    return [
+        b["text"]["text"]
+        for b in reply.get("blocks") or []
+        if b["type"] == "section" and b["text"]["type"] == "plain_text"
+    ]
+
+
+def retry(world: World, reply: dict[str, Any], user: str = "U0BOB") -> None:
+    world.click(reply, "retry_order", user=user)
+    world.run_lazies()
+
+
+def test_an_approved_basket_s_products_go_once_to_the_approver_s_cart(
+    world: World, kroger: FakeKroger
+) -> None:
+    """PUT /v1/cart/add with each product's UPC, how many, PICKUP, once; the thread says whose
+    cart and what was not sent (no product at the store), and links to the cart. Each order
+    renews the person's refresh token (Kroger spends the old one) and keeps the new one."""
+    accounts = carted(world, kroger)
+    first = connected(kroger, accounts, "U0BOB", "bob")
+    basket = approved(world)
+    cart = kroger.customers.cart_of("bob")
+    assert len(cart) == 5 and {i["modality"] for i in cart} == {"PICKUP"}
+    assert all(len(i["upc"]) == 13 and i["quantity"] >= 1 for i in cart)
+    reply = order_reply(world, basket)
+    assert reply["text"] == "Approved: 5 products added to <@U0BOB>'s Kroger cart."
+    assert buttons(reply)["Open the Kroger cart"]["url"] == f"{kroger.url}/cart"
+    (left_out,) = [t for t in plain_texts(reply) if t.startswith("Not in the cart")]
+    assert left_out == "Not in the cart (no product at the store, 1 item): tahini paste"
+    renewed = accounts.read(TENANT, "U0BOB")
+    assert renewed is not None and renewed != first
+    world.click(basket, "approve_basket", user="U0BOB")  # a late double click: nothing more
+    world.run_lazies()
+    assert len(kroger.customers.cart_of("bob")) == 5
+
+
+def test_the_cart_of_the_person_the_settings_name_is_filled_whoever_approves(
+    world: World, kroger: FakeKroger
+) -> None:
+    carol = OrderChoice(destination="kroger", kroger_cart="U0CAROL")
+    accounts = carted(world, kroger, orders=carol)
+    connected(kroger, accounts, "U0CAROL", "carol")
+    connected(kroger, accounts, "U0BOB", "bob")
+    basket = approved(world, user="U0BOB")
+    assert len(kroger.customers.cart_of("carol")) == 5 and kroger.customers.cart_of("bob") == []
+    assert "<@U0CAROL>'s Kroger cart" in order_reply(world, basket)["text"]
+
+
+def test_a_person_not_connected_is_told_and_retry_fills_the_cart_once_they_connect(
+    world: World, kroger: FakeKroger
+) -> None:
+    accounts = carted(world, kroger)
+    basket = approved(world)
+    reply = order_reply(world, basket)
+    assert reply["text"] == f"Approved, but the order did not go through: {NOT_CONNECTED}."
+    assert "For <@U0BOB>'s Kroger cart." in json.dumps(reply["blocks"])
+    assert "Retry" in buttons(reply)
+    connected(kroger, accounts, "U0BOB", "bob")
+    retry(world, reply)
+    assert len(kroger.customers.cart_of("bob")) == 5
+    now = world.slack.message(CHANNEL, reply["ts"]) or {}
+    assert now["text"] == "Approved: 5 products added to <@U0BOB>'s Kroger cart."
+    retry(world, reply)  # a second Retry (a stale button): nothing added again
+    assert len(kroger.customers.cart_of("bob")) == 5
+
+
+def test_a_token_refused_mid_order_is_renewed_once_and_the_items_added_once(
+    world: World, kroger: FakeKroger
+) -> None:
+    """A 401 on the add (Kroger ending a token before ``expires_in`` says) added nothing:
+    renewed once more and added, once."""
+    accounts = carted(world, kroger)
+    connected(kroger, accounts, "U0BOB", "bob")
+    kroger.customers.fail_next_add(401)
+    basket = approved(world)
+    assert len(kroger.customers.cart_of("bob")) == 5
+    assert order_reply(world, basket)["text"].startswith("Approved: 5 products")
+
+
+def test_a_connection_kroger_no_longer_accepts_says_connect_again_with_retry(
+    world: World, kroger: FakeKroger
+) -> None:
+    """The person removed the app at Kroger: the refresh is a 400 invalid_grant."""
+    accounts = carted(world, kroger)
+    connected(kroger, accounts, "U0BOB", "bob")
+    kroger.customers.revoke("bob")
+    basket = approved(world)
+    reply = order_reply(world, basket)
+    assert reply["text"] == f"Approved, but the order did not go through: {CONNECT_AGAIN}."
+    assert "Retry" in buttons(reply) and kroger.customers.cart_of("bob") == []
+
+
+def test_an_add_whose_answer_never_came_says_they_may_be_in_the_cart_and_only_retry_adds_again(
+    world: World, kroger: FakeKroger
+) -> None:
+    """The add is made and the connection closes unanswered: the bot cannot know (no
+    idempotency key, no reading the cart), says so, and adds again only when the person
+    presses Retry."""
+    accounts = carted(world, kroger)
+    connected(kroger, accounts, "U0BOB", "bob")
+    kroger.customers.drop_next_add()
+    basket = approved(world)
+    reply = order_reply(world, basket)
+    assert reply["text"] == f"Approved, but the order did not go through: {MAY_BE_THERE}."
+    assert len(kroger.customers.cart_of("bob")) == 5
+    world.click(basket, "approve_basket", user="U0BOB")  # a redelivery adds nothing
+    world.run_lazies()
+    assert len(kroger.customers.cart_of("bob")) == 5
+    retry(world, reply)  # the person looked, and chose to add them again
+    assert len(kroger.customers.cart_of("bob")) == 10
+    now = world.slack.message(CHANNEL, reply["ts"]) or {}
+    assert now["text"].startswith("Approved: 5 products added")
+
+
+def test_a_product_kroger_refuses_at_ordering_adds_nothing_and_says_so(
+    world: World, kroger: FakeKroger
+) -> None:
+    """A product the store stopped selling between pricing and ordering (what Kroger answers is
+    unconfirmed: a 400 here): nothing is added, and the thread says Kroger refused the items."""
+    accounts = carted(world, kroger)
+    connected(kroger, accounts, "U0BOB", "bob")
+    kroger.customers.fail_next_add(400)
+    basket = approved(world)
+    reply = order_reply(world, basket)
+    assert "Kroger refused the items (400)" in reply["text"]
+    assert "nothing was added" in reply["text"]
+    assert kroger.customers.cart_of("bob") == []
+
+
+def test_a_basket_that_was_never_priced_sends_nothing_to_the_cart(
+    world: World, kroger: FakeKroger
+) -> None:
+    accounts = carted(world, kroger)
+    connected(kroger, accounts, "U0BOB", "bob")
+    kroger.answer_next(503, times=100)  # the products API down while the basket is priced
+    basket = approved(world)
+    assert order_reply(world, basket)["text"] == (
+        f"Approved, but the order did not go through: {NOTHING_PRICED}."
+    )
+    assert kroger.customers.cart_of("bob") == []
+
+
+def test_a_person_who_disconnects_while_the_basket_is_held_is_told_at_the_order(
+    world: World, kroger: FakeKroger
+) -> None:
+    """Approved, held for the undo window; the person disconnects; the order timer fires: not
+    connected, said with Retry, nothing added anywhere."""
+    from tests.test_reminders import GROUP, ROLE, TARGET, fire, the_timer
+
+    boto3.client("scheduler", region_name="us-east-1").create_schedule_group(Name=GROUP)
+    world.boot(TIMER_GROUP=GROUP, TIMER_TARGET_ARN=TARGET, TIMER_ROLE_ARN=ROLE)
+    accounts = carted(world, kroger, order_delay=120)
+    connected(kroger, accounts, "U0BOB", "bob")
+    basket = approved(world)
+    payload, timer = the_timer()
+    assert timer["kind"] == "order" and kroger.customers.cart_of("bob") == []
+    assert accounts.forget_person(TENANT, "U0BOB")
+    assert fire(world, payload) == {"fired": True, "kind": "order"}
+    assert order_reply(world, basket)["text"].endswith(f"{NOT_CONNECTED}.")
+    assert kroger.customers.cart_of("bob") == []
+
+
+@pytest.mark.parametrize("point", ["order-before-call", "order-after-call", "order-recorded"])
+def test_an_approve_killed_around_the_cart_add_never_adds_twice_on_its_own(
+    served: World, kroger: FakeKroger, point: str
+) -> None:
+    """A fresh process killed before the add, after it (added, not recorded) and after the
+    record; then Lambda's retry of the same click. Before or after the add, the retry cannot
+    tell which (the cart cannot be read): it adds nothing and says they may be in the cart,
+    with Retry. After the record, it shows the order. The cart never holds them twice."""
+    world = served  # AWS as a moto server, which the fresh processes share
+    accounts = carted(world, kroger)
+    world.boot(LOCK_TTL_SECONDS=str(LEASE))
+    connected(kroger, accounts, "U0BOB", "bob")
+    world.claude.script(Reply(text=WEEK))
+    world.shop()
+    world.run_lazies()
+    (basket,) = world.baskets()
+    world.click(basket, "approve_basket", user="U0BOB")
+    (lost,) = world.lam.take()
+    world.in_fresh_process(lost.payload, crash_at=point)
+    added = 0 if point == "order-before-call" else 5
+    assert len(kroger.customers.cart_of("bob")) == added
+    time.sleep(LEASE + 0.2)
+    world.in_fresh_process(lost.payload)  # Lambda's retry
+    world.in_fresh_process(lost.payload)  # and another
+    assert len(kroger.customers.cart_of("bob")) == added
+    texts = [t for t in thread_texts(world, basket) if t.startswith("Approved")]
+    if point == "order-recorded":
+        assert texts == ["Approved: 5 products added to <@U0BOB>'s Kroger cart."]
+    else:
+        assert texts == [f"Approved, but the order did not go through: {MAY_BE_THERE}."]
