@@ -10,7 +10,8 @@ time per order) and a change's cost (bench.revisions: output tokens and waiting,
 against the whole basket again, with a stated model of the API's speed), against
 moto (S3, Scheduler) and the fake Slack, Lambda and Anthropic APIs on 127.0.0.1, and prices
 (bench.prices: /shop to a priced basket, Kroger calls a basket and an edit, with a stated model
-of the Kroger stand-in's latency); each figure
+of the Kroger stand-in's latency) and an order into a Kroger cart (bench.kroger_cart: requests
+and time); each figure
 beside a baseline measured in the same run.
 """
 
@@ -21,7 +22,18 @@ import dataclasses
 import os
 import time
 
-from bench import coldstart, home, installs, orders, prices, resume, revisions, slack, timers
+from bench import (
+    coldstart,
+    home,
+    installs,
+    kroger_cart,
+    orders,
+    prices,
+    resume,
+    revisions,
+    slack,
+    timers,
+)
 from bench.common import loopback
 from bench.table import render
 
@@ -38,6 +50,7 @@ def main() -> None:
         engine_rows += revisions.measure(lb)
         engine_rows.append(revisions.fresh_edit(lb))
         engine_rows += prices.measure(lb)
+        engine_rows += kroger_cart.cart_rows(lb)
     with loopback("bench-home") as lb:
         home_rows = home.measure(lb)
     with loopback("bench-installs", **installs.MANY) as lb:
