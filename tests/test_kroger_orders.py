@@ -298,3 +298,32 @@ def test_an_approve_killed_around_the_cart_add_never_adds_twice_on_its_own(
         assert texts == ["Approved: 5 products added to <@U0BOB>'s Kroger cart."]
     else:
         assert texts == [f"Approved, but the order did not go through: {MAY_BE_THERE}."]
+
+
+def test_an_admin_sends_orders_to_a_person_s_kroger_cart_in_settings(
+    world: World, kroger: FakeKroger
+) -> None:
+    """The Settings modal offers a Kroger cart, and whose (one person, or none: whoever
+    approves last), only in a deploy with a Kroger app; the summary says whose."""
+    from bot.steps.settings import NO_KROGER
+    from tests.settings_kit import open_settings, option, save, users
+
+    world.slack.set_person("U0CAROL", is_admin=True, tz="Europe/London")
+    form = open_settings(world, "U0CAROL")  # no Kroger app yet: no cart offered
+    assert form is not None
+    offered = next(b for b in form["blocks"] if b.get("block_id") == "destination")
+    assert "kroger" not in json.dumps(offered) and "kroger_cart" not in json.dumps(form)
+    refused = save(world, "U0CAROL", form, destination=option("kroger"))  # forged
+    assert refused == {"response_action": "errors", "errors": {"destination": NO_KROGER}}
+
+    carted(world, kroger, orders=OrderChoice())
+    form = open_settings(world, "U0CAROL")
+    assert form is not None and '"value": "kroger"' in json.dumps(form)
+    answer = save(world, "U0CAROL", form, destination=option("kroger"), kroger_cart=users("U0DAVE"))
+    assert answer == {}
+    home = json.dumps((world.open_home("U0CAROL") or {}).get("blocks", []))
+    assert "*Orders go to:* <@U0DAVE>'s Kroger cart" in home
+    again = open_settings(world, "U0CAROL")
+    assert again is not None
+    (cart,) = [b for b in again["blocks"] if b.get("block_id") == "kroger_cart"]
+    assert cart["element"]["initial_users"] == ["U0DAVE"]
