@@ -89,7 +89,7 @@ class InstacartDestination:
     a local stand-in's in the tests and the sandbox)."""
 
     kind: DestinationKind = "instacart"
-    repeats_safely = True  # the same order ID: an idempotent API
+    repeats_safely = True  # a second page is one nobody is shown (docs/orders.md)
 
     def __init__(
         self,
