@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from . import canvas_page, home_page, install_page, page_views
+from . import canvas_page, home_page, install_page, kroger_page, page_views
 from . import slack_requests as sr
 from .state import NAMES, PEOPLE, person
 
@@ -273,4 +273,5 @@ def build_app(sandbox: Sandbox) -> web.Application:
     app.router.add_post("/ui/tick", canvas_page.ui_tick)
     home_page.add_routes(app)
     install_page.add_routes(app)
+    kroger_page.add_routes(app)
     return app

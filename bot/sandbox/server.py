@@ -30,6 +30,8 @@ import sys
 import boto3
 from aiohttp import web
 
+from bot.steps.kroger_connect import REDIRECT_PATH
+
 from .moto_server import MotoStandIn
 from .page import build_app
 from .scheduler_player import SchedulePlayer
@@ -46,9 +48,12 @@ FORGETS = (
 )
 
 
-def configure_bot(sandbox: Sandbox, s3_url: str) -> str:
+def configure_bot(sandbox: Sandbox, s3_url: str, page_url: str = "") -> str:
     """Point the real bot at the local stand-ins; the banner says which shopper it uses. The
-    weekly schedule's settings are cleared: nothing starts in the sandbox but what is typed."""
+    weekly schedule's settings are cleared: nothing starts in the sandbox but what is typed.
+    With ``page_url`` (the page's own address), the page's ``/kroger/oauth_redirect`` is the
+    bot's Kroger redirect URL, registered with the stand-in's app as a developer registers
+    theirs (``kroger_page``)."""
     for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_SESSION_TOKEN"):
         os.environ.pop(name, None)
     for name in ("SHOP_CHANNEL", "SHOP_REQUEST", "SHOP_SCHEDULE", "SHOP_TEAM"):
@@ -89,6 +94,10 @@ def configure_bot(sandbox: Sandbox, s3_url: str) -> str:
         AWS_SECRET_ACCESS_KEY=sandbox.secret_access_key,
         AWS_DEFAULT_REGION="us-east-1",
     )
+    if page_url:
+        redirect = f"{page_url.rstrip('/')}{REDIRECT_PATH}"
+        sandbox.kroger.customers.register(sandbox.kroger.client_id, redirect)
+        os.environ["KROGER_REDIRECT_URL"] = redirect
     if os.environ.get("ANTHROPIC_API_KEY"):
         model = os.environ.get("ANTHROPIC_MODEL") or "claude-haiku-5-5"
         return f"Baskets are written by Claude ({model})."
@@ -120,7 +129,7 @@ async def serve(port: int, ready: asyncio.Event | None = None, many: bool = Fals
     sandbox.instacart.start()
     sandbox.kroger.start()
     sandbox.webhook.start()
-    sandbox.banner = configure_bot(sandbox, moto.root)
+    sandbox.banner = configure_bot(sandbox, moto.root, f"http://127.0.0.1:{bound}")
     try:
         from bot.handler import cold_start
         from bot.runtime import Runtime
@@ -159,7 +168,7 @@ async def serve(port: int, ready: asyncio.Event | None = None, many: bool = Fals
         )
         print(
             "Prices: Carol's Settings choose a store near ZIP 45202, 30308, 98109 or 80202 "
-            "(the Kroger stand-in's).",
+            "(the Kroger stand-in's); each person connects their Kroger cart on the Home tab.",
             flush=True,
         )
         print(FORGETS, flush=True)
