@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -132,7 +133,10 @@ def test_an_approved_basket_s_products_go_once_to_the_approver_s_cart(
     assert all(len(i["upc"]) == 13 and i["quantity"] >= 1 for i in cart)
     reply = order_reply(world, basket)
     assert reply["text"] == "Approved: 5 products added to <@U0BOB>'s Kroger cart."
-    assert buttons(reply)["Open the Kroger cart"]["url"] == f"{kroger.url}/cart"
+    link = buttons(reply)["Open the Kroger cart"]["url"]
+    assert link == f"{kroger.url}/cart"  # the stand-in's cart page, as kroger.com/cart is
+    with urllib.request.urlopen(link, timeout=5) as page:
+        assert "Signed in as bob: 5 lines" in page.read().decode()
     (left_out,) = [t for t in plain_texts(reply) if t.startswith("Not in the cart")]
     assert left_out == "Not in the cart (no product at the store, 1 item): tahini paste"
     renewed = accounts.read(TENANT, "U0BOB")

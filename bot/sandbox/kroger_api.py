@@ -127,6 +127,9 @@ class FakeKroger(LoopbackServer):
                         fake.customers.decide(query) if decide else fake.customers.page(query)
                     )
                     self.answer(status, text.encode(), headers)
+                elif path.path == "/cart":  # kroger.com's cart page, for the signed-in customer
+                    status, text, headers = fake.customers.cart_page()
+                    self.answer(status, text.encode(), headers)
                 elif not refused(fake, self):
                     self._send(*fake._get(self))
 

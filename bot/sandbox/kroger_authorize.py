@@ -140,6 +140,20 @@ class Customers:
         with self._lock:
             self._faults.append(float(after))
 
+    def cart_page(self) -> tuple[int, str, dict[str, str]]:
+        """``GET /cart``: the signed-in customer's cart as kroger.com shows it to them (the
+        page the thread's Open the Kroger cart links to in the sandbox): each add's lines."""
+        with self._lock:
+            lines = list(self._carts.get(self.signed_in, []))
+        rows = "".join(
+            f"<li>{html.escape(str(i['upc']))} × {int(i['quantity'])} "
+            f"({html.escape(str(i['modality']).lower())})</li>"
+            for i in lines
+        )
+        who = html.escape(self.signed_in)
+        body = f"<p>Signed in as {who}: {len(lines)} lines</p><ul>{rows}</ul>"
+        return _page(200, "Your Kroger cart", body)
+
     # -- the authorize page ---------------------------------------------------------------
 
     def page(self, query: dict[str, str]) -> tuple[int, str, dict[str, str]]:
