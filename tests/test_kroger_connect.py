@@ -147,7 +147,7 @@ def test_connecting_saves_the_token_and_the_home_tab_shows_it(
     assert cart.refresh(token).refresh_token != token
     # Alice's Home tab was published again by the redirect itself, without her opening it.
     texts, buttons = kroger_section(world.slack.home("U0ALICE"))
-    assert any(t.startswith("Your Kroger account is connected (since <!date^") for t in texts)
+    assert any(t.startswith("Your Kroger account is connected (as of <!date^") for t in texts)
     assert set(buttons) == {KROGER_DISCONNECT}
     # Bob, who did not connect, is not.
     assert "Your Kroger account is not connected." in kroger_section(world.open_home("U0BOB"))[0]

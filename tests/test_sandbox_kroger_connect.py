@@ -37,7 +37,7 @@ def test_alice_connects_her_kroger_account_and_disconnects_it_in_chromium() -> N
         )
         assert kroger.url.startswith(f"{sandbox.url}kroger/oauth_redirect?code=")
         # The Home tab, in the first tab, was published again by the bot.
-        expect(home).to_contain_text("Your Kroger account is connected (since", timeout=20000)
+        expect(home).to_contain_text("Your Kroger account is connected (as of", timeout=20000)
         expect(home.get_by_role("link", name="Connect your Kroger account")).to_have_count(0)
         # The same redirect again (a reload): the state was used.
         kroger.reload()

@@ -4,7 +4,7 @@ of what ``bot.steps.kroger_connect`` read (shown only when the deploy has a Krog
     Kroger cart
     (what connecting is for)
     Not connected   → Connect your Kroger account   (a link button: Kroger's sign-in page)
-    Connected       → connected since <date>         Disconnect (``KROGER_DISCONNECT``)
+    Connected       → connected as of <date>         Disconnect (``KROGER_DISCONNECT``)
     Unknown         → it cannot tell just now        (no button: never "not connected")
 
 Slack sends a ``block_actions`` for a link button too (``KROGER_CONNECT``): it is acked and
@@ -37,15 +37,16 @@ def _section(text: str) -> Block:
 def kroger_rows(
     connected: datetime | None, *, known: bool = True, connect_url: str = ""
 ) -> list[Block]:
-    """The section: ``connected`` is when the person's account was connected (or its token
-    last renewed), None if it is not; ``known`` False when that could not be read;
-    ``connect_url`` is where Connect goes (needed only when not connected)."""
+    """The section: ``connected`` is when the person's token was last saved, None if they have
+    not connected; ``known`` False when that could not be read; ``connect_url`` is where
+    Connect goes (needed only when not connected). The date is "as of", not "since": a token
+    renewed before it expires is saved again, so the date is the last connect or renewal."""
     rows: list[Block] = [_section("*Kroger cart*"), context(FOR_WHAT)]
     if not known:
         rows.append(_section(UNKNOWN))
     elif connected is not None:
         row = _section(
-            f"Your Kroger account is connected (since {slack_date(int(connected.timestamp()))})."
+            f"Your Kroger account is connected (as of {slack_date(int(connected.timestamp()))})."
         )
         row["accessory"] = {
             "type": "button",

@@ -73,7 +73,7 @@ class Connecting:
 
 
 def home_section(c: Connecting, team: str, user: str) -> list[Block]:
-    """The viewer's "Kroger cart" rows: connected since when, or a Connect link with a fresh
+    """The viewer's "Kroger cart" rows: connected as of when, or a Connect link with a fresh
     state; SSM failing says it cannot tell (never "not connected")."""
     from bot.records.workspace_secrets import SecretsDown
 
