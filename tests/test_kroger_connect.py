@@ -382,3 +382,34 @@ def test_the_redirect_url_setting(typed: str, kept: str | None) -> None:
             Settings.from_env({**env, "KROGER_REDIRECT_URL": typed})
     else:
         assert Settings.from_env({**env, "KROGER_REDIRECT_URL": typed}).kroger_redirect_url == kept
+
+
+def test_kroger_refusing_the_app_saves_nothing(world: World, kroger: FakeKroger) -> None:
+    """The token endpoint refuses the app's client secret (401 ``invalid_client``, RFC 6749
+    §5.2): Kroger refused, said as such; nothing saved."""
+    query = at_kroger(kroger, connect_link(world))
+    world.boot(KROGER_CLIENT_SECRET="a-secret-Kroger-does-not-know")
+    refused = back(world, query)
+    assert refused["statusCode"] == 400 and "did not accept" in page_text(refused)
+    assert accounts().read(TEAM, "U0ALICE") is None
+
+
+def test_disconnect_with_ssm_down_says_so_and_keeps_the_token(
+    world: World, kroger: FakeKroger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from moto.core.exceptions import JsonRESTError
+    from moto.ssm.models import SimpleSystemManagerBackend
+
+    assert back(world, at_kroger(kroger, connect_link(world)))["statusCode"] == 200
+
+    def throttled(self: Any, *args: Any, **kwargs: Any) -> Any:
+        raise JsonRESTError("ThrottlingException", "Rate exceeded")
+
+    with monkeypatch.context() as ssm_down:
+        ssm_down.setattr(SimpleSystemManagerBackend, "delete_parameters", throttled)
+        view = world.home_click(KROGER_DISCONNECT, "disconnect")
+    assert view is not None and "couldn't disconnect" in str(view["blocks"][1])
+    assert accounts().read(TEAM, "U0ALICE") is not None
+    assert any(
+        t.startswith("Your Kroger account is connected (as of") for t in kroger_section(view)[0]
+    )
