@@ -9,7 +9,8 @@ workspace's weekly run (a signed EventBridge Scheduler payload, ``bot.records.we
 its shop in its channel, one session per workspace and scheduled time; a basket's
 timer (an EventBridge Scheduler payload, signed) goes to ``bot.steps.reminders``; an SQS batch
 from the lost-lazy-runs queue goes to ``bot.steps.lost``; a browser sent back by Kroger
-(``GET /kroger/oauth_redirect``) goes to ``bot.steps.kroger_connect``. Settings,
+(``GET /kroger/oauth_redirect``) goes to ``bot.steps.kroger_connect``, and one following a
+Home tab's Connect link (``GET /kroger/connect``) to ``bot.steps.kroger_confirm``. Settings,
 clients and the Bolt app are built once per cold start; a missing setting fails then, naming the
 variable.
 """
@@ -203,16 +204,21 @@ def _follow_settings(weekly: Any, team: str, saved: Any) -> None:
 
 
 KROGER_REDIRECT = "/kroger/oauth_redirect"  # bot.steps.kroger_connect.REDIRECT_PATH
+KROGER_CONNECT = "/kroger/connect"  # bot.steps.kroger_connect.CONNECT_PATH
 
 
-def kroger_redirect(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
-    """Kroger's redirect back after a person connects their account (``GET``): its page."""
+def kroger_page(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
+    """A browser's ``GET`` of a Kroger page: the Connect link's confirmation, or Kroger's
+    redirect back after a person connects their account."""
     from bot.runtime.kroger import connecting_of
+    from bot.steps.kroger_confirm import confirm_page
     from bot.steps.kroger_connect import redirect_page
 
     method = ((event.get("requestContext") or {}).get("http") or {}).get("method")
     if method != "GET":
         return {"statusCode": 405, "headers": {"Allow": "GET"}, "body": ""}
+    if event.get("rawPath") == KROGER_CONNECT:
+        return confirm_page(connecting_of(rt), event)
     return redirect_page(connecting_of(rt), event)
 
 
@@ -234,7 +240,7 @@ def _handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
             return fire_timer(rt, event)
         if is_sqs(event):  # the lost-lazy-runs queue: what Lambda gave up on
             return rt.lost_runs.handle(event, str(getattr(context, "function_name", "")))
-        if event.get("rawPath") == KROGER_REDIRECT:  # a browser back from Kroger: no Slack
-            return kroger_redirect(rt, event)
+        if event.get("rawPath") in (KROGER_REDIRECT, KROGER_CONNECT):  # a browser: no Slack
+            return kroger_page(rt, event)
         response: dict[str, Any] = slack.handle(event, context)  # type: ignore[no-untyped-call]
         return response

@@ -15,9 +15,11 @@ app, character for character.
 
 from __future__ import annotations
 
+import html
 import logging
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -46,6 +48,12 @@ MARKERS = install_prefix(SHOP_PREFIX) + STATES + USED
 
 @pytest.fixture
 def kroger(world: World) -> Iterator[FakeKroger]:
+    with booted_with_kroger(world) as fake:
+        yield fake
+
+
+@contextmanager
+def booted_with_kroger(world: World) -> Iterator[FakeKroger]:
     """The stand-in with the bot's redirect URL registered; the bot booted with its Kroger app,
     a place for the people's tokens (SSM, under a KMS key) and that redirect URL."""
     with FakeKroger(clock=world.clock) as fake:
@@ -86,11 +94,31 @@ def kroger_section(view: dict[str, Any] | None) -> tuple[list[str], dict[str, di
     return texts, buttons
 
 
-def connect_link(world: World, user: str = "U0ALICE") -> str:
+def home_link(world: World, user: str = "U0ALICE") -> str:
+    """The Home tab's Connect link: the bot's confirmation page (``bot.steps.kroger_confirm``)."""
     texts, buttons = kroger_section(world.open_home(user))
     assert "Your Kroger account is not connected." in texts
     assert KROGER_DISCONNECT not in buttons
     return str(buttons[KROGER_CONNECT]["url"])
+
+
+def confirm(world: World, link: str) -> dict[str, Any]:
+    """The browser's GET of the Connect link, through API Gateway to the handler."""
+    parts = urlsplit(link)
+    return world.send(browser_get(parts.path, parts.query))
+
+
+def continue_href(response: dict[str, Any]) -> str:
+    """Where the confirmation page's "Continue to Kroger" goes."""
+    found = re.search(r'<a href="([^"]+)">Continue to Kroger</a>', str(response["body"]))
+    assert response["statusCode"] == 200 and found is not None, response
+    return html.unescape(found[1])
+
+
+def connect_link(world: World, user: str = "U0ALICE") -> str:
+    """Kroger's authorize URL, as the person reaches it: the Home tab's Connect, then the
+    confirmation page's "Continue to Kroger"."""
+    return continue_href(confirm(world, home_link(world, user)))
 
 
 def at_kroger(fake: FakeKroger, url: str, choice: str = "allow") -> dict[str, str]:
@@ -303,7 +331,7 @@ def test_disconnect_forgets_the_token(world: World, kroger: FakeKroger) -> None:
 
 def test_the_connect_link_click_is_acked_and_does_nothing(world: World, kroger: FakeKroger) -> None:
     """Slack sends a ``block_actions`` for a link button too: acked, nothing run."""
-    link = connect_link(world)
+    link = home_link(world)
     event = home_action(SECRET, action_id=KROGER_CONNECT, value="", user_id="U0ALICE")
     assert world.send(event)["statusCode"] == 200
     assert world.lam.take() == []

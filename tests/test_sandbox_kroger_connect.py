@@ -1,10 +1,12 @@
 """Connecting a Kroger account in the sandbox, in Chromium (issue 34, item 4): Alice opens the
-Home tab, presses "Connect your Kroger account" (a link button: the stand-in Kroger's authorize
-page opens in a new tab, as Slack opens a link), presses Allow, and Kroger sends the browser
-back to the page's ``/kroger/oauth_redirect``, which the sandbox delivers to the bot as the API
-Gateway event the function would get. The bot's page says the account is connected, and the
-Home tab, published again by the bot, says so too; the same redirect again is refused;
-Disconnect makes it not connected again."""
+Home tab, presses "Connect your Kroger account" (a link button: the bot's confirmation page,
+the page's ``/kroger/connect``, opens in a new tab, as Slack opens a link), reads that it
+connects a Kroger cart for her (Slack's ``users.info`` names her; ``auth.test`` names the
+workspace), presses "Continue to Kroger" (the stand-in Kroger's authorize page), presses Allow,
+and Kroger sends the browser back to the page's ``/kroger/oauth_redirect``; the sandbox delivers
+both to the bot as the API Gateway events the function would get. The bot's page says the
+account is connected, and the Home tab, published again by the bot, says so too; the same
+redirect again is refused; Disconnect makes it not connected again."""
 
 from __future__ import annotations
 
@@ -26,10 +28,17 @@ def test_alice_connects_her_kroger_account_and_disconnects_it_in_chromium() -> N
         expect(home).to_contain_text("Kroger cart", timeout=20000)
         expect(home).to_contain_text("Your Kroger account is not connected.")
         connect = home.get_by_role("link", name="Connect your Kroger account")
-        assert "/v1/connect/oauth2/authorize?" in (connect.get_attribute("href") or "")
+        assert (connect.get_attribute("href") or "").startswith(f"{sandbox.url}kroger/connect?")
         with context.expect_page() as opened:
             connect.click()
         kroger = opened.value
+        expect(kroger.locator("h1")).to_have_text("Connect a Kroger account", timeout=20000)
+        expect(kroger.locator("body")).to_contain_text(
+            "Connect a Kroger account for Alice in Weekly Shop?"
+        )
+        expect(kroger.locator("body")).to_contain_text("If you are not Alice, close this page.")
+        assert kroger.locator("script").count() == 0
+        kroger.get_by_role("link", name="Continue to Kroger").click()
         expect(kroger.locator("h1")).to_have_text("Sign in with Kroger", timeout=20000)
         kroger.get_by_role("button", name="Allow").click()
         expect(kroger.locator("body")).to_contain_text(

@@ -241,6 +241,7 @@ def test_no_schema_warnings(packaged: Packaged) -> None:
 def test_http_api_route(packaged: Packaged) -> None:
     routes = packaged.resources("AWS::ApiGatewayV2::Route")
     assert sorted(r["Properties"]["RouteKey"] for r in routes.values()) == [
+        "GET /kroger/connect",
         "GET /kroger/oauth_redirect",
         "GET /slack/install",
         "GET /slack/oauth_redirect",
@@ -330,10 +331,10 @@ def test_no_prices_by_default_and_kroger_with_prices_kroger(
         )
     # The redirect URL to register with the Kroger app: the HTTP API's own route, the one
     # bot.handler dispatches (bot.steps.kroger_connect).
-    from bot.handler import KROGER_REDIRECT
-    from bot.steps.kroger_connect import REDIRECT_PATH
+    from bot.handler import KROGER_CONNECT, KROGER_REDIRECT
+    from bot.steps.kroger_connect import CONNECT_PATH, REDIRECT_PATH
 
-    assert KROGER_REDIRECT == REDIRECT_PATH
+    assert (KROGER_REDIRECT, KROGER_CONNECT) == (REDIRECT_PATH, CONNECT_PATH)
     redirect = kroger["KROGER_REDIRECT_URL"]["Fn::Sub"]
     assert redirect.startswith("https://${HttpApi}.execute-api.")
     assert redirect.endswith(REDIRECT_PATH)

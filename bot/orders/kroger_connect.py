@@ -13,6 +13,15 @@ and the Slack install's states (``bot.slack.oauth_states``, under the client sec
 either. A state lives ``LIFE_SECONDS`` (an hour): the Home tab is published again each time the
 person opens it, so the link there is fresh when it is pressed.
 
+Such a link is a bearer of its Slack user's identity: nothing ties the browser that opens it
+to that person, and Kroger's consent page names only the app. If Bob sent his link to someone
+who then signed in at Kroger and allowed, *their* Kroger account would be linked to *Bob*, and
+Bob's household's approved baskets would go to their cart. So the link does not go to Kroger:
+it goes to the bot's own page (``GET /kroger/connect?state=…``, ``bot.steps.kroger_confirm``),
+which checks the state as below and says, with the names Slack gives, whose connection this is
+and in which workspace ("If you are not <name>, close this page"), and only then links on to
+Kroger's authorize page with the same state. That page writes nothing.
+
 The PKCE verifier (RFC 7636 §4.1: 43 to 128 characters of ``[A-Za-z0-9-._~]``) is not stored
 either: it is base64url(HMAC-SHA256(verifier key, nonce)), 43 characters, under a second key
 derived for that purpose (``VERIFIER_PURPOSE``). The authorize link carries only its S256

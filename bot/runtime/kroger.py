@@ -2,19 +2,27 @@
 a runtime: None unless the deploy has a Kroger app (``KROGER_CLIENT_ID`` and secret), a place
 for the people's tokens (``WORKSPACE_SECRETS_PATH``) and the redirect URL registered with the
 app (``KROGER_REDIRECT_URL``). A deploy without them imports nothing of Kroger's here: the
-Home tab's lazy run and an approve's pay for no HTTP client they do not use."""
+Home tab's lazy run and an approve's pay for no HTTP client they do not use.
+
+The confirmation page's names (:func:`_names`) are asked of Slack with the workspace's own bot
+token: ``users.info`` (scope ``users:read``, which the manifest has) and ``auth.test`` (no
+scope; its ``team`` is the workspace's name). A failure leaves that name out (the page shows
+the ID) and logs Slack's error code or the exception's class, never the request or a token."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import TYPE_CHECKING
+import logging
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from bot.slack.blocks import Block
     from bot.steps.kroger_connect import Connecting
 
     from . import Runtime
+
+log = logging.getLogger(__name__)
 
 
 def connecting_of(rt: Runtime) -> Connecting | None:
@@ -45,6 +53,7 @@ def connecting_of(rt: Runtime) -> Connecting | None:
         states_prefix=install_prefix(s.checkpoint_prefix) + STATES,
         installed=functools.partial(_installed, rt),
         republish=functools.partial(_republish, rt),
+        names=functools.partial(_names, rt),
     )
 
 
@@ -72,3 +81,34 @@ def _republish(rt: Runtime, team: str, user: str) -> None:
     from bot.steps.home import publish_home
 
     publish_home(rt.configured(team).home_tab, team, user)
+
+
+def _names(rt: Runtime, team: str, user: str) -> tuple[str | None, str | None]:
+    """(the person's name, the workspace's name) as Slack says them; None for each it can't."""
+    from bot.steps.kroger_confirm import person_name
+
+    person = workspace = None
+    try:
+        web = rt.for_workspace(team).web
+    except Exception as exc:  # noqa: BLE001 - any failure: the page names the IDs instead
+        log.warning("no Slack client for a Kroger connection's workspace: %s", _said(exc))
+        return None, None
+    try:
+        person = person_name(web.users_info(user=user)["user"])
+    except Exception as exc:  # noqa: BLE001 - as above
+        log.warning("users.info did not name a Kroger connection's person: %s", _said(exc))
+    try:
+        name = web.auth_test().get("team")
+        workspace = name.strip() if isinstance(name, str) and name.strip() else None
+    except Exception as exc:  # noqa: BLE001 - as above
+        log.warning("auth.test did not name a Kroger connection's workspace: %s", _said(exc))
+    return person, workspace
+
+
+def _said(exc: Exception) -> Any:
+    """Slack's error code for a refused call, else the exception's class: nothing more."""
+    from slack_sdk.errors import SlackApiError
+
+    if isinstance(exc, SlackApiError):
+        return exc.response.get("error")
+    return type(exc).__name__

@@ -73,6 +73,8 @@ class Sandbox:
         # Carol is the workspace's admin (users.info: is_admin): she may change the Settings;
         # Alice and Bob are members, who see them read-only.
         self.slack.set_person("U0CAROL", is_admin=True, tz="Europe/Paris")
+        for user, name in PEOPLE.items():  # their names, as users.info gives them
+            self.slack.set_person(user, real_name=name, profile={"real_name": name})
         self.client_id = CLIENT_ID if many else None
         self.client_secret = secrets.token_hex(16)
         if many:  # nobody holds a token until the app is added to a workspace

@@ -3,13 +3,14 @@ of what ``bot.steps.kroger_connect`` read (shown only when the deploy has a Krog
 
     Kroger cart
     (what connecting is for)
-    Not connected   → Connect your Kroger account   (a link button: Kroger's sign-in page)
+    Not connected   → Connect your Kroger account   (a link button: the bot's confirmation page)
     Connected       → connected as of <date>         Disconnect (``KROGER_DISCONNECT``)
     Unknown         → it cannot tell just now        (no button: never "not connected")
 
 Slack sends a ``block_actions`` for a link button too (``KROGER_CONNECT``): it is acked and
-ignored, the browser opens the link. Everything here is our own text; the link is Kroger's
-authorize URL, built by ``bot.orders.kroger_cart``.
+ignored, the browser opens the link. Everything here is our own text; the link is the bot's
+own ``/kroger/connect`` page (``bot.steps.kroger_confirm``: whose connection it is, then on to
+Kroger's authorize URL, built by ``bot.orders.kroger_cart``).
 """
 
 from __future__ import annotations

@@ -1,11 +1,13 @@
 """Where a person connects their Kroger account from the Home tab, and disconnects it.
 
 The Home tab's "Kroger cart" section (:func:`home_section`) reads whether the viewer is
-connected (the parameter's metadata: nothing decrypted) and, if not, links to Kroger's
-authorize page with a fresh signed state (``bot.orders.kroger_connect``: nothing written).
-Kroger sends the browser back to ``GET /kroger/oauth_redirect?code=…&state=…`` (an API Gateway
-HTTP API event, dispatched by ``bot.handler`` before Bolt: no Slack signature on a browser's
-request), and :func:`redirect_page` answers it::
+connected (the parameter's metadata: nothing decrypted) and, if not, links to the bot's own
+``GET /kroger/connect?state=…`` with a fresh signed state (``bot.orders.kroger_connect``:
+nothing written). That page (``bot.steps.kroger_confirm``) names whose connection it is and
+links on to Kroger's authorize page with the same state. Kroger sends the browser back to
+``GET /kroger/oauth_redirect?code=…&state=…`` (an API Gateway HTTP API event, dispatched by
+``bot.handler`` before Bolt: no Slack signature on a browser's request), and
+:func:`redirect_page` answers it::
 
     1 the state read: form, MAC, age           (forged, malformed, expired: refused, no call)
     2 the workspace still has the app          (else refused; nothing spent)
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 REDIRECT_PATH = "/kroger/oauth_redirect"
+CONNECT_PATH = "/kroger/connect"  # the Connect link's confirmation page, beside the redirect
 BACK = "Connect again from the app's Home tab in Slack."
 CONNECTED = (
     "Your Kroger account is connected to weekly-shop. You can close this tab and go back to Slack."
@@ -59,7 +62,8 @@ HEADERS = {
 class Connecting:
     """What connecting needs (``bot.runtime.kroger`` builds it): the states, the deploy's
     Kroger app, the redirect URL registered with it, the people's tokens, where the states'
-    markers go, whether a workspace has the app, and its people's Home tabs to publish."""
+    markers go, whether a workspace has the app, its people's Home tabs to publish, and what
+    Slack calls a person and their workspace (each None where Slack cannot say)."""
 
     states: KrogerStates
     cart: KrogerCart
@@ -70,6 +74,7 @@ class Connecting:
     states_prefix: str
     installed: Callable[[str], bool]  # raises StoreError when it cannot tell
     republish: Callable[[str, str], None]
+    names: Callable[[str, str], tuple[str | None, str | None]]
 
 
 def home_section(c: Connecting, team: str, user: str) -> list[Block]:
@@ -84,8 +89,20 @@ def home_section(c: Connecting, team: str, user: str) -> list[Block]:
         return kroger_rows(None, known=False)
     if connected is not None:
         return kroger_rows(connected)
-    state, verifier = c.states.issue(team, user)
-    return kroger_rows(None, connect_url=c.cart.authorize_url(c.redirect_url, state, verifier))
+    state, _ = c.states.issue(team, user)
+    return kroger_rows(None, connect_url=connect_url(c.redirect_url, state))
+
+
+def connect_url(redirect_url: str, state: str) -> str:
+    """The Connect link: the confirmation page beside the redirect route (the same HTTP API;
+    at the site's root if the redirect URL is not one of ours), with the state only."""
+    from urllib.parse import urlencode, urljoin
+
+    if redirect_url.endswith(REDIRECT_PATH):
+        base = redirect_url[: -len(REDIRECT_PATH)] + CONNECT_PATH
+    else:
+        base = urljoin(redirect_url, CONNECT_PATH)
+    return f"{base}?{urlencode({'state': state})}"
 
 
 def disconnect(c: Connecting, team: str, user: str) -> str:
@@ -118,7 +135,7 @@ def redirect_page(c: Connecting | None, event: dict[str, Any]) -> dict[str, Any]
     Kroger app (or nowhere to keep a token), so there is no such page."""
     if c is None:
         return page(404, "Not found", "This deploy does not connect Kroger accounts.")
-    code, state, error = (_one(event, k) for k in ("code", "state", "error"))
+    code, state, error = (query_one(event, k) for k in ("code", "state", "error"))
     if error == "access_denied":
         return page(
             200, NOT_CONNECTED, f"Connecting was cancelled at Kroger: nothing changed. {BACK}"
@@ -144,7 +161,7 @@ def redirect_page(c: Connecting | None, event: dict[str, Any]) -> dict[str, Any]
     return _connect(c, issued.team, issued.user, code, issued.verifier)
 
 
-def _one(event: dict[str, Any], name: str) -> str | None:
+def query_one(event: dict[str, Any], name: str) -> str | None:
     """The query's ``name``, if it is there once. Read from ``rawQueryString`` (percent-encoded
     as the browser sent it: API Gateway's decoded ``queryStringParameters`` joins a repeated
     name's values with commas)."""
