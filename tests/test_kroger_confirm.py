@@ -6,11 +6,13 @@ Why: the link is its Slack user's. Bob could send his to anyone; whoever signs i
 and allows would link *their* Kroger account to Bob, and Bob's household's approved baskets
 would go to their cart. Kroger's consent page names only the app.
 
-What the page relies on from Slack (as the fake answers): ``users.info`` (scope ``users:read``,
-in the manifest) gives the user's ``real_name`` and ``profile.real_name`` /
-``profile.display_name``, and ``user_not_found`` for an ID it does not know; ``auth.test`` (no
-scope) gives the token's workspace name as ``team``. A refused call is HTTP 200 with
-``ok: false`` and an ``error`` code.
+What the page relies on from Slack (docs.slack.dev, reference/methods/users.info and
+auth.test): ``users.info`` (scope ``users:read``, in the manifest) returns a user object with
+``real_name`` and a ``profile`` whose ``real_name`` and ``display_name`` "may not be present at
+all, may be null or may contain the empty string" (so each is tried in turn, then the ID), and
+``user_not_found`` for an ID it does not know; ``auth.test`` needs no scope and gives the
+token's workspace name as ``team``. A refused call is HTTP 200 with ``ok: false`` and an
+``error`` code.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from bot.sandbox.slack_oauth import browser_get
 from bot.steps.kroger_confirm import confirmation
 from bot.steps.kroger_connect import CONNECT_PATH
 from tests.bot_kit import SECRET, World
-from tests.test_kroger_connect import (
+from tests.kroger_connecting import (
     REDIRECT,
     TEAM,
     accounts,
@@ -40,6 +42,7 @@ from tests.test_kroger_connect import (
     booted_with_kroger,
     confirm,
     continue_href,
+    forged,
     home_link,
     markers,
     page_text,
@@ -140,11 +143,6 @@ def test_when_slack_cannot_say_the_page_names_the_ids(
     logged = caplog.text + " ".join(str(r.args) for r in caplog.records)
     assert "user_not_found" in logged and "fatal_error" in logged
     assert world.env["SLACK_BOT_TOKEN"] not in logged
-
-
-def forged(state: str) -> str:
-    mac = state.rsplit(".", 1)[1]
-    return state[: -len(mac)] + ("A" if mac[0] != "A" else "B") + mac[1:]
 
 
 @pytest.mark.parametrize(
