@@ -201,3 +201,26 @@ def test_only_get(world: World, kroger: FakeKroger) -> None:
     event = browser_get(CONNECT_PATH, "state=s")
     event["requestContext"]["http"]["method"] = "POST"
     assert world.send(event)["statusCode"] == 405
+
+
+def test_with_many_workspaces_the_page_asks_with_the_workspaces_own_token(
+    world: World, kroger: FakeKroger
+) -> None:
+    """Many workspaces: the names are asked with the installation's bot token; a state (ours)
+    for a workspace that has no installation (removed since the link was drawn) is 404."""
+    from bot.sandbox.slack_oauth import add_to_slack
+
+    client_id, secret = "1111.2222", "not-a-real-client-secret"
+    world.slack.oauth.register_app(client_id, secret)
+    world.boot(SLACK_CLIENT_ID=client_id, SLACK_CLIENT_SECRET=secret, SLACK_BOT_TOKEN="")
+    add_to_slack(world.send, world.slack.oauth, client_id, TEAM)
+    world.slack.set_person("U0ALICE", real_name="Alice Example")
+    states = KrogerStates(SECRET, clock=world.clock)
+    shown = world.send(browser_get(CONNECT_PATH, f"state={states.issue(TEAM, 'U0ALICE')[0]}"))
+    assert "Connect a Kroger account for Alice Example in Weekly Shop?" in words(shown)
+    asked = [c for c in world.slack.calls if c.method in ("users.info", "auth.test")][-2:]
+    assert [c.method for c in asked] == ["users.info", "auth.test"]
+    assert all(world.slack.oauth.team_of(c.token) == TEAM and c.error is None for c in asked)
+    gone = world.send(browser_get(CONNECT_PATH, f"state={states.issue('T0GONE', 'U0ALICE')[0]}"))
+    assert gone["statusCode"] == 404 and "not installed" in page_text(gone)
+    assert "Continue to Kroger" not in gone["body"] and markers(world) == []
