@@ -83,6 +83,9 @@ class KrogerConfig:
         secret = settings.kroger_client_secret.get_secret_value()
         return cls(settings.kroger_client_id, secret, settings.kroger_api_url or DEFAULT_URL)
 
+    def __post_init__(self) -> None:  # "https://api.kroger.com/" is the same API: one form
+        object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
+
     def __repr__(self) -> str:  # the secret stays out of logs and tracebacks
         return f"KrogerConfig(client_id={self.client_id!r}, base_url={self.base_url!r})"
 

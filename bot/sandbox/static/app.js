@@ -685,6 +685,7 @@ function showAuthorize(asked) {
 $("#user").addEventListener("change", (event) => {
   user = event.target.value;
   state.version = undefined;
+  state.home = null; // another person's Home tab is never shown, even until theirs arrives
   localStorage.setItem("sandbox-user", user);
   closeOverlay();
   if (view === "home") openHome(); else refresh();
