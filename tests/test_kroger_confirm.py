@@ -224,3 +224,20 @@ def test_with_many_workspaces_the_page_asks_with_the_workspaces_own_token(
     gone = world.send(browser_get(CONNECT_PATH, f"state={states.issue('T0GONE', 'U0ALICE')[0]}"))
     assert gone["statusCode"] == 404 and "not installed" in page_text(gone)
     assert "Continue to Kroger" not in gone["body"] and markers(world) == []
+
+
+def test_a_slow_slack_does_not_hold_the_page(
+    world: World, kroger: FakeKroger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The names are asked within a deadline (a browser waits; API Gateway gives up at 30 s):
+    ``users.info`` answering after it leaves the person's ID on the page, and the workspace's
+    name, answered in time, is still shown."""
+    import bot.runtime.kroger
+
+    monkeypatch.setattr(bot.runtime.kroger, "NAMES_SECONDS", 0.5)
+    world.slack.set_person("U0ALICE", real_name="Alice Example")
+    link = home_link(world)
+    world.slack.delay_next("users.info", 3.0)
+    shown = confirm(world, link)
+    assert "Connect a Kroger account for U0ALICE in Weekly Shop?" in words(shown)
+    assert continue_href(shown).startswith(kroger.url.rstrip("/"))

@@ -7,7 +7,8 @@ Home tab's lazy run and an approve's pay for no HTTP client they do not use.
 The confirmation page's names (:func:`_names`) are asked of Slack with the workspace's own bot
 token: ``users.info`` (scope ``users:read``, which the manifest has) and ``auth.test`` (no
 scope; its ``team`` is the workspace's name). A failure leaves that name out (the page shows
-the ID) and logs Slack's error code or the exception's class, never the request or a token."""
+the ID) and logs Slack's error code or the exception's class (``bot.slack.people``), never the
+request or a token."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from . import Runtime
 
 log = logging.getLogger(__name__)
+
+NAMES_SECONDS = 5.0
 
 
 def connecting_of(rt: Runtime) -> Connecting | None:
@@ -84,25 +87,27 @@ def _republish(rt: Runtime, team: str, user: str) -> None:
 
 
 def _names(rt: Runtime, team: str, user: str) -> tuple[str | None, str | None]:
-    """(the person's name, the workspace's name) as Slack says them; None for each it can't."""
+    """(the person's name, the workspace's name) as Slack says them, asked in parallel within
+    ``NAMES_SECONDS`` (a browser waits, and API Gateway gives up at 30 s); None for each it
+    can't say in time."""
+    from bot.slack.people import Deadline, answers_within
     from bot.steps.kroger_confirm import person_name
 
-    person = workspace = None
     try:
         web = rt.for_workspace(team).web
     except Exception as exc:  # noqa: BLE001 - any failure: the page names the IDs instead
         log.warning("no Slack client for a Kroger connection's workspace: %s", _said(exc))
         return None, None
-    try:
-        person = person_name(web.users_info(user=user)["user"])
-    except Exception as exc:  # noqa: BLE001 - as above
-        log.warning("users.info did not name a Kroger connection's person: %s", _said(exc))
-    try:
+
+    def person() -> str | None:
+        return person_name(web.users_info(user=user)["user"])
+
+    def workspace() -> str | None:
         name = web.auth_test().get("team")
-        workspace = name.strip() if isinstance(name, str) and name.strip() else None
-    except Exception as exc:  # noqa: BLE001 - as above
-        log.warning("auth.test did not name a Kroger connection's workspace: %s", _said(exc))
-    return person, workspace
+        return name.strip() if isinstance(name, str) and name.strip() else None
+
+    said = answers_within(Deadline(NAMES_SECONDS), {"person": person, "workspace": workspace})
+    return said.get("person"), said.get("workspace")
 
 
 def _said(exc: Exception) -> Any:
