@@ -8,7 +8,7 @@ redirect), and :func:`confirm_page` answers::
     1 the state read: form, MAC, age       (forged, malformed, expired, missing: 400, no call)
     2 the workspace still has the app      (else 404)
     3 the person's and the workspace's names, as Slack says them (``users.info``, scope
-      ``users:read``; ``auth.test``, no scope); where Slack cannot say, the ID instead
+      ``users:read``; ``auth.test``, no scope); where Slack cannot say in time, the ID
     4 the page: "Connect a Kroger account for <name> in <workspace>? …", a link on to
       Kroger's authorize page with the same state and its S256 challenge, and Cancel
 
