@@ -92,7 +92,7 @@ def test_the_page_names_the_person_and_the_workspace_and_goes_on_to_kroger(
     assert "<script" not in shown["body"]
     text = words(shown)
     assert "Connect a Kroger account for Alice Example in Weekly Shop?" in text
-    assert "added to the Kroger cart of the account you sign in with" in text
+    assert "added to the cart of the Kroger account you sign in with" in text
     assert "If you are not Alice Example, close this page." in text
     assert "Cancel" in text
     kroger_url = continue_href(shown)

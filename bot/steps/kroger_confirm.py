@@ -75,8 +75,9 @@ def confirmation(person: str, workspace: str, kroger_url: str) -> dict[str, Any]
         f"<!DOCTYPE html><html><head><meta charset=utf-8><title>{TITLE}</title></head><body>"
         f"<h1>{TITLE}</h1>"
         f"<p>Connect a Kroger account for <strong>{who}</strong> in <strong>{where}</strong>?</p>"
-        "<p>Approved baskets of this workspace will be added to the Kroger cart of the account "
-        f"you sign in with. If you are not {who}, close this page.</p>"
+        f"<p>When this workspace sends its approved baskets to {who}'s Kroger cart, they are "
+        "added to the cart of the Kroger account you sign in with. If you are not "
+        f"{who}, close this page.</p>"
         f'<p><a href="{go}">Continue to Kroger</a></p>'
         '<p><a href="?cancel=1">Cancel</a></p>'
         "</body></html>"
