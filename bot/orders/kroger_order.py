@@ -65,6 +65,7 @@ NOTHING_PRICED = (
     "the cart"
 )
 DOWN = "Kroger could not be reached just now, and nothing was added"
+READ_DOWN = "the cart's Kroger account could not be read just now, and nothing was added"
 NO_ONE = "no one approved the basket, so there is no cart to add it to"
 
 
@@ -118,33 +119,31 @@ class KrogerCartDestination:
         return Placed(self.kind, url=cart_url(self.cart.config.base_url), ref=person)
 
     def _renewed(self, team: str, person: str) -> str:
-        """A fresh access token for ``person``'s cart; their new refresh token saved first."""
+        """A fresh access token for ``person``'s cart; their new refresh token saved first
+        (``bot.orders.kroger_tokens``)."""
+        from .kroger_tokens import NoneSaved, NotSaved, renewed
+
         if self.accounts is None:
             raise DestinationRefused(
                 "this deploy keeps no Kroger accounts (WORKSPACE_SECRETS_PATH is unset)"
             )
         try:
-            refresh = self.accounts.read(team, person)
-        except SecretsDown as exc:
-            raise DestinationDown("the cart's Kroger account could not be read just now") from exc
-        if refresh is None:
-            raise DestinationDown(NOT_CONNECTED)
-        try:
-            tokens = self.cart.refresh(refresh)
+            return renewed(self.cart, self.accounts, team, person).access_token
+        except SecretsDown as exc:  # reading: nothing spent
+            log.error("a Kroger token could not be read: %s", exc)
+            raise DestinationDown(READ_DOWN) from exc
+        except NotSaved as exc:  # the old token spent, the new one lost
+            log.error("a renewed Kroger token could not be saved: %s", exc)
+            raise DestinationDown(CONNECT_AGAIN) from exc
+        except NoneSaved as exc:
+            raise DestinationDown(NOT_CONNECTED) from exc
         except NotConnected as exc:
             raise DestinationDown(CONNECT_AGAIN) from exc
         except KrogerDown as exc:
-            raise DestinationDown(
-                f"Kroger could not be reached ({exc}); nothing was added"
-            ) from exc
+            log.error("a Kroger token could not be renewed: %s", exc)
+            raise DestinationDown(DOWN) from exc
         except KrogerError as exc:
             raise DestinationRefused(f"{exc}; nothing was added") from exc
-        try:
-            self.accounts.save(team, person, tokens.refresh_token)
-        except SecretsDown as exc:  # the old token is spent and the new one lost
-            log.error("a renewed Kroger token could not be saved: %s", exc)
-            raise DestinationDown(CONNECT_AGAIN) from exc
-        return tokens.access_token
 
 
 class NoKrogerApp:

@@ -35,13 +35,17 @@ def _section(text: str) -> Block:
     return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
 
 
+ENDED = "Kroger no longer accepts your earlier connection, so it was forgotten: connect again."
+
+
 def kroger_rows(
-    connected: datetime | None, *, known: bool = True, connect_url: str = ""
+    connected: datetime | None, *, known: bool = True, connect_url: str = "", ended: bool = False
 ) -> list[Block]:
     """The section: ``connected`` is when the person's token was last saved, None if they have
     not connected; ``known`` False when that could not be read; ``connect_url`` is where
     Connect goes (needed only when not connected). The date is "as of", not "since": a token
-    renewed before it expires is saved again, so the date is the last connect or renewal."""
+    renewed before it expires is saved again, so the date is the last connect or renewal.
+    ``ended``: Kroger refused the saved connection as this tab was drawn (said above Connect)."""
     rows: list[Block] = [_section("*Kroger cart*"), context(FOR_WHAT)]
     if not known:
         rows.append(_section(UNKNOWN))
@@ -57,7 +61,7 @@ def kroger_rows(
         }
         rows.append(row)
     else:
-        row = _section("Your Kroger account is not connected.")
+        row = _section(f"{ENDED}\n" * ended + "Your Kroger account is not connected.")
         row["accessory"] = {
             "type": "button",
             "text": plain("Connect your Kroger account", 75),

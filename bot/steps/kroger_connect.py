@@ -22,6 +22,8 @@ a sentence and no script, and nothing read from the request is echoed into it. N
 code, a token nor the verifier reaches a log line.
 
 Disconnect (:func:`disconnect`) deletes the person's token (``KrogerAccounts.forget_person``).
+A token last saved over a month ago is renewed as the person's tab is drawn (:func:`renew`), so
+a connection nobody orders with does not expire unseen; one Kroger refuses is forgotten and said.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import html
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from bot.slack.kroger_section import kroger_rows
@@ -87,10 +90,41 @@ def home_section(c: Connecting, team: str, user: str) -> list[Block]:
     except SecretsDown as exc:
         log.warning("the Home tab could not tell whether a Kroger account is connected: %s", exc)
         return kroger_rows(None, known=False)
+    from bot.orders.kroger_tokens import RENEW_AFTER
+
+    ended = False
+    if connected is not None and c.states.clock() - connected.timestamp() > RENEW_AFTER:
+        connected, ended = renew(c, team, user, connected)
     if connected is not None:
         return kroger_rows(connected)
     state, _ = c.states.issue(team, user)
-    return kroger_rows(None, connect_url=connect_url(c.redirect_url, state))
+    return kroger_rows(None, connect_url=connect_url(c.redirect_url, state), ended=ended)
+
+
+def renew(c: Connecting, team: str, user: str, saved: datetime) -> tuple[datetime | None, bool]:
+    """A connection last saved over :data:`RENEW_AFTER` ago, renewed as its tab is drawn
+    (``bot.orders.kroger_tokens``): (when it is saved as of now, None if it is not; whether
+    Kroger refused it, when it is forgotten). Kroger or SSM failing keeps what was saved."""
+    from bot.orders.kroger_tokens import NoneSaved, NotSaved, renewed
+    from bot.orders.kroger_values import KrogerError, NotConnected
+    from bot.records.workspace_secrets import SecretsDown
+
+    try:
+        renewed(c.cart, c.accounts, team, user)
+    except NoneSaved:  # disconnected meanwhile
+        return None, False
+    except (NotConnected, NotSaved) as exc:  # refused; or renewed, and the new token lost
+        log.warning("a Kroger connection being renewed ended (%s): it is forgotten", exc)
+        try:
+            c.accounts.forget_person(team, user)
+        except SecretsDown as down:
+            log.warning("an ended Kroger connection could not be forgotten: %s", down)
+            return None, False  # still saved: not said to be forgotten
+        return None, True
+    except (KrogerError, SecretsDown) as exc:
+        log.warning("a Kroger connection could not be renewed just now: %s", exc)
+        return saved, False
+    return datetime.fromtimestamp(c.states.clock(), UTC), False
 
 
 def connect_url(redirect_url: str, state: str) -> str:
