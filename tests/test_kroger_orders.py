@@ -62,6 +62,7 @@ def carted(world: World, kroger: FakeKroger, **settings: Any) -> KrogerAccounts:
         KROGER_API_URL=kroger.url,
         WORKSPACE_SECRETS_PATH=PATH,
         WORKSPACE_SECRETS_KEY=arn,
+        KROGER_REDIRECT_URL=REDIRECT,
     )
     rt, _ = cold_start()
     wanted = {"store": STORE, "orders": CART, "order_delay": 0, **settings}
@@ -331,3 +332,20 @@ def test_an_admin_sends_orders_to_a_person_s_kroger_cart_in_settings(
     assert again is not None
     (cart,) = [b for b in again["blocks"] if b.get("block_id") == "kroger_cart"]
     assert cart["element"]["initial_users"] == ["U0DAVE"]
+
+
+def test_kroger_past_its_limit_at_ordering_adds_nothing_and_retry_adds_once(
+    world: World, kroger: FakeKroger
+) -> None:
+    """A 429 is a refusal (nothing added): said with Retry (cold review: it had none)."""
+    from bot.orders.kroger_order import BUSY
+
+    accounts = carted(world, kroger)
+    connected(kroger, accounts, "U0BOB", "bob")
+    kroger.customers.fail_next_add(429)
+    basket = approved(world)
+    reply = order_reply(world, basket)
+    assert reply["text"] == f"Approved, but the order did not go through: {BUSY}."
+    assert kroger.customers.cart_of("bob") == [] and "Retry" in buttons(reply)
+    retry(world, reply)
+    assert len(kroger.customers.cart_of("bob")) == 5

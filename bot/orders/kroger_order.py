@@ -38,6 +38,7 @@ from .kroger_values import (
     KrogerError,
     KrogerRefused,
     NotConnected,
+    RateLimited,
     TokenRefused,
 )
 from .order import (
@@ -65,6 +66,7 @@ NOTHING_PRICED = (
     "the cart"
 )
 DOWN = "Kroger could not be reached just now, and nothing was added"
+BUSY = "Kroger is turning calls away just now (its limit), and nothing was added"
 READ_DOWN = "the cart's Kroger account could not be read just now, and nothing was added"
 NO_ONE = "no one approved the basket, so there is no cart to add it to"
 
@@ -111,10 +113,9 @@ class KrogerCartDestination:
             raise DestinationDown(CONNECT_AGAIN) from exc
         except KrogerRefused as exc:  # a product the store no longer carries, say
             raise DestinationRefused(str(exc)) from exc
-        except KrogerError as exc:  # down before the add went out: nothing added
-            raise DestinationDown(
-                f"Kroger could not be reached ({exc}); nothing was added"
-            ) from exc
+        except KrogerError as exc:  # down before the add went out, or 429: nothing added
+            log.error("order %s: %s", order.order_id, exc)
+            raise DestinationDown(BUSY if isinstance(exc, RateLimited) else DOWN) from exc
         log.info("order %s: %d products added to a Kroger cart", order.order_id, len(items))
         return Placed(self.kind, url=cart_url(self.cart.config.base_url), ref=person)
 
@@ -139,6 +140,9 @@ class KrogerCartDestination:
             raise DestinationDown(NOT_CONNECTED) from exc
         except NotConnected as exc:
             raise DestinationDown(CONNECT_AGAIN) from exc
+        except RateLimited as exc:  # refused before anything was spent: a Retry may do
+            log.error("a Kroger token could not be renewed: %s", exc)
+            raise DestinationDown(BUSY) from exc
         except KrogerDown as exc:
             log.error("a Kroger token could not be renewed: %s", exc)
             raise DestinationDown(DOWN) from exc

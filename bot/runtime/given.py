@@ -138,4 +138,5 @@ def settings_desk_of(rt: Runtime, ack: bool = False) -> Desk:
         deploy_webhook_url=s.order_webhook_url,
         deploy_keys_serve=s.deploy_keys_serve,
         pinned=s.order_webhook_pinned_hosts,
+        carts=s.has_prices and bool(s.workspace_secrets_path and s.kroger_redirect_url),
     )

@@ -87,7 +87,10 @@ STORE_DOWN = "I couldn't reach the settings store, so nothing was saved. Try aga
 NOT_READ = ":warning: I couldn't check with Slack who you are, so these are shown read-only."
 NO_KEY = "Enter the key: this workspace has none saved."
 NO_KEYS_KEPT = "This deploy keeps no keys for a workspace (WORKSPACE_SECRETS_PATH is unset)."
-NO_KROGER = "This deploy has no Kroger app: choose another destination."
+NO_KROGER = (
+    "This deploy cannot fill Kroger carts (it needs a Kroger app, WORKSPACE_SECRETS_PATH and "
+    "KROGER_REDIRECT_URL): choose another destination."
+)
 KEY_LABELS = {"instacart-api-key": "Instacart API key", "webhook-signing-secret": "webhook secret"}
 
 
@@ -111,6 +114,9 @@ class Desk:
     deploy_keys_serve: Callable[[str], bool] = lambda team: True  # Settings.deploy_keys_serve
     pinned: Mapping[str, tuple[str, int]] | None = None
     stores: StorePicker | None = None  # the store and budget (None: the deploy has no Kroger)
+    # Whether orders may go to a person's Kroger cart: a Kroger app, somewhere to keep the
+    # people's tokens and the redirect URL they connect through (``bot.runtime.kroger``).
+    carts: bool = False
 
     @property
     def default_orders(self) -> OrderChoice:
@@ -165,7 +171,7 @@ def orders_section(desk: Desk, tenant: str, current: WorkspaceSettings) -> list[
         except StoreError as exc:  # the form still opens; the hints say it could not check
             log.error("the workspace's keys could not be looked up: %s", exc)
             saved = {name: UNKNOWN for name in KEY_BLOCKS}
-    chosen, kroger = current.orders or desk.default_orders, desk.stores is not None
+    chosen, kroger = current.orders or desk.default_orders, desk.carts
     return order_blocks(chosen, saved, desk.deploy_keys_for(tenant), kroger)
 
 
@@ -291,9 +297,9 @@ def orders_say(
     choice = wanted.orders
     if choice is None:
         return found
-    if choice.destination == "kroger" and desk.stores is None:
-        return {"destination": NO_KROGER}
     before = current.orders or desk.default_orders
+    if choice.destination == "kroger" and not desk.carts and before.destination != "kroger":
+        return {"destination": NO_KROGER}
     newly = choice.webhook_url != before.webhook_url or before.destination != "webhook"
     if choice.destination == "webhook" and newly:  # (a URL kept while unused was not checked)
         problem = checked_url(choice.webhook_url, desk.pinned, deadline)
