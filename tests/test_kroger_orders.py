@@ -14,6 +14,7 @@ sells (a 400 here, nothing added).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 import urllib.request
@@ -349,3 +350,50 @@ def test_kroger_past_its_limit_at_ordering_adds_nothing_and_retry_adds_once(
     assert kroger.customers.cart_of("bob") == [] and "Retry" in buttons(reply)
     retry(world, reply)
     assert len(kroger.customers.cart_of("bob")) == 5
+
+
+def test_a_retry_after_orders_moved_elsewhere_sends_nothing_and_says_why(
+    world: World, kroger: FakeKroger
+) -> None:
+    """Bob is not connected; the admin sends orders to a canvas instead; Bob's Retry of the cart
+    order makes no canvas (the record, the thread and its cart are the Kroger order's), and is
+    told why (cold review: the thread said a canvas was a Kroger cart)."""
+    from bot.handler import cold_start
+    from bot.orders.place import DestinationChanged
+    from tests.fault_kit import ephemeral_texts
+
+    carted(world, kroger)
+    basket = approved(world)
+    reply = order_reply(world, basket)
+    assert reply["text"].endswith(f"{NOT_CONNECTED}.")
+    rt, _ = cold_start()
+    store = rt.records.settings_store
+    now = store.read(TENANT)
+    assert now.saved is not None
+    moved = dataclasses.replace(now.saved, orders=OrderChoice())
+    store.save(TENANT, moved, now.etag)
+    retry(world, reply)
+    assert world.slack.canvases == {}
+    assert (world.slack.message(CHANNEL, reply["ts"]) or {})["text"] == reply["text"]
+    said = DestinationChanged("kroger", "canvas").reason
+    assert ephemeral_texts(world, "U0BOB")[-1] == said
+    assert said.startswith("This order was for a Kroger cart, and orders now go to a Slack canvas")
+
+
+def test_only_the_cart_s_owner_can_retry_adding_to_it(world: World, kroger: FakeKroger) -> None:
+    """After "they may already be in the cart", only the person whose cart it is (who can look
+    in it) may add again: Carol's Retry adds nothing and says whose choice it is."""
+    from bot.orders.place import NotYourCart
+    from tests.fault_kit import ephemeral_texts
+
+    accounts = carted(world, kroger)
+    connected(kroger, accounts, "U0BOB", "bob")
+    kroger.customers.drop_next_add()
+    basket = approved(world)
+    reply = order_reply(world, basket)
+    assert reply["text"].endswith(f"{MAY_BE_THERE}.")
+    retry(world, reply, user="U0CAROL")
+    assert len(kroger.customers.cart_of("bob")) == 5
+    assert ephemeral_texts(world, "U0CAROL")[-1] == NotYourCart("U0BOB").reason
+    retry(world, reply, user="U0BOB")
+    assert len(kroger.customers.cart_of("bob")) == 10

@@ -66,6 +66,46 @@ def as_recorded(order: Order, record: OrderRecord) -> Order:
     )
 
 
+KIND_WORDS = {
+    "canvas": "a Slack canvas",
+    "instacart": "an Instacart page",
+    "webhook": "the household's webhook",
+    "kroger": "a Kroger cart",
+}
+
+
+class RetryRefused(Exception):
+    """A Retry the desk will not make; ``reason`` says why, for the person who pressed it."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class DestinationChanged(RetryRefused):
+    """An order first tried at one destination, the workspace's orders going to another now:
+    it is not sent there (its record, its cart's lines and what the thread says are the first
+    destination's). ``reason`` says so, for the person."""
+
+    def __init__(self, was: str, now: str) -> None:
+        super().__init__(
+            f"This order was for {KIND_WORDS.get(was, was)}, and orders now go to "
+            f"{KIND_WORDS.get(now, now)}, so it was not sent again. Set where orders go back in "
+            "Settings to retry it, or order the basket again from the Home tab."
+        )
+
+
+class NotYourCart(RetryRefused):
+    """A Retry of a Kroger cart order by someone other than the cart's owner: only they can look
+    in their cart first (an add cannot be read back), so only they choose to add again."""
+
+    def __init__(self, person: str) -> None:  # a user ID the record checked: a safe mention
+        super().__init__(
+            f"Only <@{person}> can add these to their Kroger cart again: they can look in it "
+            "first, so the choice is theirs."
+        )
+
+
 class OrderDesk:
     """Where orders go (``destination``, a workspace's) and their records (``orders``)."""
 
@@ -106,10 +146,17 @@ class OrderDesk:
             return found.record
         return self._resume(as_recorded(order, found.record), found)
 
-    def retry(self, order: Order) -> OrderRecord:
-        """The thread's Retry: a failed order is placed again (attempt + 1); one placed, or one
-        being placed, is left as it is."""
+    def retry(self, order: Order, by: str = "") -> OrderRecord:
+        """The thread's Retry (pressed ``by`` someone): a failed order is placed again (attempt
+        + 1); one placed, or one being placed, is left as it is. Raises
+        :class:`DestinationChanged` for an order begun at another destination than today's, and
+        :class:`NotYourCart` for a cart order retried by someone else than its owner."""
         found = self._read(order)
+        if found.record.destination != self.destination.kind:
+            raise DestinationChanged(found.record.destination, self.destination.kind)
+        person = found.record.person
+        if found.record.state == "failed" and person and by and by != person:
+            raise NotYourCart(person)
         order = as_recorded(order, found.record)
         if found.record.state == "placing":
             return self._resume(order, found)
@@ -135,7 +182,13 @@ class OrderDesk:
 
     def _resume(self, order: Order, found: Found) -> OrderRecord:
         """An attempt whose outcome nobody recorded: adopt what it made, or call again (or,
-        where that could place it twice, say so and leave it to the person)."""
+        where that could place it twice, say so and leave it to the person). One begun at
+        another destination than today's is not sent to today's: its outcome is said unknown."""
+        if found.record.destination != self.destination.kind:
+            log.error("order %s: begun at another destination; not resumed", order.order_id)
+            was = KIND_WORDS.get(found.record.destination, found.record.destination)
+            reason = f"where orders go changed while it was sent to {was}: look there"
+            return self._write(order, found, found.record.but(state="failed", reason=reason))
         if not self.destination.repeats_safely:
             log.error("order %s: an earlier attempt's outcome is unknown", order.order_id)
             record = found.record.but(state="failed", reason=MAY_BE_THERE, retry=True)

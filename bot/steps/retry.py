@@ -16,7 +16,7 @@ import dataclasses
 import logging
 
 from bot.orders.order import Order, week_title
-from bot.orders.place import OrderDesk
+from bot.orders.place import OrderDesk, RetryRefused
 from bot.records.history import Ended, History
 from bot.slack.blocks import count
 from bot.slack.delivery import Where
@@ -86,7 +86,10 @@ class RetryOrder:
             return Tell(click.user, NOTHING)
         where = Where(tenant, ended.session, ended.channel)
         order = order_of_ended(ended, where)
-        record = await asyncio.to_thread(self.desk.retry, order)
+        try:
+            record = await asyncio.to_thread(self.desk.retry, order, click.user)
+        except RetryRefused as exc:
+            return Tell(click.user, exc.reason)
         said = shown(record, name)
         url = "" if said.failed else said.url
         again = dataclasses.replace(
