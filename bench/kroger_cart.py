@@ -3,7 +3,8 @@
 Each order goes through the bot's own :class:`~bot.orders.place.OrderDesk` and
 :class:`~bot.orders.kroger_order.KrogerCartDestination`: the order record created ``placing``
 (``If-None-Match``), the person's refresh token read from SSM (decrypted), renewed at Kroger (the
-refresh grant: Kroger spends the old one), the new one saved to SSM before anything else, the
+refresh grant: Kroger spends the old one), read again (a Disconnect meanwhile is not undone,
+a newer connection not overwritten), the new one saved to SSM before anything else, the
 basket's 17 products added with one ``PUT /v1/cart/add``, the record replaced ``placed``
 (``If-Match``). The baseline is the same requests made raw with the same clients. The person
 connected once beforehand, as the Home tab's flow does (not measured). Against the run's moto
@@ -77,12 +78,13 @@ def cart_rows(lb: Loopback) -> list[Row]:
             if record.state != "placed":
                 raise RuntimeError(f"the cart order was not placed: {record.reason}")
 
-        def raw() -> None:  # the same requests: PUT, GetParameter, refresh, PutParameter, PUT, PUT
+        def raw() -> None:  # the same: PUT, GetParameter, refresh, GetParameter, Put…, PUT, PUT
             key = f"bench-raw-orders/{uuid.uuid4().hex}"
             put = lb.s3.put_object(Bucket=lb.bucket, Key=key, Body=b"{}" * 300, IfNoneMatch="*")
             name = accounts.name(TEAM, PERSON)
             token = ssm.get_parameter(Name=name, WithDecryption=True)["Parameter"]["Value"]
             tokens = cart.refresh(token)
+            ssm.get_parameter(Name=name, WithDecryption=True)
             ssm.put_parameter(
                 Name=name, Value=tokens.refresh_token, Type="SecureString", Overwrite=True
             )
@@ -101,10 +103,10 @@ def cart_rows(lb: Loopback) -> list[Row]:
         Row(
             "requests per order, Kroger cart (17 products)",
             f"{sum(s3.values())} S3 + {ssm_made} SSM + {len(made)} Kroger",
-            f"{describe_ops(s3)}; SSM GetParameter, PutParameter (the person's token, "
-            f"renewed); {', '.join(made)}",
-            target="2 S3 + 2 SSM + 2 Kroger",
-            ok=sum(s3.values()) == 2 and ssm_made == 2 and len(made) == 2 and len(added) >= 17,
+            f"{describe_ops(s3)}; SSM GetParameter 2, PutParameter (the person's token read, "
+            f"read again, renewed); {', '.join(made)}",
+            target="2 S3 + 3 SSM + 2 Kroger",
+            ok=sum(s3.values()) == 2 and ssm_made == 3 and len(made) == 2 and len(added) >= 17,
         ),
         Row(
             f"time per order, Kroger cart, median of {N}",

@@ -103,4 +103,33 @@ def test_a_renewal_refused_because_another_just_renewed_uses_the_token_it_saved(
     renewed(cart, people, TEAM, "U0ALICE")  # the order's: A spent, B saved
     late = ReadBeforeTheOther(people.ssm, people.path)
     tokens = renewed(cart, late, TEAM, "U0ALICE")  # refused A, read B, renewed with it
-    assert late.reads == 2 and people.read(TEAM, "U0ALICE") == tokens.refresh_token
+    assert late.reads == 3 and people.read(TEAM, "U0ALICE") == tokens.refresh_token
+
+
+def test_a_disconnect_while_kroger_renews_is_not_undone(world: World, kroger: FakeKroger) -> None:
+    """The person presses Disconnect while an order's renewal waits for Kroger: the renewed
+    token is not saved, so the connection does not come back (cold review's finding)."""
+    from bot.orders.kroger_tokens import NoneSaved
+
+    connected(world, kroger)
+    config = KrogerConfig(kroger.client_id, kroger.client_secret, kroger.url)
+
+    class DisconnectedDuringTheRefresh(KrogerAccounts):
+        reads = 0
+
+        def read(self, team: str, user: str) -> str | None:
+            found = super().read(team, user)
+            self.reads += 1
+            if self.reads == 1:
+                self.forget_person(team, user)  # Disconnect, pressed meanwhile
+            return found
+
+    people = accounts()
+    with pytest.raises(NoneSaved):
+        renewed(
+            KrogerCart(config),
+            DisconnectedDuringTheRefresh(people.ssm, people.path),
+            TEAM,
+            "U0ALICE",
+        )
+    assert people.read(TEAM, "U0ALICE") is None

@@ -7,6 +7,10 @@ Kroger's refresh token tutorial), so two renewals of one person at once (an orde
 Home tab renewing an old token) cannot both use the one they read: the second is refused
 (``invalid_grant``). Before taking that for a dead connection, :func:`renewed` reads the
 parameter again: a token saved meanwhile is the other renewal's, and is used once instead.
+And before saving its new token it reads the parameter once more: gone (the person pressed
+Disconnect, or the app was removed, while Kroger answered) is not brought back, and a newer one
+(they connected again) is not overwritten. SSM has no conditional write, so a Disconnect in
+the few milliseconds between that read and the save is the one case left.
 
 How long a refresh token lives is not published (one public client assumes six months): each
 order renews it, and so does the person's Home tab when it was last saved more than
@@ -51,7 +55,12 @@ def renewed(cart: KrogerCart, accounts: KrogerAccounts, team: str, user: str) ->
         again = accounts.read(team, user)
         if again is None or again == token:
             raise
-        tokens = cart.refresh(again)  # another renewal saved it meanwhile
+        token, tokens = again, cart.refresh(again)  # another renewal saved it meanwhile
+    now = accounts.read(team, user)
+    if now is None:  # disconnected (or the app removed) while Kroger answered: not brought back
+        raise NoneSaved("the person disconnected their Kroger account meanwhile")
+    if now != token:  # a newer one saved meanwhile (connected again): it stays
+        return tokens
     try:
         accounts.save(team, user, tokens.refresh_token)
     except SecretsDown as exc:
