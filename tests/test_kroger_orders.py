@@ -325,10 +325,11 @@ def test_an_admin_sends_orders_to_a_person_s_kroger_cart_in_settings(
     carted(world, kroger, orders=OrderChoice())
     form = open_settings(world, "U0CAROL")
     assert form is not None and '"value": "kroger"' in json.dumps(form)
-    answer = save(world, "U0CAROL", form, destination=option("kroger"), kroger_cart=users("U0DAVE"))
+    chosen = {"kroger_cart": users("U0DAVE"), "kroger_modality": option("DELIVERY")}
+    answer = save(world, "U0CAROL", form, destination=option("kroger"), **chosen)
     assert answer == {}
     home = json.dumps((world.open_home("U0CAROL") or {}).get("blocks", []))
-    assert "*Orders go to:* <@U0DAVE>'s Kroger cart" in home
+    assert "*Orders go to:* <@U0DAVE>'s Kroger cart, for delivery" in home
     again = open_settings(world, "U0CAROL")
     assert again is not None
     (cart,) = [b for b in again["blocks"] if b.get("block_id") == "kroger_cart"]
@@ -397,3 +398,17 @@ def test_only_the_cart_s_owner_can_retry_adding_to_it(world: World, kroger: Fake
     assert ephemeral_texts(world, "U0CAROL")[-1] == NotYourCart("U0BOB").reason
     retry(world, reply, user="U0BOB")
     assert len(kroger.customers.cart_of("bob")) == 10
+
+
+def test_a_household_that_chose_delivery_gets_its_cart_for_delivery(
+    world: World, kroger: FakeKroger
+) -> None:
+    """Kroger's cart add takes a ``modality``, PICKUP or DELIVERY (the kroger-api package's
+    glossary): the household's choice in Settings is what is sent."""
+    accounts = carted(
+        world, kroger, orders=OrderChoice(destination="kroger", kroger_modality="DELIVERY")
+    )
+    connected(kroger, accounts, "U0BOB", "bob")
+    approved(world)
+    cart = kroger.customers.cart_of("bob")
+    assert len(cart) == 5 and {i["modality"] for i in cart} == {"DELIVERY"}

@@ -72,7 +72,9 @@ def destination_of(
         config = KrogerConfig.of(s)
         if config is None:
             return NoKrogerApp()
-        return KrogerCartDestination(KrogerCart(config), accounts(), choice.kroger_cart)
+        return KrogerCartDestination(
+            KrogerCart(config), accounts(), choice.kroger_cart, choice.kroger_modality
+        )
     if choice.destination == "webhook":
         from .webhook import WebhookDestination
 

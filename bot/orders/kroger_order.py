@@ -11,7 +11,7 @@ One order, in the order desk's record (``bot.orders.place``)::
        is spent), and save the new one before
        anything else
     3. PUT /v1/cart/add, the basket's products (UPC,    401: refresh once more and add again
-       how many, PICKUP)                                 (nothing was added); no answer or a
+       how many, PICKUP or DELIVERY as Settings say)    (nothing was added); no answer or a
                                                          5xx: it may be in the cart
     4. Placed: the cart's link; the items that had no product are listed by the thread
 
@@ -86,8 +86,15 @@ class KrogerCartDestination:
     kind: DestinationKind = "kroger"
     repeats_safely = False
 
-    def __init__(self, cart: KrogerCart, accounts: KrogerAccounts | None, person: str = "") -> None:
+    def __init__(
+        self,
+        cart: KrogerCart,
+        accounts: KrogerAccounts | None,
+        person: str = "",
+        modality: str = "PICKUP",
+    ) -> None:
         self.cart, self.accounts, self.person = cart, accounts, person
+        self.modality = modality  # PICKUP or DELIVERY (OrderChoice.kroger_modality)
 
     def whose(self, order: Order) -> str:
         """Whose cart ``order`` goes to (fixed in its record by the first attempt)."""
@@ -103,10 +110,10 @@ class KrogerCartDestination:
         access = self._renewed(order.team, person)
         try:
             try:
-                self.cart.add_to_cart(access, items)
+                self.cart.add_to_cart(access, items, self.modality)
             except TokenRefused:  # refused before adding anything: once more, renewed
                 log.warning("order %s: Kroger refused a fresh token; renewed", order.order_id)
-                self.cart.add_to_cart(self._renewed(order.team, person), items)
+                self.cart.add_to_cart(self._renewed(order.team, person), items, self.modality)
         except CartOutcomeUnknown as exc:
             raise OutcomeUnknown(str(exc)) from exc
         except (NotConnected, TokenRefused) as exc:

@@ -9,7 +9,9 @@ write-only, in SSM, ``bot.records.workspace_secrets``).
     webhook_url        the household's https:// receiver (checked again, DNS and all, at save and
                        at each send: ``bot.orders.safe_url``)
     kroger_cart        whose Kroger cart (a Slack user ID); "" is whoever approved last
-                       (added by settings schema 5: ``bot.records.settings_upgrades``)
+    kroger_modality    "PICKUP" or "DELIVERY": how the cart's items are to be had (Kroger's
+                       ``modality``); both added by settings schema 5
+                       (``bot.records.settings_upgrades``)
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from workflow.persistence.values import check_str, fields_of
 from .slack_shapes import SLACK_USER
 
 DESTINATIONS = ("canvas", "instacart", "webhook", "kroger")
+MODALITIES = ("PICKUP", "DELIVERY")
 INSTACART_SERVERS = ("development", "production")
 MAX_URL = 2000
 
@@ -32,6 +35,7 @@ class OrderChoice:
     instacart_server: str = "development"
     webhook_url: str = ""
     kroger_cart: str = ""
+    kroger_modality: str = "PICKUP"
 
     def __post_init__(self) -> None:
         if self.destination not in DESTINATIONS:
@@ -46,6 +50,8 @@ class OrderChoice:
         check_str(self.kroger_cart, "kroger_cart", max_length=20)
         if self.kroger_cart and not SLACK_USER.fullmatch(self.kroger_cart):
             raise ValueError("kroger_cart must be a Slack user ID")
+        if self.kroger_modality not in MODALITIES:
+            raise ValueError(f"kroger_modality must be one of {', '.join(MODALITIES)}")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -53,9 +59,10 @@ class OrderChoice:
             "instacart_server": self.instacart_server,
             "webhook_url": self.webhook_url,
             "kroger_cart": self.kroger_cart,
+            "kroger_modality": self.kroger_modality,
         }
 
     @classmethod
     def from_json(cls, data: Any) -> OrderChoice:
-        names = ("destination", "instacart_server", "webhook_url", "kroger_cart")
+        names = ("destination", "instacart_server", "webhook_url", "kroger_cart", "kroger_modality")
         return cls(**fields_of(data, "OrderChoice", names, names))

@@ -6,8 +6,9 @@ raises ValueError otherwise).
     1 → 2   the undo window (``order_delay``): the default one, 2 minutes
     2 → 3   where orders go (``orders``): None, where the deploy sends them
     3 → 4   the household's store and weekly budget (``store``, ``budget_cents``): none
-    4 → 5   a Kroger cart as where orders go, and whose (``orders.kroger_cart``): "" (whoever
-            approves last; only read when orders go to a cart, which no older one chose)
+    4 → 5   a Kroger cart as where orders go, whose and how (``orders.kroger_cart``: "",
+            whoever approves last; ``orders.kroger_modality``: PICKUP); only read when orders go
+            to a cart, which no older one chose
 """
 
 from __future__ import annotations
@@ -45,6 +46,6 @@ def _carts(body: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(body, dict) or "orders" not in body:
             raise ValueError("not a version 4 settings document")
         return body
-    if not isinstance(orders, dict) or "kroger_cart" in orders:
+    if not isinstance(orders, dict) or "kroger_cart" in orders or "kroger_modality" in orders:
         raise ValueError("not a version 4 settings document")
-    return {**body, "orders": {**orders, "kroger_cart": ""}}
+    return {**body, "orders": {**orders, "kroger_cart": "", "kroger_modality": "PICKUP"}}

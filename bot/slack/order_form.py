@@ -32,8 +32,8 @@ DESTINATION_TEXT = {
 }
 CART_HINT = (
     "Empty: the cart of whoever approves the basket last. The person connects their Kroger "
-    "account on weekly-shop's Home tab; the basket's products are added to their cart once, for "
-    "pickup, and they check out at Kroger."
+    "account on weekly-shop's Home tab; the basket's products are added to their cart once, and "
+    "they check out at Kroger."
 )
 SERVER_TEXT = {
     "development": "Development (a development key)",
@@ -107,7 +107,7 @@ def order_blocks(
             _select(DESTINATION_TEXT, choice.destination, () if kroger else ("kroger",)),
             "Each approved basket is placed there once.",
         ),
-        *([cart_input(choice)] if kroger else []),
+        *(cart_inputs(choice) if kroger else []),
         _input(
             "instacart_server",
             "Instacart server",
@@ -137,12 +137,23 @@ def order_blocks(
     return blocks
 
 
-def cart_input(choice: OrderChoice) -> Block:
-    """Whose Kroger cart: one person, or none (whoever approves last)."""
+MODALITY_TEXT = {"PICKUP": "Pickup at the store", "DELIVERY": "Delivery"}
+
+
+def cart_inputs(choice: OrderChoice) -> list[Block]:
+    """Whose Kroger cart (one person, or none: whoever approves last), and pickup or delivery."""
     people: Block = {"type": "multi_users_select", "max_selected_items": 1}
     if choice.kroger_cart:
         people["initial_users"] = [choice.kroger_cart]
-    return _input("kroger_cart", "Whose Kroger cart", people, CART_HINT, optional=True)
+    return [
+        _input("kroger_cart", "Whose Kroger cart", people, CART_HINT, optional=True),
+        _input(
+            "kroger_modality",
+            "Kroger order",
+            _select(MODALITY_TEXT, choice.kroger_modality),
+            "How the cart's items are to be had: the person chooses the time at Kroger.",
+        ),
+    ]
 
 
 def order_line(choice: OrderChoice) -> str:
@@ -150,7 +161,7 @@ def order_line(choice: OrderChoice) -> str:
     settings checked, so the mention is one Slack gave)."""
     if choice.destination == "kroger":
         whose = f"<@{choice.kroger_cart}>'s" if choice.kroger_cart else "the last approver's"
-        return f"*Orders go to:* {whose} Kroger cart"
+        return f"*Orders go to:* {whose} Kroger cart, for {choice.kroger_modality.lower()}"
     if choice.destination == "instacart":
         return f"*Orders go to:* an Instacart shopping-list page ({choice.instacart_server})"
     if choice.destination == "webhook":

@@ -12,7 +12,13 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot.records.order_choice import DESTINATIONS, INSTACART_SERVERS, MAX_URL, OrderChoice
+from bot.records.order_choice import (
+    DESTINATIONS,
+    INSTACART_SERVERS,
+    MAX_URL,
+    MODALITIES,
+    OrderChoice,
+)
 from bot.records.weekly import DAYS, WeeklyRun, run_problems
 from bot.records.workspace_settings import (
     DAY,
@@ -253,14 +259,21 @@ def _orders(form: _Form, current: WorkspaceSettings) -> OrderChoice | None:
         form.errors["webhook_url"] = "An https:// URL."
     elif destination == "webhook" and not url:
         form.errors["webhook_url"] = "A webhook needs its https:// URL."
-    cart = form.users("kroger_cart", 1) if "kroger_cart" in form.values else ()
+    kept = current.orders or OrderChoice()  # what a modal without the cart's inputs keeps
+    cart = form.users("kroger_cart", 1) if "kroger_cart" in form.values else None
+    modality = (
+        form.option("kroger_modality", list(MODALITIES))
+        if "kroger_modality" in form.values
+        else kept.kroger_modality
+    )
     if "webhook_url" in form.errors or "kroger_cart" in form.errors:
         return None
     return OrderChoice(
         destination=destination,
         instacart_server=server,
         webhook_url=url,
-        kroger_cart=cart[0] if cart else "",
+        kroger_cart=kept.kroger_cart if cart is None else (cart[0] if cart else ""),
+        kroger_modality=modality,
     )
 
 

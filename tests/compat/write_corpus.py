@@ -186,7 +186,7 @@ def settings_document(target: Path, commit: str) -> None:
         expire_after=5 * 86400,
         order_delay=5 * 60,  # schema 2 on: the undo window
         # schema 3 on: where orders go; 5 on: a Kroger cart, and whose
-        orders=OrderChoice(destination="kroger", kroger_cart="U0DAVE"),
+        orders=OrderChoice(destination="kroger", kroger_cart="U0DAVE", kroger_modality="DELIVERY"),
         weekly=WeeklyRun("C0WEEKLY", "sat", "09:30", "Europe/London", "dinners for four"),
         household=HOUSEHOLD,
         # schema 4 on: the household's store and weekly budget
