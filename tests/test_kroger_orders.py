@@ -412,3 +412,34 @@ def test_a_household_that_chose_delivery_gets_its_cart_for_delivery(
     approved(world)
     cart = kroger.customers.cart_of("bob")
     assert len(cart) == 5 and {i["modality"] for i in cart} == {"DELIVERY"}
+
+
+def test_200_items_go_to_the_cart_in_one_add_and_the_thread_stays_within_slack_s_limits(
+    world: World, kroger: FakeKroger
+) -> None:
+    """200 items (the basket's most), each priced, approved: one PUT /v1/cart/add with one line
+    per product (the same product for two items is one line, their counts summed), and the
+    thread's reply within what Slack takes (the fake refuses over 50 blocks, over 3,000
+    characters a section). How many items Kroger takes in one add is not published: the
+    stand-in takes any number."""
+    from bot.sandbox.kroger_catalogue import CATALOGUE
+
+    names = sorted({product.description.split(" ", 1)[1] for product in CATALOGUE})[:100]
+    week = [f"{n} {name}" for n in (1, 2) for name in names]
+    accounts = carted(world, kroger)
+    connected(kroger, accounts, "U0BOB", "bob")
+    world.claude.script(Reply(text="\n".join(week)))
+    world.shop()
+    world.run_lazies()
+    (basket,) = world.baskets()
+    adds_before = sum(1 for r in kroger.requests if r["path"] == "/v1/cart/add")
+    world.click(basket, "approve_basket", user="U0BOB")
+    world.run_lazies()
+    adds = [r for r in kroger.requests if r["path"] == "/v1/cart/add"][adds_before:]
+    assert len(adds) == 1
+    lines = json.loads(adds[0]["body"])["items"]
+    assert len({line["upc"] for line in lines}) == len(lines) <= 100  # 200 items, 100 names
+    assert kroger.customers.cart_of("bob") == lines
+    reply = order_reply(world, basket)
+    assert reply["text"] == f"Approved: {len(lines)} products added to <@U0BOB>'s Kroger cart."
+    assert world.slack.violations == []
