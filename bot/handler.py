@@ -41,7 +41,7 @@ from bot.records.weekly import is_weekly
 from bot.slack.delivery import Where
 from bot.slack.payloads import session_id_for
 
-from .logs import configure_logging, log_context
+from .logs import configure_logging, log_context, mark_cold_start
 from .runtime import Runtime
 from .settings import Settings
 
@@ -223,8 +223,10 @@ def kroger_page(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
 
 
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Lambda's entry; the lines of an invocation that builds the runtime say ``cold_start``."""
     try:
-        return _handle(event, context)
+        with mark_cold_start(_runtime is None):
+            return _handle(event, context)
     finally:
         _settle()
 

@@ -1,7 +1,11 @@
 """JSON log lines with the fields an on-call person filters by.
 
-Every line has level, message, logger, and whatever of tenant, session, request (the workflow's
-request ID) and lambda_request_id is known in the current context. Tokens and secrets never reach
+Every line has its own time (ISO 8601, UTC, milliseconds: ``2026-12-05T04:10:00.123Z``), level,
+message, logger, and whatever of tenant, session, request (the workflow's request ID) and
+lambda_request_id is known in the current context; the lines of a process's first invocation
+carry ``"cold_start": true`` (:func:`mark_cold_start`, from ``bot.handler``). A line logged with
+an exception (``log.exception``, ``exc_info=``) carries ``error`` (its type and message) and
+``stack`` (the formatted traceback, chained causes included). Tokens and secrets never reach
 a log line: we never pass them, and as a last resort :func:`redact` masks, in every line and
 traceback, Slack and Anthropic tokens and what Bolt's own DEBUG lines would show of a request
 (it logs whole events): the request signature, the OAuth ``code``, ``state`` and state cookie,
@@ -16,6 +20,7 @@ import contextvars
 import json
 import logging
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -42,6 +47,19 @@ _ASSIGNED = re.compile(rf"(?<![A-Za-z0-9_-])({_NAMES})=([^&\s'\";]+)", re.I)
 _BYTES = re.compile(r"""(?<![A-Za-z0-9_])b(['"])(?:\\.|(?!\1).)*\1""", re.S)
 
 
+_COLD: contextvars.ContextVar[bool] = contextvars.ContextVar("cold_start", default=False)
+
+
+@contextmanager
+def mark_cold_start(cold: bool) -> Iterator[None]:
+    """Mark every line written inside the block ``"cold_start": true`` if ``cold``."""
+    token = _COLD.set(cold)
+    try:
+        yield
+    finally:
+        _COLD.reset(token)
+
+
 def redact(text: str) -> str:
     """``text`` with every secret it could carry masked (see the module docstring)."""
     text = _BYTES.sub(lambda m: f"b{m[1]}[redacted]{m[1]}", text)
@@ -61,9 +79,17 @@ def log_context(**fields: str | None) -> Iterator[None]:
         _CONTEXT.reset(token)
 
 
+def _utc(created: float) -> str:
+    """``created`` (seconds since the epoch) as ISO 8601 UTC with milliseconds."""
+    seconds = int(created)
+    millis = int((created - seconds) * 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
+
+
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, Any] = {
+            "time": _utc(record.created),
             "level": record.levelname,
             "message": redact(record.getMessage()),
             "logger": record.name,
@@ -76,6 +102,9 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info and record.exc_info[0] is not None:
             error = f"{record.exc_info[0].__name__}: {record.exc_info[1]}"
             line["error"] = redact(error)
+            line["stack"] = redact(self.formatException(record.exc_info))
+        if _COLD.get():
+            line["cold_start"] = True
         return json.dumps(line, ensure_ascii=False)
 
 

@@ -45,7 +45,8 @@ def run_click(rt: Runtime, click: Click) -> None:
 
     try:
         here = rt.configured(click.tenant)  # who may answer, as the workspace says now
-    except StoreError:  # as a turn that cannot reach S3: said in the thread, nothing changed
+    except StoreError as exc:  # as a turn that cannot reach S3: said in the thread, nothing changed
+        log.warning("the workspace's settings could not be read: %s", exc, exc_info=exc)
         rt.for_workspace(click.tenant).slack.outbox.post(
             click.channel, STORE_DOWN, click.message_ts
         )
@@ -77,7 +78,8 @@ def undo_from_home(rt: Runtime, body: dict[str, Any]) -> None:
     delivery = session_id_for("interaction", trigger) if isinstance(trigger, str) else ""
     try:
         here = rt.configured(tenant)  # who may answer, as the workspace says now
-    except StoreError:
+    except StoreError as exc:
+        log.warning("the workspace's settings could not be read: %s", exc, exc_info=exc)
         rt.for_workspace(tenant).web.views_publish(user_id=who, view=failed_view(UNREADABLE))
         return
     tab = here.home_tab
@@ -163,7 +165,8 @@ def listen(app: App, rt: Runtime) -> None:
         external_id = edit_view_id(trigger)
         try:
             here = rt.configured(click.tenant)  # who may answer, as the workspace says now
-        except StoreError:  # as a turn that cannot reach S3: said (in the modal), nothing changed
+        except StoreError as exc:  # as a turn that cannot reach S3: said (in the modal)
+            log.warning("the workspace's settings could not be read: %s", exc, exc_info=exc)
             view = said_modal(external_id, STORE_DOWN)
             fill_in(rt.for_workspace(click.tenant).web, external_id, view)
             return

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from slack_bolt import Ack, App
@@ -10,6 +11,8 @@ from slack_bolt import Ack, App
 from bot.runtime import Runtime
 from bot.slack.payloads import MAX_REQUEST_LENGTH, read_shop, request_text
 from workflow.errors import StoreError
+
+log = logging.getLogger(__name__)
 
 USAGE = "Tell me the week's dinners, e.g. `/shop pasta Monday, fish Friday; we have rice`."
 TOO_LONG = f"That's more than I can read: keep the week under {MAX_REQUEST_LENGTH} characters."
@@ -37,7 +40,8 @@ def listen(app: App, rt: Runtime) -> None:
 
         try:
             here = rt.configured(shop.where.tenant)  # the workspace's rounds, its household
-        except StoreError:  # as a start that cannot reach S3: said, nothing started
+        except StoreError as exc:  # as a start that cannot reach S3: said, nothing started
+            log.warning("the workspace's settings could not be read: %s", exc, exc_info=exc)
             rt.for_workspace(shop.where.tenant).slack.outbox.post(shop.where.channel, TRY_AGAIN)
             return
         closed = here.rules.closed  # settings no one can read: no basket nobody could approve
