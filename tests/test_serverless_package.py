@@ -71,8 +71,16 @@ CONFIG_VARIABLES = (
     "INSTACART_SERVER",
     "ORDER_WEBHOOK_URL",
     "PRICES",
+    "ALARM_EMAIL",
+    "MONTHLY_BUDGET_USD",
+    "RESERVED_CONCURRENCY",
+    "API_BURST_LIMIT",
+    "API_RATE_LIMIT",
+    "NONCURRENT_DAYS",
 )
 PACKAGE_TIMEOUT = 600
+ALARM_EMAIL = "ops@example.com"
+XRAY = ["xray:PutTraceSegments", "xray:PutTelemetryRecords"]
 
 
 @dataclass
@@ -214,6 +222,12 @@ def scheduled(
             "WORKSPACES": "many",
             "SHOP_TEAM": "T0123456",
             "PRICES": "kroger",
+            "ALARM_EMAIL": ALARM_EMAIL,
+            "MONTHLY_BUDGET_USD": "35",
+            "RESERVED_CONCURRENCY": "5",
+            "API_BURST_LIMIT": "8",
+            "API_RATE_LIMIT": "4",
+            "NONCURRENT_DAYS": "14",
         },
     )
 
@@ -387,6 +401,11 @@ def test_lambda_invokes_only_itself(packaged: Packaged) -> None:
 
 def test_no_wildcard_resources_or_actions(packaged: Packaged) -> None:
     for statement in packaged.statements:
+        if _as_list(statement["Resource"]) == ["*"]:
+            # tracing.lambda: X-Ray's PutTraceSegments and PutTelemetryRecords have no
+            # resource-level permissions ("Actions, resources, and condition keys for AWS X-Ray").
+            assert statement["Action"] == XRAY, statement
+            continue
         assert "*" not in _as_list(statement["Resource"]), statement
         for action in _as_list(statement["Action"]):
             assert not action.endswith(":*") and action != "*", statement
@@ -414,6 +433,7 @@ def test_no_wildcard_resources_or_actions(packaged: Packaged) -> None:
         "logs:CreateLogGroup",
         "logs:TagResource",
         "logs:PutLogEvents",
+        *XRAY,  # tracing.lambda (Lambda's own tracing)
     }
 
 
@@ -593,10 +613,306 @@ def test_the_function_consumes_what_it_lost_and_an_alarm_counts_it(packaged: Pac
     assert queue["RedrivePolicy"] == {"deadLetterTargetArn": dead, "maxReceiveCount": 5}
     receive = [s for s in packaged.statements if "sqs:ReceiveMessage" in _as_list(s["Action"])]
     assert receive and all(_as_list(s["Resource"]) == [queue_arn] for s in receive)
-    alarm = packaged.one("AWS::CloudWatch::Alarm")
+    alarm = packaged.template["Resources"]["LostLazyRunsAlarm"]["Properties"]
     assert (alarm["Namespace"], alarm["MetricName"]) == ("weekly-shop", "LostLazyRuns")
     assert alarm["Dimensions"] == [{"Name": "FunctionName", "Value": FUNCTION}]
     assert alarm["Threshold"] == 1 and alarm["ComparisonOperator"].startswith("GreaterThanOrEqual")
+
+
+# --- alarms, the budget, the dashboard, logs and limits (issue 35) ----------------------------
+
+# The function's embedded metrics (namespace weekly-shop, dimension FunctionName; orders also by
+# Destination): the contract the function's side emits and this stack charts and alarms on.
+CONTRACT_METRICS = {
+    "BasketsStarted",
+    "BasketsApproved",
+    "BasketsRejected",
+    "BasketsExpired",
+    "BasketsChanged",
+    "AnswerSeconds",
+    "OrdersPlaced",
+    "OrdersFailed",
+    "OrdersUnknown",
+    "ModelInputTokens",
+    "ModelCachedTokens",
+    "ModelOutputTokens",
+    "ModelCostUSD",
+    "SlackRetries",
+    "S3Retries",
+    "LostLazyRuns",
+}
+DESTINATIONS = {"canvas", "instacart", "webhook", "kroger"}
+
+
+def _alarms(packaged: Packaged) -> dict[str, dict[str, Any]]:
+    return {
+        name: r["Properties"] for name, r in packaged.resources("AWS::CloudWatch::Alarm").items()
+    }
+
+
+def _dimensions(alarm: dict[str, Any]) -> dict[str, Any]:
+    return {d["Name"]: d["Value"] for d in alarm["Dimensions"]}
+
+
+def test_every_alarm_tells_the_alarms_topic(packaged: Packaged) -> None:
+    """An alarm without an action notifies nobody (issue 35: the only alarm had none)."""
+    alarms = _alarms(packaged)
+    assert len(alarms) >= 10
+    for name, alarm in alarms.items():
+        assert alarm["AlarmActions"] == [{"Ref": "Alarms"}], name
+        assert alarm["OKActions"] == [{"Ref": "Alarms"}], name
+        assert alarm["TreatMissingData"] == "notBreaching", name  # no traffic is not trouble
+        assert alarm["AlarmName"].startswith(f"weekly-shop-{STAGE}-"), name
+    assert packaged.template["Resources"]["Alarms"]["Type"] == "AWS::SNS::Topic"
+
+
+def test_the_alarms_watch_what_breaks(packaged: Packaged) -> None:
+    """EventBridge Scheduler's metrics are in AWS/Scheduler with the dimension ScheduleGroup
+    (Scheduler user guide, "Monitoring Amazon EventBridge Scheduler with Amazon CloudWatch"); the
+    HTTP API's 5xx is AWS/ApiGateway's with ApiId."""
+    function = {"FunctionName": FUNCTION}
+    watched = {
+        (a["Namespace"], a["MetricName"], json.dumps(_dimensions(a), sort_keys=True))
+        for a in _alarms(packaged).values()
+    }
+    expected = [
+        ("AWS/Lambda", "Errors", function),
+        ("AWS/Lambda", "Throttles", function),
+        (
+            "AWS/SQS",
+            "ApproximateNumberOfMessagesVisible",
+            {"QueueName": {"Fn::GetAtt": ["LostLazyRunsQueue", "QueueName"]}},
+        ),
+        (
+            "AWS/SQS",
+            "ApproximateNumberOfMessagesVisible",
+            {"QueueName": {"Fn::GetAtt": ["LostLazyRunsDeadQueue", "QueueName"]}},
+        ),
+        ("AWS/ApiGateway", "5xx", {"ApiId": {"Ref": "HttpApi"}}),
+        ("AWS/Scheduler", "TargetErrorCount", {"ScheduleGroup": TIMER_GROUP}),
+        ("AWS/Scheduler", "InvocationDroppedCount", {"ScheduleGroup": TIMER_GROUP}),
+        ("weekly-shop", "LostLazyRuns", function),
+        ("weekly-shop", "OrdersFailed", function),
+        ("weekly-shop", "OrdersUnknown", function),
+    ]
+    assert watched == {(n, m, json.dumps(d, sort_keys=True)) for n, m, d in expected}
+    assert {m for n, m, _ in watched if n == "weekly-shop"} <= CONTRACT_METRICS
+    # The dead queue: one message is one person never told; the live queue only when the function
+    # has not drained it for three periods in a row.
+    for alarm in _alarms(packaged).values():
+        assert alarm["Threshold"] == 1
+        assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+    waiting = packaged.template["Resources"]["LostRunsWaitingAlarm"]["Properties"]
+    assert waiting["EvaluationPeriods"] == 3 and waiting["Statistic"] == "Maximum"
+
+
+def test_an_alarm_email_is_subscribed_only_when_given(
+    packaged: Packaged, scheduled: Packaged
+) -> None:
+    """ALARM_EMAIL at deploy: an email subscription to the topic, under a Condition that is
+    false without one (CloudFormation then creates no subscription resource)."""
+    for template, email in ((packaged, ""), (scheduled, ALARM_EMAIL)):
+        condition = template.template["Conditions"]["HasAlarmEmail"]
+        assert condition == {"Fn::Not": [{"Fn::Equals": [email, ""]}]}
+        subscription = template.template["Resources"]["AlarmEmail"]
+        assert subscription["Condition"] == "HasAlarmEmail"
+        assert subscription["Properties"] == {
+            "TopicArn": {"Ref": "Alarms"},
+            "Protocol": "email",
+            "Endpoint": email,
+        }
+
+
+def test_the_topic_lets_only_this_account_s_alarms_and_budgets_publish(packaged: Packaged) -> None:
+    """A topic policy replaces SNS's default; AWS Budgets publishes to a topic only when its
+    policy allows budgets.amazonaws.com (Billing and Cost Management user guide, "Creating an
+    Amazon SNS topic for budget notifications")."""
+    policy = packaged.one("AWS::SNS::TopicPolicy")
+    assert policy["Topics"] == [{"Ref": "Alarms"}]
+    statements = policy["PolicyDocument"]["Statement"]
+    assert {s["Principal"]["Service"] for s in statements} == {
+        "cloudwatch.amazonaws.com",
+        "budgets.amazonaws.com",
+    }
+    for statement in statements:
+        assert statement["Effect"] == "Allow" and statement["Action"] == "sns:Publish"
+        assert statement["Resource"] == {"Ref": "Alarms"}
+        assert statement["Condition"]["StringEquals"] == {
+            "aws:SourceAccount": {"Ref": "AWS::AccountId"}
+        }
+
+
+def test_a_monthly_budget_notifies_the_topic(packaged: Packaged, scheduled: Packaged) -> None:
+    """MONTHLY_BUDGET_USD (20 by default); a Budget's subscriber is SNS or EMAIL
+    (AWS::Budgets::Budget Subscriber, SubscriptionType)."""
+    for template, amount in ((packaged, 20), (scheduled, 35)):
+        resource = template.template["Resources"]["MonthlyBudget"]
+        assert resource["DependsOn"] == ["AlarmsPolicy"]  # the topic allows Budgets first
+        budget = resource["Properties"]["Budget"]
+        assert budget["BudgetType"] == "COST" and budget["TimeUnit"] == "MONTHLY"
+        assert budget["BudgetLimit"] == {"Amount": amount, "Unit": "USD"}
+        notifications = resource["Properties"]["NotificationsWithSubscribers"]
+        assert {n["Notification"]["NotificationType"] for n in notifications} == {
+            "ACTUAL",
+            "FORECASTED",
+        }
+        for notification in notifications:
+            assert notification["Subscribers"] == [
+                {"SubscriptionType": "SNS", "Address": {"Ref": "Alarms"}}
+            ]
+
+
+def _dashboard(packaged: Packaged) -> dict[str, Any]:
+    body = packaged.one("AWS::CloudWatch::Dashboard")["DashboardBody"]["Fn::Sub"]
+    assert isinstance(body, str)
+    # Fn::Sub fills these two in; anything else would fail the deploy.
+    assert set(re.findall(r"\$\{([^}]+)\}", body)) == {"AWS::Region", "HttpApi"}
+    parsed: dict[str, Any] = json.loads(body)
+    return parsed
+
+
+def test_the_dashboard_shows_the_household_s_numbers_and_the_function_s(
+    packaged: Packaged,
+) -> None:
+    lines = [
+        line
+        for widget in _dashboard(packaged)["widgets"]
+        if widget["type"] == "metric"
+        for line in widget["properties"]["metrics"]
+    ]
+    shown: dict[str, set[str]] = {}
+    for line in lines:
+        names = [part for part in line if isinstance(part, str)]
+        namespace, metric, *dims = names
+        shown.setdefault(namespace, set()).add(metric)
+        dimensions = dict(zip(dims[::2], dims[1::2], strict=True))
+        if namespace in {"weekly-shop", "AWS/Lambda"}:
+            assert dimensions["FunctionName"] == FUNCTION, line
+        if namespace == "AWS/ApiGateway":
+            assert dimensions == {"ApiId": "${HttpApi}"}, line
+        if "Destination" in dimensions:
+            assert dimensions["Destination"] in DESTINATIONS
+    assert shown["weekly-shop"] == CONTRACT_METRICS
+    assert {"Invocations", "Errors", "Throttles", "Duration", "ConcurrentExecutions"} <= shown[
+        "AWS/Lambda"
+    ]
+    assert {"Count", "4xx", "5xx", "Latency"} <= shown["AWS/ApiGateway"]
+    assert {"TargetErrorCount", "InvocationDroppedCount"} <= shown["AWS/Scheduler"]
+    by_destination = {
+        (line[1], line[5]) for line in lines if len(line) > 5 and line[4] == "Destination"
+    }
+    assert by_destination == {
+        (metric, destination)
+        for metric in ("OrdersPlaced", "OrdersFailed", "OrdersUnknown")
+        for destination in DESTINATIONS
+    }
+    p99 = [line for line in lines if line[1] == "Duration"]
+    assert p99 and all(line[-1] == {"stat": "p99"} for line in p99)
+
+
+def test_http_api_access_logs_and_lambda_tracing(packaged: Packaged) -> None:
+    stage = packaged.template["Resources"]["HttpApiStage"]
+    settings = stage["Properties"]["AccessLogSettings"]
+    assert settings["DestinationArn"] == {"Fn::GetAtt": ["HttpApiLogGroup", "Arn"]}
+    fields = json.loads(settings["Format"])
+    assert {"requestId", "ip", "routeKey", "status", "latency"} <= set(fields)
+    assert fields["routeKey"] == "$context.routeKey"  # never the path with its query (OAuth codes)
+    assert not [v for v in fields.values() if "path" in v.lower() or "querystring" in v.lower()]
+    log_group = packaged.template["Resources"]["HttpApiLogGroup"]["Properties"]
+    assert log_group["RetentionInDays"] == 30
+    assert packaged.function["TracingConfig"] == {"Mode": "Active"}
+    [xray] = [s for s in packaged.statements if s["Action"] == XRAY]
+    assert xray["Effect"] == "Allow"
+
+
+def test_limits_have_household_defaults_and_come_from_the_deploy(
+    packaged: Packaged, scheduled: Packaged
+) -> None:
+    """RESERVED_CONCURRENCY (10), API_BURST_LIMIT (20) and API_RATE_LIMIT (10 a second) on the
+    $default stage's default route: every route of the API."""
+    for template, (concurrency, burst, rate) in ((packaged, (10, 20, 10)), (scheduled, (5, 8, 4))):
+        assert template.function["ReservedConcurrentExecutions"] == concurrency
+        route = template.template["Resources"]["HttpApiStage"]["Properties"]
+        assert route["StageName"] == "$default"
+        assert route["DefaultRouteSettings"]["ThrottlingBurstLimit"] == burst
+        assert route["DefaultRouteSettings"]["ThrottlingRateLimit"] == rate
+
+
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [
+        ({}, "10 20 10 20 30"),
+        ({"RESERVED_CONCURRENCY": "ten"}, "RESERVED_CONCURRENCY must be a whole number"),
+        ({"RESERVED_CONCURRENCY": "0"}, "RESERVED_CONCURRENCY must be a whole number"),
+        ({"API_RATE_LIMIT": "2.5"}, "API_RATE_LIMIT must be a whole number"),
+        ({"MONTHLY_BUDGET_USD": "-5"}, "MONTHLY_BUDGET_USD must be a whole number"),
+        ({"NONCURRENT_DAYS": " 7 "}, "10 20 10 20 7"),
+    ],
+)
+def test_limits_refuse_what_is_not_a_whole_number_in_range(env: dict[str, str], said: str) -> None:
+    """infra/limits.js as serverless.yml reads it: packaging fails naming the variable."""
+    script = (
+        "const l = require('./infra/limits.js');"
+        "try { console.log([l.reservedConcurrency(), l.apiBurstLimit(), l.apiRateLimit(),"
+        " l.monthlyBudgetUsd(), l.noncurrentDays()].join(' ')); }"
+        "catch (e) { console.log(e.message); }"
+    )
+    clean = {k: v for k, v in os.environ.items() if k not in CONFIG_VARIABLES}
+    done = subprocess.run(
+        ["node", "-e", script], cwd=ROOT, env={**clean, **env}, capture_output=True, text=True
+    )
+    assert said in done.stdout, done.stdout + done.stderr
+
+
+def test_the_bucket_and_the_key_outlive_the_stack(packaged: Packaged, scheduled: Packaged) -> None:
+    """Retain on delete and on replacement; the bucket versioned, old versions expired after
+    NONCURRENT_DAYS and the delete markers left alone cleaned up. The session lock's conditional
+    writes are unchanged by versioning: "For buckets with versioning enabled, if there's no
+    current object version with the same name, or if the current object version is a delete
+    marker, the write operation succeeds" (S3 user guide, "How to prevent object overwrites with
+    conditional writes"), and conditional deletes "only apply to the current version"."""
+    for name in ("CheckpointBucket", "WorkspaceKeysKey"):
+        resource = packaged.template["Resources"][name]
+        assert resource["DeletionPolicy"] == "Retain", name
+        assert resource["UpdateReplacePolicy"] == "Retain", name
+    for template, days in ((packaged, 30), (scheduled, 14)):
+        bucket = template.template["Resources"]["CheckpointBucket"]["Properties"]
+        assert bucket["VersioningConfiguration"] == {"Status": "Enabled"}
+        rules = bucket["LifecycleConfiguration"]["Rules"]
+        [versions] = [r for r in rules if "NoncurrentVersionExpiration" in r]
+        assert versions["Prefix"] == "" and versions["Status"] == "Enabled"  # every prefix
+        assert versions["NoncurrentVersionExpiration"] == {"NoncurrentDays": days}
+        # CloudFormation refuses ExpiredObjectDeleteMarker beside ExpirationInDays in one rule.
+        assert versions["ExpiredObjectDeleteMarker"] is True
+        assert "ExpirationInDays" not in versions
+        assert sum("NoncurrentVersionExpiration" in r for r in rules) == 1
+
+
+def test_the_readme_says_the_lease_serverless_yml_deploys() -> None:
+    """The lease (LOCK_TTL_SECONDS) outlasts the function's 60 s timeout; infra/README.md says
+    the value serverless.yml sets."""
+    deployed = re.search(r"LOCK_TTL_SECONDS: '(\d+)'", (ROOT / "serverless.yml").read_text())
+    assert deployed and int(deployed.group(1)) > 60
+    readme = (ROOT / "infra" / "README.md").read_text()
+    said = re.findall(r"`LOCK_TTL_SECONDS` \((\d+)", readme)
+    assert said == [deployed.group(1)]
+
+
+def test_the_readme_lists_what_the_stack_creates(packaged: Packaged) -> None:
+    """Every kind of resource in the template has a row in infra/README.md's table."""
+    readme = (ROOT / "infra" / "README.md").read_text()
+    table = readme.split("What one deploy creates")[1].split("## ")[0]
+    for words in (
+        "KMS key",
+        "Scheduler schedule group",
+        "timers' role",
+        "SNS topic",
+        "alarms",
+        "dashboard",
+        "budget",
+        "access log",
+    ):
+        assert words in table, words
 
 
 # --- the checkpoint bucket ---------------------------------------------------------------------
@@ -808,6 +1124,11 @@ def test_the_manifest_asks_for_the_scopes_add_to_slack_asks_for() -> None:
 
 def test_manifest_urls_point_at_the_route() -> None:
     manifest = (ROOT / "infra" / "slack-app-manifest.yml").read_text()
+    # Its header counts the URLs to replace and names the deploy command this repository uses.
+    header = manifest.split("_metadata:")[0]
+    every = re.findall(r"^\s*(?:url|request_url|- )\s*:?\s*(https://\S+)$", manifest, flags=re.M)
+    assert len(every) == 4 and "The four URLs below" in header
+    assert "serverless@3" not in header and "npx serverless deploy" in header
     urls = re.findall(r"^\s*(?:url|request_url): (\S+)$", manifest, flags=re.MULTILINE)
     assert len(urls) == 3  # the command, interactivity and the Events API: one route
     assert all(url.startswith("https://") and url.endswith("/slack/events") for url in urls)
