@@ -4,7 +4,7 @@ Packaging needs neither AWS credentials nor AWS itself: secrets are CloudFormati
 references and ARNs are Fn::Sub expressions, so nothing is looked up at package time. It does
 need Node.js: `npm ci` installs the pinned framework and plugin when node_modules lacks them, and
 the requirements plugin pip-installs the Lambda's dependencies (manylinux aarch64 wheels for
-CPython 3.12) into its cache under ~/.cache/serverless-python-requirements on the first run.
+CPython 3.11) into its cache under ~/.cache/serverless-python-requirements on the first run.
 
 Each scenario packages a copy of the service in a temporary folder (node_modules linked), so the
 repository's own .serverless/ is left alone.
