@@ -875,6 +875,9 @@ def test_the_bucket_and_the_key_outlive_the_stack(packaged: Packaged, scheduled:
         resource = packaged.template["Resources"][name]
         assert resource["DeletionPolicy"] == "Retain", name
         assert resource["UpdateReplacePolicy"] == "Retain", name
+    for name in ("LostLazyRunsQueue", "LostLazyRunsDeadQueue"):  # said, not defaulted
+        resource = packaged.template["Resources"][name]
+        assert (resource["DeletionPolicy"], resource["UpdateReplacePolicy"]) == ("Delete", "Delete")
     for template, days in ((packaged, 30), (scheduled, 14)):
         bucket = template.template["Resources"]["CheckpointBucket"]["Properties"]
         assert bucket["VersioningConfiguration"] == {"Status": "Enabled"}
