@@ -32,14 +32,17 @@ log = logging.getLogger(__name__)
 DAMAGED = "its order record is damaged, so nothing more was sent"
 
 
-def order_of(report: Report, basket: Basket, where: Where, now: float | None = None) -> Order:
+def order_of(
+    report: Report, basket: Basket, where: Where, now: float | None = None, carts: bool = False
+) -> Order:
     """The order a report approves: the basket as approved, who asked, who approved, when
-    (``now`` by the desk's clock, unless the mark says when)."""
+    (``now`` by the desk's clock, unless the mark says when); for a cart (``carts``), its
+    products and the items without one."""
     mark = report.mark
     assert mark is not None  # an ordered basket is an answered one
     approvers = mark.approvals or ((mark.by,) if mark.by else ())
     at = int(time.time() if now is None else now) if mark.at is None else mark.at
-    cart, left_out = cart_of(basket.items, mark.prices or report.prices)
+    cart, left_out = cart_of(basket.items, mark.prices or report.prices) if carts else ((), ())
     return Order(
         order_id=where.session_id,
         team=where.tenant,
@@ -101,7 +104,7 @@ async def place_order(
     basket = outcome.ordered
     if basket is None:
         return outcome
-    order = order_of(outcome, basket, where, desk.clock())
+    order = order_of(outcome, basket, where, desk.clock(), desk.destination.kind == "kroger")
     try:
         record = await asyncio.to_thread(desk.place, order)
     except OrderRecordDamaged as exc:
