@@ -42,6 +42,7 @@ from bot.slack.delivery import Where
 from bot.slack.payloads import session_id_for
 
 from .logs import configure_logging, log_context, mark_cold_start
+from .metrics import flush
 from .runtime import Runtime
 from .settings import Settings
 
@@ -223,11 +224,13 @@ def kroger_page(rt: Runtime, event: dict[str, Any]) -> dict[str, Any]:
 
 
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Lambda's entry; the lines of an invocation that builds the runtime say ``cold_start``."""
+    """Lambda's entry; the lines of an invocation that builds the runtime say ``cold_start``,
+    and what it counted is written at its end (``bot.metrics``)."""
     try:
         with mark_cold_start(_runtime is None):
             return _handle(event, context)
     finally:
+        flush(getattr(context, "function_name", None))
         _settle()
 
 

@@ -41,6 +41,7 @@ import logging
 import time
 from collections.abc import Callable
 
+from bot import metrics
 from bot.records.orders import Found, OrderRecord, OrderRecordDamaged, Orders
 from workflow.errors import StoreError
 
@@ -215,6 +216,7 @@ class OrderDesk:
             if not self.destination.repeats_safely:
                 record = found.record.but(state="failed", reason=MAY_BE_THERE, retry=True)
                 return self._write(order, found, record)
+            metrics.order("unknown", found.record.destination)
             return found.record.but(reason=exc.reason, retry=True)
         except OrderError as exc:
             return self._failed(order, found, exc)
@@ -233,4 +235,7 @@ class OrderDesk:
     def _write(self, order: Order, found: Found, record: OrderRecord) -> OrderRecord:
         if self.orders.replace(order.team, found, record) is None:
             raise StoreError("the order record changed while the order was placed")
+        # Counted once: only the writer whose If-Match won gets here with this state.
+        unknown = record.state == "failed" and record.reason == MAY_BE_THERE
+        metrics.order("unknown" if unknown else record.state, record.destination)
         return record

@@ -4,8 +4,10 @@ runtime shares the same ones; a test or the sandbox injects its own."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+S3_RETRIES = "weekly-shop-s3-retries"  # our after-call handler's ID on a client
 
 
 class LazyClient:
@@ -34,12 +36,21 @@ class AwsClients:
     s3_client: Any = None
     scheduler_client: Any = None
     ssm_client: Any = None
+    _counted: bool = field(default=False, repr=False)  # S3Retries counted on s3_client
 
     def s3(self) -> Any:
+        """The S3 client (made or injected), whose retries are counted (``S3Retries``)."""
         if self.s3_client is None:
             from workflow.persistence.s3_client import make_s3_client
 
             self.s3_client = make_s3_client()
+        if not self._counted:
+            from bot.metrics import count_s3_retries
+
+            events = getattr(getattr(self.s3_client, "meta", None), "events", None)
+            if events is not None:  # once a client, however many runtimes share it
+                events.register("after-call.s3", count_s3_retries, unique_id=S3_RETRIES)
+            self._counted = True
         return self.s3_client
 
     @property

@@ -36,6 +36,7 @@ class Shop:
         self.store, self.budget_cents = store, budget_cents
 
     def shopper(self) -> Shopper:
+        from bot.metrics import model_usage
         from workflow.shop.offline import OfflineShopper
         from workflow.shop.shopper import ClaudeShopper
 
@@ -49,6 +50,7 @@ class Shop:
             api_key=key.get_secret_value(),
             timeout=self.settings.anthropic_timeout_seconds,
             store_note=self._store_note(),
+            on_usage=model_usage,
         )
 
     def _store_note(self) -> str:

@@ -33,6 +33,7 @@ from slack_sdk.http_retry.builtin_handlers import (
 )
 from slack_sdk.web import SlackResponse
 
+from bot.metrics import count
 from bot.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -76,16 +77,33 @@ class RenewingWebClient(WebClient):
         return fresh
 
 
+class _CountedConnectionRetries(ConnectionErrorRetryHandler):
+    """slack_sdk's handler; each retry it makes is counted (``SlackRetries``)."""
+
+    def prepare_for_next_attempt(self, **kwargs: Any) -> None:
+        count("SlackRetries")
+        super().prepare_for_next_attempt(**kwargs)
+
+
+class _CountedRateLimitRetries(RateLimitErrorRetryHandler):
+    """slack_sdk's handler; each retry it makes is counted (``SlackRetries``)."""
+
+    def prepare_for_next_attempt(self, **kwargs: Any) -> None:
+        count("SlackRetries")
+        super().prepare_for_next_attempt(**kwargs)
+
+
 def make_web_client(settings: Settings, renew: Renew | None = None) -> WebClient:
-    """The real WebClient, at ``SLACK_API_URL``, with slack_sdk's own retry handlers; with
-    ``renew``, one that follows the workspace's token once when Slack refuses it."""
+    """The real WebClient, at ``SLACK_API_URL``, with slack_sdk's own retry handlers (each
+    retry counted); with ``renew``, one that follows the workspace's token once when Slack
+    refuses it."""
     return RenewingWebClient(
         renew=renew,
         token=settings.slack_bot_token.get_secret_value(),
         base_url=settings.slack_api_url,
         timeout=10,
         retry_handlers=[
-            ConnectionErrorRetryHandler(max_retry_count=2),
-            RateLimitErrorRetryHandler(max_retry_count=2),
+            _CountedConnectionRetries(max_retry_count=2),
+            _CountedRateLimitRetries(max_retry_count=2),
         ],
     )

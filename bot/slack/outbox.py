@@ -19,6 +19,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.webhook import WebhookClient
 
+from bot import metrics
 from workflow.engine.events import RequestInfoEvent
 
 from .basket_said import answered_message, asked_message, mark_ts, retired_message
@@ -248,6 +249,8 @@ class Outbox:
         except SLACK_FAILURES as exc:
             log.error("posting basket failed: %s", slack_error(exc))
             return None
+        if basket.round == 1:  # a shop's first basket: one more shop started
+            metrics.count("BasketsStarted")
         return Posted(event.request_id, str(posted["ts"]), basket.round, int(self.clock()))
 
     def _mark_answered(self, channel: str, report: Report) -> bool:

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from bot import metrics
 from bot.slack.delivery import Where
 from bot.slack.outcome import APPROVED, Mark, Outcome, Post, Report, Tell, held_text, outputs_of
 from bot.slack.payloads import GONE, Click, Kind
@@ -149,6 +150,8 @@ class Answer:
         )
         if answered.run.status is RunStatus.FAILED:
             return self.failed(answered.run.error)
+        decision = answered.run.answered[request.request_id].response
+        metrics.answered(decision, click.message_ts, self.clock())
         mark = _mark(
             click.message_ts,
             request.data,

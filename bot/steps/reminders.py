@@ -30,6 +30,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bot import metrics
 from bot.records.timers import Timer, TimerError, Timers
 from bot.slack.blocks import people, slack_date
 from bot.slack.delivery import Where
@@ -182,6 +183,7 @@ class Fire:
         )
         if answered.run.status is RunStatus.FAILED:  # nothing saved: Lambda tries it again
             raise TryLater(f"{self.work}: the expiry failed: {answered.run.error!r}")
+        metrics.count("BasketsExpired")
         request = answered.run.answered[timer.request]
         return self._report(
             answered.events, outputs_of(answered.events), run, self._expired(request.data)

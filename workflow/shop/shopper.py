@@ -22,7 +22,7 @@ over 300 lines: the prompt's words and the checks of what comes back stay togeth
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -235,15 +235,19 @@ class ClaudeShopper:
         api_key: str | None = None,
         timeout: float | None = None,
         store_note: str = "",
+        on_usage: Callable[[str, Any], None] | None = None,
     ) -> None:
         """``timeout`` (seconds, per attempt) overrides the SDK's default of 600 s;
-        ``store_note`` tells it where the basket is priced (``pricing.store_note``)."""
+        ``store_note`` tells it where the basket is priced (``pricing.store_note``);
+        ``on_usage(model, usage)`` is given every answer's ``usage``, whatever the answer holds
+        (what the call cost: the bot's metrics)."""
         self.model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
         self.max_tokens = max_tokens
         self._client = client
         self._api_key = api_key
         self._timeout = timeout
         self.store_note = store_note
+        self.on_usage = on_usage
 
     def _get_client(self) -> Any:
         if self._client is None:
@@ -280,6 +284,8 @@ class ClaudeShopper:
             raise ShopperUnreachable(f"Claude: {type(exc).__name__}") from exc
         except anthropic.AnthropicError as exc:
             raise ShopperError(f"Claude: {type(exc).__name__}: {exc}") from exc
+        if self.on_usage is not None:
+            self.on_usage(self.model, response.usage)
         stop_reason = str(response.stop_reason)
         if stop_reason != EXPECTED_STOP:  # max_tokens, refusal, ...: the form is not complete
             raise ShopperStoppedEarly(stop_reason)
