@@ -269,9 +269,12 @@ def held_click(rt: HomeTab, tenant: str, user: str, value: str, delivery: str) -
     ref = Ref.from_value(value)
     try:
         held = None if ref is None else rt.receipts.basket(tenant, ref.session_id)
-    except (StoreError, ValueError) as exc:  # (ValueError: not an ID of ours)
-        log.info("Undo from the Home tab: %s", type(exc).__name__)
-        return GONE_FROM_HOME if isinstance(exc, ValueError) else UNREADABLE
+    except ValueError:  # not an ID of ours
+        log.info("Undo from the Home tab: not a basket of ours")
+        return GONE_FROM_HOME
+    except StoreError as exc:
+        log.warning("Undo from the Home tab: the basket could not be read: %s", exc)
+        return UNREADABLE
     if ref is None or held is None or held.request_id != ref.request_id or not held.held_until:
         return GONE_FROM_HOME
     if not Visible(rt, user)(held.channel):  # not theirs to see, so not theirs to undo
@@ -286,7 +289,8 @@ def after_undo(rt: HomeTab, click: Click, told: Told) -> str:
         return "\n".join(told.said)
     try:
         now = rt.receipts.basket(click.tenant, click.ref.session_id)
-    except StoreError:
+    except StoreError as exc:
+        log.warning("after an Undo, the basket's receipt could not be read: %s", exc)
         now = None
     undone = now is not None and not now.held_until
     return undone_here(click.channel) if undone else not_undone(click.channel)

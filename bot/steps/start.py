@@ -204,7 +204,8 @@ async def request_to_start_again(
         return GONE
     except CheckpointError:  # damaged: what an earlier checkpoint says was asked
         return await damaged_request(sessions, tenant, session_id, request_id)
-    except StoreError:
+    except StoreError as exc:
+        log.warning("Start again: the session could not be read: %s", exc)
         return UNREADABLE
     return GONE if run is None or not run.pending_requests else STILL_WAITING
 
@@ -234,7 +235,8 @@ async def damaged_request(
             if request_id in snapshot.answered or not (snapshot.requests or snapshot.queue):
                 return GONE
             return shop_request(snapshot) or NO_REQUEST
-    except StoreError:
+    except StoreError as exc:
+        log.warning("Start again: the damaged session's history could not be read: %s", exc)
         return UNREADABLE
     return NO_REQUEST
 
