@@ -137,8 +137,9 @@ def model_usage(model: str, usage: Any) -> None:
 
 
 def count_s3_retries(**kwargs: Any) -> None:
-    """botocore's ``after-call.s3`` handler: the retries the answer says were made (sent
-    before an error is raised too, so a request that failed every try is counted)."""
+    """botocore's ``after-call.s3`` handler: the retries the answer says were made. botocore
+    calls it before raising an error answer too, so a request S3 refused on every try is
+    counted; one whose every try lost its connection is not (no answer came)."""
     parsed = kwargs.get("parsed") or {}
     retries = (parsed.get("ResponseMetadata") or {}).get("RetryAttempts") or 0
     if retries:
