@@ -174,3 +174,20 @@ def served(monkeypatch: pytest.MonkeyPatch) -> Iterator[TestWorld]:
         yield world
         for fake in (slack, lam, claude):
             fake.stop()
+
+
+@pytest.fixture
+def faults(world: TestWorld, s3: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """S3 errors from the wire on the client the bot uses (``tests.fault_kit.S3Faults``);
+    botocore retries them, its backoff made instant."""
+    import botocore.retries.standard
+
+    from tests.fault_kit import S3Faults, moto_skips_refused
+
+    monkeypatch.setattr(
+        botocore.retries.standard.ExponentialBackoff, "delay_amount", lambda self, ctx: 0.0
+    )
+    moto_skips_refused(monkeypatch)
+    injected = S3Faults().install(s3)
+    yield injected
+    injected.uninstall(s3)

@@ -15,14 +15,13 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import botocore.retries.standard
 import pytest
 
 from bot.logs import JsonFormatter
 from bot.sandbox.anthropic_api import Reply
 from bot.slack.outcome import STORE_DOWN
 from tests.bot_kit import CHANNEL, World, start_basket
-from tests.fault_kit import S3Faults, moto_skips_refused, thread_texts
+from tests.fault_kit import S3Faults, thread_texts
 
 TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
@@ -49,17 +48,6 @@ def lines(out: io.StringIO | str) -> list[dict[str, Any]]:
 
 def warned(out: io.StringIO) -> list[dict[str, Any]]:
     return [line for line in lines(out) if line["level"] in ("WARNING", "ERROR", "CRITICAL")]
-
-
-@pytest.fixture
-def faults(world: World, s3: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[S3Faults]:
-    monkeypatch.setattr(
-        botocore.retries.standard.ExponentialBackoff, "delay_amount", lambda self, ctx: 0.0
-    )
-    moto_skips_refused(monkeypatch)
-    injected = S3Faults().install(s3)
-    yield injected
-    injected.uninstall(s3)
 
 
 def test_an_approve_while_s3_is_down_is_told_and_logged_at_warning_with_its_cause(

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import botocore.retries.standard
 import pytest
 
 from bot.sandbox.aws_events import lambda_context, lost_run_record, sqs_event
@@ -19,7 +18,7 @@ from bot.slack.blocks import START_AGAIN
 from bot.slack.lost_said import AGAIN_LOST, RESHOP
 from tests import shop_next_deploy
 from tests.bot_kit import CHANNEL, TestWorld, World, objects, start_basket
-from tests.fault_kit import S3Faults, moto_skips_refused, op, s3_of
+from tests.fault_kit import S3Faults, op, s3_of
 from workflow.shop import graph
 
 
@@ -179,18 +178,6 @@ def test_a_malformed_record_is_its_own_failure_not_the_batchs(world: World, kind
     answer = deliver(world, event)
     assert answer == {"batchItemFailures": [{"itemIdentifier": event["Records"][1]["messageId"]}]}
     assert replies_to_commands(world) == [RESHOP, RESHOP]
-
-
-@pytest.fixture
-def faults(world: World, s3: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """S3 errors from the wire on the bot's client (botocore retries them, backoff instant)."""
-    monkeypatch.setattr(
-        botocore.retries.standard.ExponentialBackoff, "delay_amount", lambda self, ctx: 0.0
-    )
-    moto_skips_refused(monkeypatch)
-    injected = S3Faults().install(s3)
-    yield injected
-    injected.uninstall(s3)
 
 
 def test_s3_refusing_the_claim_fails_that_record_and_tells_nobody_yet(

@@ -23,15 +23,13 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
 from typing import Any
 
-import botocore.retries.standard
 import pytest
 
 from bot import metrics
 from tests.bot_kit import World, change, start_basket
-from tests.fault_kit import S3Faults, moto_skips_refused, op, thread_texts
+from tests.fault_kit import S3Faults, op, thread_texts
 from tests.test_reminders import fire, the_timer, timed
 
 __all__ = ["timed"]  # a fixture, used by name
@@ -44,17 +42,6 @@ UNITS = {"Count", "Seconds", "None"}
 def nothing_pending() -> None:
     """What an earlier test counted outside an invocation is not this test's."""
     metrics.flush(out=io.StringIO())
-
-
-@pytest.fixture
-def faults(world: World, s3: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[S3Faults]:
-    monkeypatch.setattr(
-        botocore.retries.standard.ExponentialBackoff, "delay_amount", lambda self, ctx: 0.0
-    )
-    moto_skips_refused(monkeypatch)
-    injected = S3Faults().install(s3)
-    yield injected
-    injected.uninstall(s3)
 
 
 def documents(out: str) -> list[dict[str, Any]]:

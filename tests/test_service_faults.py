@@ -9,10 +9,8 @@ them as they would see real ones; the Messages API and Slack errors come from th
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
-import botocore.retries.standard
 import pytest
 
 import bot.handler
@@ -29,7 +27,6 @@ from tests.fault_kit import (
     ephemeral_texts,
     listener_failures,
     lock_keys,
-    moto_skips_refused,
     op,
     session_of,
     thread_texts,
@@ -37,18 +34,6 @@ from tests.fault_kit import (
 
 ORDERED = "Ordered 10 items."
 NOT_SAVED = "the basket could not be saved. The buttons above still work."
-
-
-@pytest.fixture
-def faults(world: World, s3: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[S3Faults]:
-    """S3 errors from the wire on the client the bot uses; botocore's backoff made instant."""
-    monkeypatch.setattr(
-        botocore.retries.standard.ExponentialBackoff, "delay_amount", lambda self, ctx: 0.0
-    )
-    moto_skips_refused(monkeypatch)
-    injected = S3Faults().install(s3)
-    yield injected
-    injected.uninstall(s3)
 
 
 def approve(world: World, basket: dict[str, Any], user: str = "U0BOB") -> None:
