@@ -23,9 +23,9 @@ import html
 import logging
 from typing import Any
 
-from workflow.errors import StoreError
+from bot.orders.kroger_connect import Issued
 
-from .kroger_connect import BACK, HEADERS, NOT_CONNECTED, Connecting, page, query_one
+from .kroger_connect import HEADERS, NOT_CONNECTED, Connecting, checked_state, page, query_one
 
 log = logging.getLogger(__name__)
 
@@ -52,17 +52,9 @@ def confirm_page(c: Connecting | None, event: dict[str, Any]) -> dict[str, Any]:
     if query_one(event, "cancel") is not None:
         return page(200, NOT_CONNECTED, CANCELLED)
     state = query_one(event, "state")
-    issued = c.states.read(state)
-    if issued is None:
-        log.warning("Kroger connect link refused: forged, malformed, expired or missing")
-        return page(400, NOT_CONNECTED, f"This connection link has expired or is not ours. {BACK}")
-    try:
-        if not c.installed(issued.team):
-            log.warning("Kroger connect link for workspace %s, which has no app", issued.team)
-            return page(404, NOT_CONNECTED, "weekly-shop is not installed in that Slack workspace.")
-    except StoreError as exc:
-        log.error("a Kroger connect link's workspace could not be checked: %s", exc)
-        return page(503, NOT_CONNECTED, f"The link could not be checked just now. {BACK}")
+    issued = checked_state(c, state, "connect link")
+    if not isinstance(issued, Issued):
+        return issued
     person, workspace = c.names(issued.team, issued.user)
     kroger = c.cart.authorize_url(c.redirect_url, str(state), issued.verifier)
     return confirmation(person or issued.user, workspace or issued.team, kroger)

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from bot.orders.kroger_connect import Issued
 from bot.slack.kroger_section import kroger_rows
 from workflow.errors import StoreError
 
@@ -177,14 +178,10 @@ def redirect_page(c: Connecting | None, event: dict[str, Any]) -> dict[str, Any]
     if error is not None or not isinstance(code, str) or not code:
         log.warning("Kroger redirect without a code (error %r)", str(error)[:40])
         return page(400, NOT_CONNECTED, f"Kroger did not send this account back. {BACK}")
-    issued = c.states.read(state)
-    if issued is None:
-        log.warning("Kroger state refused: forged, malformed or expired")
-        return page(400, NOT_CONNECTED, f"This connection link has expired or is not ours. {BACK}")
+    issued = checked_state(c, state, "redirect")
+    if not isinstance(issued, Issued):
+        return issued
     try:
-        if not c.installed(issued.team):
-            log.warning("Kroger redirect for workspace %s, which has no installation", issued.team)
-            return page(404, NOT_CONNECTED, "weekly-shop is not installed in that Slack workspace.")
         first = c.states.redeem(issued, c.s3(), c.bucket, c.states_prefix)
     except StoreError as exc:
         log.error("a Kroger state could not be checked: %s", exc)
@@ -193,6 +190,25 @@ def redirect_page(c: Connecting | None, event: dict[str, Any]) -> dict[str, Any]
         log.warning("Kroger state refused: already redeemed")
         return page(400, NOT_CONNECTED, f"This connection link was already used. {BACK}")
     return _connect(c, issued.team, issued.user, code, issued.verifier)
+
+
+def checked_state(c: Connecting, state: str | None, what: str) -> Issued | dict[str, Any]:
+    """What ``state`` says if it is ours, unexpired and for a workspace that has the app (no
+    S3 call for one that is not ours); otherwise the page saying why. ``what`` names the page
+    asking, in the log: the Connect link's or Kroger's redirect."""
+    issued = c.states.read(state)
+    if issued is None:
+        log.warning("Kroger %s refused: forged, malformed, expired or missing", what)
+        return page(400, NOT_CONNECTED, f"This connection link has expired or is not ours. {BACK}")
+    try:
+        installed = c.installed(issued.team)
+    except StoreError as exc:
+        log.error("a Kroger %s's workspace could not be checked: %s", what, exc)
+        return page(503, NOT_CONNECTED, f"The connection could not be checked just now. {BACK}")
+    if not installed:
+        log.warning("Kroger %s for workspace %s, which has no app", what, issued.team)
+        return page(404, NOT_CONNECTED, "weekly-shop is not installed in that Slack workspace.")
+    return issued
 
 
 def query_one(event: dict[str, Any], name: str) -> str | None:
