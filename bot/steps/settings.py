@@ -87,10 +87,7 @@ STORE_DOWN = "I couldn't reach the settings store, so nothing was saved. Try aga
 NOT_READ = ":warning: I couldn't check with Slack who you are, so these are shown read-only."
 NO_KEY = "Enter the key: this workspace has none saved."
 NO_KEYS_KEPT = "This deploy keeps no keys for a workspace (WORKSPACE_SECRETS_PATH is unset)."
-NO_KROGER = (
-    "This deploy cannot fill Kroger carts (it needs a Kroger app, WORKSPACE_SECRETS_PATH and "
-    "KROGER_REDIRECT_URL): choose another destination."
-)
+NO_KROGER = "This deploy cannot fill Kroger carts: choose another destination."
 KEY_LABELS = {"instacart-api-key": "Instacart API key", "webhook-signing-secret": "webhook secret"}
 
 
