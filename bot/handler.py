@@ -10,9 +10,9 @@ its shop in its channel, one session per workspace and scheduled time; a basket'
 timer (an EventBridge Scheduler payload, signed) goes to ``bot.steps.reminders``; an SQS batch
 from the lost-lazy-runs queue goes to ``bot.steps.lost``; a browser sent back by Kroger
 (``GET /kroger/oauth_redirect``) goes to ``bot.steps.kroger_connect``, and one following a
-Home tab's Connect link (``GET /kroger/connect``) to ``bot.steps.kroger_confirm``. Settings,
-clients and the Bolt app are built once per cold start; a missing setting fails then, naming the
-variable.
+Home tab's Connect link (``GET /kroger/connect``) to ``bot.steps.kroger_confirm``. Settings
+(the deploy's secrets read from SSM: ``bot.stage_secrets``), clients and the Bolt app are built
+once per cold start; a missing setting fails then, naming the variable.
 """
 
 # ruff: noqa: E402
@@ -45,6 +45,7 @@ from .logs import configure_logging, log_context, mark_cold_start
 from .metrics import flush
 from .runtime import Runtime
 from .settings import Settings
+from .stage_secrets import with_stage_secrets
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,9 @@ def cold_start(runtime: Runtime | None = None) -> tuple[Runtime, SlackRequestHan
     global _runtime, _slack
     if runtime is not None or _runtime is None:
         configure_logging()
-        _runtime = runtime or Runtime.from_settings(Settings.from_env())
+        _runtime = runtime or Runtime.from_settings(
+            Settings.from_env(with_stage_secrets(os.environ))
+        )
         secret = _runtime.settings.slack_signing_secret.get_secret_value()
         _slack = GuardedRequestHandler(build_app(_runtime), signing_secret=secret)
     if _slack is None:  # unreachable: built together with _runtime

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Put weekly-shop's secrets into SSM Parameter Store for one stage, where serverless.yml's
-# {{resolve:ssm:/weekly-shop/<stage>/...}} references find them at deploy time.
+# Put weekly-shop's secrets into SSM Parameter Store for one stage, as SecureString parameters
+# under /weekly-shop/<stage>/, where the function reads them at each cold start
+# (bot/stage_secrets.py). Run it after the stage's first deploy, which makes their key.
 #
 #   infra/put-secrets.sh --stage prod [--region eu-west-1] [--workspaces one|many]
 #                        [--prices none|kroger] [--rotate-signing-key]
@@ -8,19 +9,21 @@
 # Values come from the environment: SLACK_BOT_TOKEN (one workspace) or SLACK_CLIENT_ID and
 # SLACK_CLIENT_SECRET (many), SLACK_SIGNING_SECRET, ANTHROPIC_API_KEY, KROGER_CLIENT_ID and
 # KROGER_CLIENT_SECRET (--prices kroger), optionally CHECKPOINT_SIGNING_KEY. One that is unset
-# is asked for (without echo) when standard input is a terminal; otherwise the script stops. CHECKPOINT_SIGNING_KEY, when not given, is
-# kept if the stage already has one (a new key would make every waiting checkpoint unreadable)
-# or generated with `openssl rand -hex 32`; --rotate-signing-key generates a new one anyway.
+# is asked for (without echo) when standard input is a terminal; otherwise the script stops.
+# CHECKPOINT_SIGNING_KEY, when not given, is kept if the stage already has one (a new key would
+# make every waiting checkpoint unreadable) or generated with `openssl rand -hex 32`;
+# --rotate-signing-key generates a new one anyway.
 #
-# The parameters are of type String, because CloudFormation cannot put a SecureString into a
-# Lambda environment variable; infra/README.md explains the trade-off. Secret values are never
-# printed and never put on a command line (they go to the AWS CLI through a private temp file).
-# After changing secrets of a deployed stage, deploy again with a new SECRETS_REVISION
-# (see infra/README.md) so that the function picks the new values up.
+# They are encrypted with the stack's StageSecretsKey (alias/weekly-shop-<stage>-secrets); a
+# String parameter an older version of this script wrote is deleted and put again as SecureString
+# (the function refuses a String one). Secret values are never printed and never put on a
+# command line (they go to the AWS CLI through a private temp file). After changing secrets of
+# a running stage, deploy again with a new SECRETS_REVISION (see infra/README.md): warm
+# instances read the secrets once, at their cold start.
 set -euo pipefail
 
 usage() {
-  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 stage="dev"
@@ -100,6 +103,14 @@ command -v aws >/dev/null || {
 }
 
 prefix="/weekly-shop/${stage}"
+key="alias/weekly-shop-${stage}-secrets"
+
+aws kms describe-key --region "$region" --key-id "$key" --query KeyMetadata.KeyId \
+  --output text >/dev/null || {
+  echo "put-secrets: no key ${key} in ${region}: deploy the stage first" \
+    "(npx serverless deploy --stage ${stage}); its stack makes the key" >&2
+  exit 1
+}
 
 # Fill the named variable from the environment, or from a silent prompt on a terminal.
 require_secret() {
@@ -137,12 +148,17 @@ chmod 700 "$workdir"
 
 put_parameter() {
   local name="$1" value="$2" file version
+  if [[ "$(parameter_type "$name")" == String ]]; then
+    aws ssm delete-parameter --region "$region" --name "${prefix}/${name}"
+    echo "put-secrets: ${prefix}/${name} was a String parameter: deleted, put as SecureString"
+  fi
   file="${workdir}/value"
   (umask 077 && printf '%s' "$value" >"$file")
   version="$(aws ssm put-parameter \
     --region "$region" \
     --name "${prefix}/${name}" \
-    --type String \
+    --type SecureString \
+    --key-id "$key" \
     --overwrite \
     --value "file://${file}" \
     --query Version \
@@ -151,14 +167,17 @@ put_parameter() {
   echo "put-secrets: ${prefix}/${name} (version ${version})"
 }
 
-parameter_exists() {
-  local found
-  found="$(aws ssm describe-parameters \
+# The parameter's type (String, SecureString), or None when there is none.
+parameter_type() {
+  aws ssm describe-parameters \
     --region "$region" \
     --parameter-filters "Key=Name,Option=Equals,Values=${prefix}/$1" \
-    --query 'length(Parameters)' \
-    --output text)"
-  [[ "$found" != "0" ]]
+    --query 'Parameters[0].Type' \
+    --output text
+}
+
+parameter_exists() {
+  [[ "$(parameter_type "$1")" != None ]]
 }
 
 if [[ "$workspaces" == one ]]; then

@@ -269,13 +269,24 @@ def test_http_api_route(packaged: Packaged) -> None:
     assert outputs["CheckpointBucketName"]["Value"] == {"Ref": "CheckpointBucket"}
 
 
-def test_secrets_are_dynamic_references_resolved_by_cloudformation(packaged: Packaged) -> None:
-    variables = packaged.function["Environment"]["Variables"]
-    for name, parameter in SECRET_PARAMETERS.items():
-        assert variables[name] == f"{{{{resolve:ssm:/weekly-shop/{STAGE}/{parameter}}}}}"
-    for canary in CANARIES.values():
-        assert canary not in packaged.template_text
-        assert canary not in packaged.state_text
+def test_no_secret_is_in_the_function_s_environment(
+    packaged: Packaged, scheduled: Packaged
+) -> None:
+    """The secrets are SSM SecureString parameters the function reads at its cold start
+    (bot/stage_secrets.py): the environment names the path and which parameters, never a value
+    nor a reference CloudFormation would resolve into one, and it is encrypted with the stack's
+    own key (checkov CKV_AWS_173). The packaging environment's values never reach the template."""
+    from bot.stage_secrets import PARAMETERS
+
+    for template in (packaged, scheduled):
+        variables = template.function["Environment"]["Variables"]
+        assert not set(variables) & set(PARAMETERS.values())
+        assert "resolve:ssm" not in template.template_text
+        assert variables["STAGE_SECRETS_PATH"] == f"/weekly-shop/{STAGE}"
+        assert template.function["KmsKeyArn"] == {"Fn::GetAtt": ["StageSecretsKey", "Arn"]}
+        for canary in CANARIES.values():
+            assert canary not in template.template_text
+            assert canary not in template.state_text
 
 
 def test_environment_defaults(packaged: Packaged) -> None:
@@ -316,33 +327,33 @@ def test_environment_overrides(scheduled: Packaged) -> None:
 def test_one_workspace_by_default_and_many_with_workspaces_many(
     packaged: Packaged, scheduled: Packaged
 ) -> None:
-    """One workspace: its bot token from SSM, no OAuth credentials. Many (WORKSPACES=many, as
-    put-secrets.sh --workspaces many wrote them): the client ID and secret from SSM, no bot
-    token, and the schedule's workspace named (SHOP_TEAM)."""
+    """One workspace: its bot token read from SSM, no OAuth credentials. Many (WORKSPACES=many,
+    as put-secrets.sh --workspaces many wrote them): the client ID and secret, no bot token, and
+    the schedule's workspace named (SHOP_TEAM)."""
     one = packaged.function["Environment"]["Variables"]
-    assert (one["SLACK_CLIENT_ID"], one["SLACK_CLIENT_SECRET"], one["SHOP_TEAM"]) == ("", "", "")
+    assert one["STAGE_SECRETS"].split(",") == [
+        "slack-signing-secret",
+        "anthropic-api-key",
+        "checkpoint-signing-key",
+        "slack-bot-token",
+    ]
+    assert one["SHOP_TEAM"] == ""
     many = scheduled.function["Environment"]["Variables"]
-    assert many["SLACK_BOT_TOKEN"] == ""
-    assert many["SLACK_CLIENT_ID"] == f"{{{{resolve:ssm:/weekly-shop/{STAGE}/slack-client-id}}}}"
-    assert many["SLACK_CLIENT_SECRET"] == (
-        f"{{{{resolve:ssm:/weekly-shop/{STAGE}/slack-client-secret}}}}"
-    )
+    read = many["STAGE_SECRETS"].split(",")
+    assert {"slack-client-id", "slack-client-secret"} <= set(read)
+    assert "slack-bot-token" not in read
     assert many["SHOP_TEAM"] == "T0123456"
 
 
 def test_no_prices_by_default_and_kroger_with_prices_kroger(
     packaged: Packaged, scheduled: Packaged
 ) -> None:
-    """No Kroger app by default: the client ID and secret are empty (baskets have no prices).
-    PRICES=kroger (as put-secrets.sh --prices kroger wrote them): both from SSM, never their
-    values in the template."""
+    """No Kroger app by default: neither its client ID nor its secret is read (baskets have no
+    prices). PRICES=kroger (as put-secrets.sh --prices kroger wrote them): both read from SSM."""
     none = packaged.function["Environment"]["Variables"]
-    assert (none["KROGER_CLIENT_ID"], none["KROGER_CLIENT_SECRET"]) == ("", "")
+    assert "kroger" not in none["STAGE_SECRETS"]
     kroger = scheduled.function["Environment"]["Variables"]
-    for name, parameter in (("ID", "kroger-client-id"), ("SECRET", "kroger-client-secret")):
-        assert kroger[f"KROGER_CLIENT_{name}"] == (
-            f"{{{{resolve:ssm:/weekly-shop/{STAGE}/{parameter}}}}}"
-        )
+    assert {"kroger-client-id", "kroger-client-secret"} <= set(kroger["STAGE_SECRETS"].split(","))
     # The redirect URL to register with the Kroger app: the HTTP API's own route, the one
     # bot.handler dispatches (bot.steps.kroger_connect).
     from bot.handler import KROGER_CONNECT, KROGER_REDIRECT
@@ -429,6 +440,8 @@ def test_no_wildcard_resources_or_actions(packaged: Packaged) -> None:
         "ssm:PutParameter",
         "ssm:DeleteParameters",
         "ssm:GetParametersByPath",  # ...and the kroger folders (bot/records/kroger_accounts.py)
+        "ssm:GetParameters",  # the stage's secrets, at the cold start (bot/stage_secrets.py)
+        "kms:Decrypt",  # ...and the function's environment, with StageSecretsKey only
         "logs:CreateLogStream",  # the framework's own, for the function's log group
         "logs:CreateLogGroup",
         "logs:TagResource",
@@ -488,7 +501,8 @@ def test_workspace_keys_are_read_written_and_deleted_under_their_path_only(
     assert _iam_like(listed, f"{workspaces}/T0TEAM/kroger")  # what KrogerAccounts.forget asks
     for refused in ("", "/T0TEAM", "/T0TEAM/instacart-api-key", "/T0TEAM/kroger/U0ALICE"):
         assert not _iam_like(listed, f"{workspaces}{refused}"), refused
-    assert not [s for s in packaged.statements if any("kms:" in a for a in _as_list(s["Action"]))]
+    kms = [s for s in packaged.statements if any("kms:" in a for a in _as_list(s["Action"]))]
+    assert "WorkspaceKeysKey" not in json.dumps(kms)  # its key policy alone grants its use
     key = packaged.template["Resources"]["WorkspaceKeysKey"]["Properties"]
     assert key["EnableKeyRotation"] is True
     admin, use = key["KeyPolicy"]["Statement"]
@@ -506,6 +520,39 @@ def test_workspace_keys_are_read_written_and_deleted_under_their_path_only(
     for name in ("T0TEAM/instacart-api-key", "T0TEAM/kroger/U0ALICE"):
         assert _iam_like(context, f"{workspaces}/{name}"), name
     assert not _iam_like(context, _arn(f"{arn}/weekly-shop/{STAGE}/slack-bot-token"))
+
+
+def test_the_stage_secrets_are_read_by_name_and_decrypted_with_their_own_key(
+    packaged: Packaged,
+) -> None:
+    """GetParameters on each of the stage's secrets by name (never listed, never written by the
+    function), kms:Decrypt on StageSecretsKey only; that key kept with the stack's data, rotated,
+    and named by the alias infra/put-secrets.sh encrypts with (it is made by the first deploy,
+    so put-secrets.sh runs after it)."""
+    from bot.stage_secrets import PARAMETERS
+
+    arn = "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter"
+    [read] = [s for s in packaged.statements if "ssm:GetParameters" in _as_list(s["Action"])]
+    assert _as_list(read["Action"]) == ["ssm:GetParameters"]
+    assert _as_list(read["Resource"]) == [
+        {"Fn::Sub": f"{arn}/weekly-shop/{STAGE}/{name}"} for name in PARAMETERS
+    ]
+    [decrypt] = [s for s in packaged.statements if "kms:Decrypt" in _as_list(s["Action"])]
+    assert decrypt == {
+        "Effect": "Allow",
+        "Action": ["kms:Decrypt"],
+        "Resource": [{"Fn::GetAtt": ["StageSecretsKey", "Arn"]}],
+    }
+    key = packaged.template["Resources"]["StageSecretsKey"]["Properties"]
+    assert key["EnableKeyRotation"] is True
+    alias = packaged.template["Resources"]["StageSecretsKeyAlias"]["Properties"]
+    assert alias == {
+        "AliasName": f"alias/weekly-shop-{STAGE}-secrets",
+        "TargetKeyId": {"Ref": "StageSecretsKey"},
+    }
+    script = (ROOT / "infra" / "put-secrets.sh").read_text()
+    assert "alias/weekly-shop-${stage}-secrets" in script
+    assert "--type SecureString" in script and "--type String " not in script
 
 
 def test_timers_are_made_and_deleted_in_their_group_only(packaged: Packaged) -> None:
@@ -871,7 +918,7 @@ def test_the_bucket_and_the_key_outlive_the_stack(packaged: Packaged, scheduled:
     current object version with the same name, or if the current object version is a delete
     marker, the write operation succeeds" (S3 user guide, "How to prevent object overwrites with
     conditional writes"), and conditional deletes "only apply to the current version"."""
-    for name in ("CheckpointBucket", "WorkspaceKeysKey"):
+    for name in ("CheckpointBucket", "WorkspaceKeysKey", "StageSecretsKey"):
         resource = packaged.template["Resources"][name]
         assert resource["DeletionPolicy"] == "Retain", name
         assert resource["UpdateReplacePolicy"] == "Retain", name
@@ -1153,9 +1200,12 @@ def test_manifest_urls_point_at_the_route() -> None:
 def test_put_secrets_writes_the_parameters_the_template_reads(
     packaged: Packaged, scheduled: Packaged, tmp_path: Path, workspaces: str
 ) -> None:
-    """infra/put-secrets.sh against a fake `aws`: same names, values never on a command line;
-    ``--workspaces many`` writes the OAuth credentials the WORKSPACES=many template reads, and
-    (with it here) ``--prices kroger`` the Kroger app's the PRICES=kroger template reads."""
+    """infra/put-secrets.sh against a fake `aws`: the names the template's STAGE_SECRETS reads,
+    as SecureString under the stage's key alias, values never on a command line; ``--workspaces
+    many`` writes the OAuth credentials the WORKSPACES=many template reads, and (with it here)
+    ``--prices kroger`` the Kroger app's the PRICES=kroger template reads. A parameter an older
+    script wrote as String (here: the signing secret) is deleted and put again as SecureString:
+    the function refuses a String one."""
     template = packaged if workspaces == "one" else scheduled
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -1166,7 +1216,10 @@ def test_put_secrets_writes_the_parameters_the_template_reads(
         f'printf "%s\\n" "$*" >> "{log}"\n'
         'for a in "$@"; do [[ $a == file://* ]] && { cat "${a#file://}"; echo; } >> '
         f'"{log}.values"; done\n'
-        'case "$2" in put-parameter) echo 1 ;; describe-parameters) echo 0 ;; esac\n'
+        'case "$1 $2" in "ssm put-parameter") echo 1 ;; "kms describe-key") echo k-1 ;;\n'
+        '  "ssm describe-parameters") [[ $* == *slack-signing-secret* ]] && echo String'
+        " || echo None ;;\n"
+        "esac\n"
     )
     fake.chmod(0o755)
     env = {
@@ -1192,8 +1245,14 @@ def test_put_secrets_writes_the_parameters_the_template_reads(
     assert result.returncode == 0, result.stdout + result.stderr
     calls = log.read_text()
     written = re.findall(r"put-parameter .*--name (\S+)", calls)
-    references = re.findall(r"\{\{resolve:ssm:([^}]+)\}\}", template.template_text)
-    assert sorted(written) == sorted(references)
+    variables = template.function["Environment"]["Variables"]
+    path = variables["STAGE_SECRETS_PATH"]
+    assert sorted(written) == sorted(f"{path}/{n}" for n in variables["STAGE_SECRETS"].split(","))
+    puts = [line for line in calls.splitlines() if "put-parameter" in line]
+    key = f"--key-id alias/weekly-shop-{STAGE}-secrets"
+    assert all("--type SecureString" in line and key in line for line in puts)
+    [deleted] = re.findall(r"delete-parameter .*--name (\S+)", calls)
+    assert deleted == f"{path}/slack-signing-secret"
     assert all(f"--region {REGION}" in line for line in calls.splitlines())
     values = (tmp_path / "aws.log.values").read_text().splitlines()
     token = "SLACK_BOT_TOKEN" if workspaces == "one" else "SLACK_SIGNING_SECRET"
