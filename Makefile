@@ -29,12 +29,26 @@ $(CHROMIUM):
 	$(SUDO) apt-get update -qq
 	$(SUDO) apt-get install -y -qq chromium
 
-## lint: ruff, mypy (strict) and the import contracts (lint-imports: which way imports point)
-lint: $(BIN)/.installed
+# The template linters, in their own venv: checkov pins boto3 and packaging below the project's.
+$(VENV)/iac/bin/.installed: infra/requirements-iac.txt $(BIN)/.installed
+	$(PYTHON) -m venv $(VENV)/iac
+	$(VENV)/iac/bin/pip install --quiet --upgrade pip
+	$(VENV)/iac/bin/pip install --quiet -r infra/requirements-iac.txt
+	touch $@
+
+# The Serverless Framework (osls) and its plugin, as package-lock.json pins them.
+node_modules/osls/package.json:
+	npm ci --no-audit --no-fund
+
+## lint: ruff, mypy (strict), the import contracts (lint-imports: which way imports point), then
+## cfn-lint (serverless rules) and checkov over the template `serverless package` writes, offline
+## (infra/lint_template.py; what they find that is noise, and why: infra/lint-noise.toml)
+lint: $(BIN)/.installed $(VENV)/iac/bin/.installed node_modules/osls/package.json
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/python infra/lint_template.py
 
 ## test: lint, then the whole test suite (browser test included)
 test: lint $(CHROMIUM)
