@@ -60,7 +60,24 @@ LIMITS: dict[str, int] = {
     "view.external_id": 255,
     "number_input.is_decimal_allowed": 0,
     "timepicker.initial_time": 5,  # "HH:mm"
+    # Feedback on a message (docs.slack.dev, blocks/context-actions-block: "An array of feedback
+    # buttons elements and icon button elements. Maximum number of items is 5";
+    # block-elements/feedback-buttons-element: positive_button and negative_button required,
+    # each with a plain_text text of at most 75 characters, a value of at most 2000, an optional
+    # accessibility_label of at most 75; icon-button-element: icon and text required, value,
+    # accessibility_label 75). An icon button's text has no documented limit: 75, as a button's.
+    # The markdown block (blocks/markdown-block): text up to 12,000 characters.
+    "context_actions.elements": 5,
+    "feedback_button.text": 75,
+    "feedback_button.value": 2000,
+    "feedback_button.label": 75,
+    "icon_button.icon": 0,
+    "icon_button.text": 75,
+    "icon_button.value": 2000,
+    "icon_button.label": 75,
+    "markdown.text": 12_000,
 }
+_CONTEXT_ACTIONS = ("feedback_buttons", "icon_button")
 
 # How each key of a block, element, confirm or view is checked against LIMITS: "len" a string,
 # "max" a number, "items" an array's length, "text"/"plain" a text object (plain: plain_text only),
@@ -92,6 +109,19 @@ _CHECKS: dict[str, list[tuple[str, str, str]]] = {
     ],
     "number_input": [("is_decimal_allowed", "bool", "number_input.is_decimal_allowed")],
     "timepicker": [("initial_time", "hhmm", "timepicker.initial_time")],
+    "context_actions": [("elements", "items", "context_actions.elements")],
+    "feedback_button": [
+        ("text", "plain", "feedback_button.text"),
+        ("value", "len", "feedback_button.value"),
+        ("accessibility_label", "len", "feedback_button.label"),
+    ],
+    "icon_button": [
+        ("icon", "str", "icon_button.icon"),
+        ("text", "plain", "icon_button.text"),
+        ("value", "len", "icon_button.value"),
+        ("accessibility_label", "len", "icon_button.label"),
+    ],
+    "markdown": [("text", "len", "markdown.text")],
     "input": [("label", "plain", "input.label"), ("hint", "plain", "input.hint")],
     "confirm": [
         ("title", "plain", "confirm.title"),
@@ -113,7 +143,9 @@ _CHECKS: dict[str, list[tuple[str, str, str]]] = {
 }
 _REQUIRED = {"header.text", "button.text", "modal.title", "confirm.title", "confirm.text"}
 _REQUIRED |= {"confirm.confirm", "confirm.deny", "input.label"}
-_REQUIRED |= {"number_input.is_decimal_allowed"}
+_REQUIRED |= {"number_input.is_decimal_allowed", "context_actions.elements"}
+_REQUIRED |= {"feedback_button.text", "feedback_button.value", "icon_button.icon"}
+_REQUIRED |= {"icon_button.text", "markdown.text"}
 
 
 def _check(value: Any, how: str, limit: str, ptr: str, errs: list[str]) -> None:
@@ -139,6 +171,8 @@ def _check(value: Any, how: str, limit: str, ptr: str, errs: list[str]) -> None:
         isinstance(value, str) and re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", value)
     ):
         errs.append(f"must be in the format HH:mm [json-pointer:{ptr}]")
+    elif how == "str" and not (isinstance(value, str) and value):
+        errs.append(f"must be a non-empty string [json-pointer:{ptr}]")
     elif how == "items" and not isinstance(value, list):
         errs.append(f"must be an array [json-pointer:{ptr}]")
     elif how == "items" and len(value) > n:
@@ -158,8 +192,18 @@ def _walk(obj: Any, kind: str, ptr: str, errs: list[str]) -> None:
             _check(obj[key], how, limit, f"{ptr}/{key}", errs)
         elif limit in _REQUIRED:
             errs.append(f"is required [json-pointer:{ptr}/{key}]")
-    if kind == "actions":
+    if kind in ("actions", "context_actions"):
         _walk_all(obj.get("elements"), f"{ptr}/elements", errs)
+    if kind == "context_actions":
+        elements = obj.get("elements")
+        for i, el in enumerate(elements if isinstance(elements, list) else []):
+            if not isinstance(el, dict) or el.get("type") not in _CONTEXT_ACTIONS:
+                errs.append(
+                    f"must be feedback_buttons or icon_button [json-pointer:{ptr}/elements/{i}]"
+                )
+    for key in ("positive_button", "negative_button"):
+        if kind == "feedback_buttons":
+            _walk(obj.get(key), "feedback_button", f"{ptr}/{key}", errs)
     for key in ("accessory", "element"):
         if kind in ("section", "input") and isinstance(obj.get(key), dict):
             _walk(obj[key], str(obj[key].get("type")), f"{ptr}/{key}", errs)

@@ -173,8 +173,13 @@ class Channels:
         return {"channel": args["channel"], "ts": msg["ts"], "message": copy.deepcopy(msg)}
 
     def m_chat_update(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A message the bot posted; one still streaming (``slack_streams``) is
+        ``streaming_state_conflict``: undocumented, measured against Slack by an app's authors
+        (found in public app source), and the stricter choice."""
         self._bot_channel(args.get("channel"))
         msg = self._find(str(args.get("channel")), str(args.get("ts")))
+        if msg.get("streaming"):
+            raise Reject("streaming_state_conflict")
         self._check_message(args)
         for key in ("text", "blocks"):
             if key in args:
@@ -230,6 +235,9 @@ class Channels:
         return 200
 
     # ------------------------------------------------------------ inside
+
+    def _replied(self, channel: str, thread_ts: str) -> None:
+        """The app replied in thread ``thread_ts`` (``slack_status`` clears its status)."""
 
     def _changed(self) -> None:
         if self.on_change is not None:

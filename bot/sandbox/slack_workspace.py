@@ -18,7 +18,9 @@ use that one fake. What it refuses, as Slack does:
   (``exchanged_trigger_id``), or one older than 3 seconds (``expired_trigger_id``): Slack's
   triggers "expire in three seconds" and work once (views.open errors on docs.slack.dev);
 - a ``response_url`` used more than 5 times, or more than 30 minutes after it was issued (Slack:
-  "up to 5 times within 30 minutes"), answered 404 ``used_url`` / ``expired_url``.
+  "up to 5 times within 30 minutes"), answered 404 ``used_url`` / ``expired_url``;
+- a stream (``chat.*Stream``) or a thread's status (``assistant.threads.setStatus``) as
+  ``bot.sandbox.slack_streams`` and ``bot.sandbox.slack_status`` list.
 """
 
 from __future__ import annotations
@@ -38,10 +40,11 @@ from .slack_channels import (
     RESPONSE_URL_SECONDS,
     RESPONSE_URL_USES,
     Channel,
-    Channels,
     Reject,
     Violation,
 )
+from .slack_status import Statuses
+from .slack_streams import Streams
 
 __all__ = [
     "MESSAGE_METHODS",
@@ -66,9 +69,10 @@ class _Trigger:
     used: bool = False
 
 
-class SlackWorkspace(Canvases, Channels):
-    """One workspace: its channels (``Channels``) and canvases (``Canvases``), and its modals,
-    Home tabs and trigger IDs."""
+class SlackWorkspace(Canvases, Streams, Statuses):
+    """One workspace: its channels (``Channels``), canvases (``Canvases``), streamed messages
+    (``Streams``) and threads' status lines (``Statuses``), and its modals, Home tabs and
+    trigger IDs."""
 
     def __init__(
         self,
