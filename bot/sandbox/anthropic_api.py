@@ -15,6 +15,11 @@ so a client times out); with the script empty, by ``responder`` (by default
 API answers it: a ``tool_use`` block whose input is the reply's text read one item a line
 (:func:`tool_input`), and ``stop_reason`` ``"tool_use"``. Every request is recorded, so tests can
 count model calls and read prompts.
+
+With ``"stream": true`` the same answer, decided the same way (a refusal or a scripted error
+status is the same JSON error before any event), is written as server-sent events
+(``bot.sandbox.anthropic_stream``): paced by the same model of the API's speed, recorded event by
+event in :attr:`FakeAnthropic.streams`, and cut short on demand (``Reply.break_after``).
 """
 
 from __future__ import annotations
@@ -24,12 +29,13 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workflow.shop.shopper import EARLIER_OPENING, REVISION_OPENING, WEEK_OPENING
 
 from .anthropic_cache import PromptCache, cache_problem, tokens_of
+from .anthropic_stream import Break, Sent, eager, events, schedule, write
 from .anthropic_tools import called_tool, revision_input, tool_input, tools_problem
 from .loopback import LoopbackServer, QuietHandler, refused
 
@@ -68,6 +74,24 @@ class Reply:
     tool_input: Any = None  # the forced tool's input as given, instead of read from ``text``
     preamble: str = ""  # a text block before the tool call ("Here is your basket:")
     tool: str | None = None  # with tool_choice "any": the tool called (default: submit_basket)
+    # A streamed answer cut short after this many deltas (None: whole), by an ``error`` event
+    # (overloaded_error, break_with "error") or by the connection dropping ("drop").
+    break_after: int | None = None
+    break_with: str = "error"
+
+
+@dataclass
+class Answer:
+    """What the fake answers a request: the status and JSON (a message or an error), the seconds
+    before it (a stream's first event), and for a stream the seconds its deltas are spread over,
+    whether a tool's input streams fine-grained, and how it breaks."""
+
+    status: int
+    payload: Any
+    delay: float = 0.0
+    writing: float = 0.0
+    fine: bool = False
+    broken: Break | None = None
 
 
 def _text(content: Any) -> str:
@@ -137,11 +161,13 @@ def request_problem(body: Any) -> str | None:
             return f"messages.{i}.content: Field required"
     if messages[0]["role"] != "user":
         return "messages: the first message must use the user role"
+    if not isinstance(body.get("stream", False), bool):
+        return "stream: Input should be a valid boolean"
     return None
 
 
-def _error(status: int, kind: str, message: str) -> tuple[int, Any, float]:
-    return status, {"type": "error", "error": {"type": kind, "message": message}}, 0.0
+def _error(status: int, kind: str, message: str) -> Answer:
+    return Answer(status, {"type": "error", "error": {"type": kind, "message": message}})
 
 
 @dataclass
@@ -159,6 +185,7 @@ class FakeAnthropic(LoopbackServer):
     base_latency: float = 0.5
     cache: PromptCache = field(default_factory=PromptCache)
     usages: list[dict[str, int]] = field(default_factory=list)  # each answer's, in order
+    streams: list[list[Sent]] = field(default_factory=list)  # each stream's events as written
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -173,11 +200,15 @@ class FakeAnthropic(LoopbackServer):
                     body = json.loads(self.rfile.read(length) or b"{}")
                 except ValueError:
                     body = None
-                status, payload, delay = fake._answer(self.path, body, dict(self.headers))
-                time.sleep(delay)
+                started = time.monotonic()
+                answer = fake._answer(self.path, body, dict(self.headers))
+                if answer.status == 200 and body.get("stream") is True:
+                    fake._stream(self, answer, started)
+                    return
+                time.sleep(answer.delay)
                 headers = {"content-type": "application/json"}
-                headers |= {"retry-after-ms": "5"} if status >= 400 else {}
-                self.answer(status, json.dumps(payload).encode(), headers)
+                headers |= {"retry-after-ms": "5"} if answer.status >= 400 else {}
+                self.answer(answer.status, json.dumps(answer.payload).encode(), headers)
 
         self._serve(Handler)
         self.url = self.root
@@ -190,9 +221,14 @@ class FakeAnthropic(LoopbackServer):
     def message_calls(self) -> int:
         return len(self.requests)
 
-    def _answer(
-        self, path: str, body: dict[str, Any], headers: dict[str, str]
-    ) -> tuple[int, Any, float]:
+    def _stream(self, handler: QuietHandler, answer: Answer, started: float) -> None:
+        sent: list[Sent] = []
+        with self._lock:
+            self.streams.append(sent)
+        timed = schedule(events(answer.payload, answer.fine), answer.delay, answer.writing)
+        write(handler, timed, started, answer.broken, sent)
+
+    def _answer(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> Answer:
         lower = {k.lower(): v for k, v in headers.items()}
         with self._lock:
             self.requests.append(body if isinstance(body, dict) else {})
@@ -213,8 +249,7 @@ class FakeAnthropic(LoopbackServer):
             reply = self.responder(body)
         if reply.status != 200:
             kind = {529: "overloaded_error", 429: "rate_limit_error"}.get(reply.status, "api_error")
-            error = {"type": kind, "message": "fake"}
-            return reply.status, {"type": "error", "error": error}, reply.delay
+            return replace(_error(reply.status, kind, "fake"), delay=reply.delay)
         tool = called_tool(body, reply.tool)
         content: list[dict[str, Any]] = [{"type": "text", "text": reply.preamble or reply.text}]
         if tool is not None:
@@ -226,14 +261,17 @@ class FakeAnthropic(LoopbackServer):
             }
             content = content[:1] + [call] if reply.preamble else [call]
         stop = reply.stop_reason or ("tool_use" if tool else "end_turn")
-        output, delay = reply.output_tokens, reply.delay
+        output, delay, writing = reply.output_tokens, reply.delay, 0.0
         if self.speed is not None:  # the bench's model of the API's speed
             output = sum(tokens_of(b.get("input", b.get("text"))) for b in content)
-            delay = delay or self.base_latency + output / self.speed
+            if not delay:  # a stream's first event after the base latency, its deltas after
+                writing = output / self.speed
+                delay = self.base_latency + (0.0 if body.get("stream") is True else writing)
         with self._lock:
             usage = {**self.cache.usage(body, time.time()), "output_tokens": output}
             self.usages.append(usage)
-        return (
+        broken = None if reply.break_after is None else Break(reply.break_after, reply.break_with)
+        return Answer(
             200,
             {
                 "id": f"msg_fake_{len(self.requests)}",
@@ -246,4 +284,7 @@ class FakeAnthropic(LoopbackServer):
                 "usage": usage,
             },
             delay,
+            writing,
+            tool is not None and eager(body, lower, tool),
+            broken,
         )

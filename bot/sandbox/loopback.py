@@ -50,6 +50,33 @@ class QuietHandler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass
 
+    def start_chunks(self, status: int, headers: dict[str, str]) -> bool:
+        """Send ``status`` and these headers for a body written piece by piece: an HTTP/1.1
+        response in chunked framing (RFC 9112, 7.1), so each :meth:`send_chunk` reaches the
+        client as it is written and a body cut short (no last chunk) is seen as cut; the
+        connection closes after it. False if the client has gone."""
+        self.protocol_version = "HTTP/1.1"  # this response only; other answers stay HTTP/1.0
+        try:
+            self.send_response(status)
+            framing = {"transfer-encoding": "chunked", "connection": "close"}
+            for name, value in {**headers, **framing}.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            return False
+        return True
+
+    def send_chunk(self, data: bytes) -> bool:
+        """Write ``data`` as one chunk, flushed; ``b""`` is the last chunk, ending the body.
+        False if the client has gone."""
+        try:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            return False
+        return True
+
 
 class LoopbackServer:
     def _serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
