@@ -27,6 +27,7 @@ from workflow.shop.shopper import TOOL_CHOICE, TOOLS
 
 WEEK = "\n".join(f"{n + 1} packs of item number {n}" for n in range(17))  # a 17-item basket
 EAGER = [{**tool, "eager_input_streaming": True} for tool in TOOLS]
+UNSAID = [{k: v for k, v in tool.items() if k != "eager_input_streaming"} for tool in TOOLS]
 
 
 def request(tools: list[dict[str, Any]] = EAGER, **more: Any) -> dict[str, Any]:
@@ -114,12 +115,12 @@ def test_without_eager_streaming_the_input_comes_one_whole_key_at_a_time(
     """As the API buffers it: an empty piece, ``{"items": [...]`` whole, then ``}``; the beta
     header turns fine-grained on for a tool that does not say, never for one that says false."""
     sdk = client(fake)
-    list(sdk.messages.create(**request(TOOLS), stream=True))
+    list(sdk.messages.create(**request(UNSAID), stream=True))
     assert pieces(fake)[0] == "" and pieces(fake)[2] == "}" and len(pieces(fake)) == 3
-    plain = sdk.messages.create(**request(TOOLS)).content[0]
+    plain = sdk.messages.create(**request(UNSAID)).content[0]
     assert json.loads(pieces(fake, 0)[1] + "}") == plain.input
     beta = {"anthropic-beta": FINE_GRAINED_BETA}
-    list(sdk.messages.create(**request(TOOLS), stream=True, extra_headers=beta))
+    list(sdk.messages.create(**request(UNSAID), stream=True, extra_headers=beta))
     assert len(pieces(fake)) > 3
     refused = [{**tool, "eager_input_streaming": False} for tool in TOOLS]
     list(sdk.messages.create(**request(refused), stream=True, extra_headers=beta))
@@ -214,3 +215,14 @@ def test_the_async_client_streams_too(fake: FakeAnthropic) -> None:
     fake.script(Reply(text=WEEK))
     count, given = asyncio.run(read())
     assert count == len(pieces(fake)) > 1 and len(given["items"]) == 17
+
+
+def test_a_stream_that_starts_later_than_the_client_waits_is_its_timeout(
+    fake: FakeAnthropic,
+) -> None:
+    """``Reply.delay`` holds back the headers and the first event, as for a plain answer."""
+    fake.script(Reply(text=WEEK, delay=2.0))
+    sdk = client(fake, max_retries=0, timeout=0.2)
+    with pytest.raises(anthropic.APITimeoutError), sdk.messages.stream(**request()):
+        pass
+    assert fake.message_calls == 1
