@@ -228,34 +228,6 @@ def test_stop_blocks_are_checked_as_a_message_s(client: WebClient, parent: str) 
     assert client.chat_stopStream(channel=CH, ts=ts, blocks=[{"type": "divider"}] * 50)["ok"]
 
 
-def test_feedback_and_icon_buttons_are_checked_in_a_context_actions_block(
-    slack: FakeSlack, client: WebClient
-) -> None:
-    post = client.chat_postMessage
-    trash = {
-        "type": "icon_button",
-        "icon": "trash",
-        "text": {"type": "plain_text", "text": "Delete"},
-        "value": "x",
-    }
-    block = feedback()
-    block["elements"].append(trash)
-    assert post(channel=CH, text="basket", blocks=[block])["ok"]
-    no_value = feedback(negative_button={"text": {"type": "plain_text", "text": "👎"}})
-    assert refused(post, channel=CH, text="b", blocks=[no_value]) == "invalid_blocks"
-    mrkdwn = feedback(positive_button={"text": {"type": "mrkdwn", "text": "*y*"}, "value": "good"})
-    assert refused(post, channel=CH, text="b", blocks=[mrkdwn]) == "invalid_blocks"
-    a_button = {
-        "type": "context_actions",
-        "elements": [{"type": "button", "text": {"type": "plain_text", "text": "Go"}}],
-    }
-    assert refused(post, channel=CH, text="b", blocks=[a_button]) == "invalid_blocks"
-    assert (
-        "must be feedback_buttons or icon_button [json-pointer:/blocks/0/elements/0]"
-        in slack.violations[-1].errors
-    )
-
-
 def test_a_status_is_set_cleared_by_a_reply_by_an_empty_status_and_expires(
     slack: FakeSlack, client: WebClient, parent: str, wall: Clock
 ) -> None:

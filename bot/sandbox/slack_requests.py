@@ -210,9 +210,11 @@ def block_action(
     is_ephemeral: bool = False,
     base64_encoded: bool = True,
     thread_ts: str | None = None,
+    action_type: str = "button",
 ) -> dict[str, Any]:
     """A button click on message ``message_ts`` (pass ``message=`` to carry its real content;
-    ``thread_ts`` for a message in a thread, which Slack names in the container too)."""
+    ``thread_ts`` in a thread, named in the container too; ``action_type="feedback_buttons"``
+    with the clicked button's ``value``: a feedback click, as bolt-js FeedbackButtonsAction)."""
     now = f"{time.time():.6f}"
     payload: dict[str, Any] = {
         **action_base(team_id, user_id, trigger_id),
@@ -235,7 +237,7 @@ def block_action(
                 "block_id": block_id,
                 "text": {"type": "plain_text", "text": action_id, "emoji": True},
                 "value": value,
-                "type": "button",
+                "type": action_type,
                 "action_ts": now,
             }
         ],

@@ -75,6 +75,23 @@ function mrkdwn(text) {
   }).join("");
 }
 
+function markdown(text) {
+  // A markdown block (a streamed reply): **bold**, _italic_ or *italic*, `code`, "- " bullets.
+  let html = esc(String(text || ""));
+  html = html.replace(/`([^`\n]+)`/g, "<code>$1</code>");
+  html = html.replace(/\*\*([^*\n]+)\*\*/g, "<b>$1</b>");
+  html = html.replace(/(^|[\s(])[*_]([^*_\n]+)[*_](?=$|[\s).,!?:;])/gm, "$1<i>$2</i>");
+  return html.replace(/^- /gm, "• ");
+}
+
+function renderFeedback(el, where, blockId) {
+  // context_actions: feedback buttons (👍 / 👎, each its own value) and icon buttons.
+  const pair = el.type === "feedback_buttons" ? [el.positive_button, el.negative_button] : [el];
+  return pair.filter(Boolean).map((b) => renderButton(
+    { action_id: el.action_id, value: b.value, text: b.text || { text: el.icon || "" } },
+    where, blockId)).join("");
+}
+
 function textOf(obj) {
   if (!obj) return "";
   return obj.type === "mrkdwn" ? mrkdwn(obj.text) : esc(obj.text);
@@ -109,6 +126,10 @@ function renderBlock(block, where) {
     case "context":
       return `<div class="block-context">${block.elements.map(textOf).join(" ")}</div>`;
     case "divider": return "<hr>";
+    case "markdown": return `<div class="block-section block-markdown">${markdown(block.text)}</div>`;
+    case "context_actions":
+      return `<div class="block-actions context-actions">${block.elements
+        .map((el) => renderFeedback(el, where, block.block_id)).join("")}</div>`;
     case "actions":
       return `<div class="block-actions">${block.elements.filter((el) => el.type === "button")
         .map((el) => renderButton(el, where, block.block_id)).join("")}</div>`;
@@ -125,10 +146,17 @@ function renderBody(m) {
 
 function renderMessage(m) {
   const body = renderBody(m);
+  // A reply still streaming grows with each append (a cursor at its end until it stops).
   const replies = (m.replies || []).map((r) =>
-    `<div class="reply${r.ephemeral_for ? " ephemeral" : ""}"><span class="name">Weekly shop</span>
+    `<div class="reply${r.ephemeral_for ? " ephemeral" : ""}${r.streaming ? " streaming" : ""}"
+      data-ts="${esc(r.ts)}"><span class="name">Weekly shop</span>
       ${r.ephemeral_for ? '<span class="only-you">Only visible to you</span>' : ""}
-      ${renderBody(r)}</div>`).join("");
+      ${renderBody(r)}${r.streaming ? '<span class="cursor">▍</span>' : ""}</div>`).join("");
+  // The thread's status line while the app works, as Slack shows it: "<App Name> <status>".
+  const working = m.assistant_status;
+  const status = working ? `<div class="thread-status">Weekly shop ${esc(working.status)}${
+    (working.loading_messages || []).length ? ` · <i>${esc(working.loading_messages[0])}</i>` : ""
+  }</div>` : "";
   const time = stamp(Number(m.ts.split(".")[0]));  // a message's ts is when it was posted
   const marked = m.ts === fired
     ? '<div class="fired-here">⏰ The timer you fast-forwarded posted in this thread</div>' : "";
@@ -139,6 +167,7 @@ function renderMessage(m) {
       ${m.ephemeral_for ? '<div class="only-you">Only visible to you</div>' : ""}
       ${marked}${body}
       ${replies ? `<div class="replies"><div class="only-you">${m.replies.length} ${m.replies.length === 1 ? "reply" : "replies"}</div>${replies}</div>` : ""}
+      ${status}
     </div></div>`;
 }
 
