@@ -1,5 +1,6 @@
 # Every target sets itself up: a fresh machine needs python3 (>= 3.11), make, Node.js with npm
-# (for the offline serverless package test) and apt (Chromium for the browser test).
+# (for the offline serverless package: its test, and the template linters in make lint) and apt
+# (Chromium for the browser test).
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
