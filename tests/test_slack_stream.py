@@ -165,6 +165,9 @@ def test_a_stream_starts_only_in_a_thread_of_a_channel_the_bot_is_in(
     assert refused(start, channel="C0ELSE", thread_ts=parent, **RECIPIENT) == "not_in_channel"
     assert refused(start, channel="C0NONE", thread_ts=parent, **RECIPIENT) == "channel_not_found"
     assert refused(start, channel=CH, thread_ts="1.000001", **RECIPIENT) == "invalid_thread_ts"
+    odd = {"task_display_mode": "list", **RECIPIENT}
+    assert refused(start, channel=CH, thread_ts=parent, **odd) == "invalid_arguments"
+    assert start(channel=CH, thread_ts=parent, task_display_mode="plan", **RECIPIENT)["ok"]
 
 
 def test_markdown_over_12000_characters_and_unknown_chunks_are_refused(
@@ -214,6 +217,29 @@ def test_appending_needs_a_message_still_streaming_in_its_mode(
     assert refused(append, channel=CH, ts=ts, markdown_text="b") == "message_not_in_streaming_state"
     assert refused(stop, channel=CH, ts=ts) == "message_not_in_streaming_state"
     assert client.chat_update(channel=CH, ts=ts, text="edited")["ok"]  # an ordinary reply now
+
+
+def test_a_stream_slack_ended_takes_no_more(
+    slack: FakeSlack, client: WebClient, parent: str
+) -> None:
+    """chat.appendStream's table: ``stopped_by_user`` ("no further appends are accepted") after
+    the person pressed Stop; a stream Slack ended itself is ``message_not_in_streaming_state``."""
+    start, append = client.chat_startStream, client.chat_appendStream
+    by_user = str(start(channel=CH, thread_ts=parent, markdown_text="a", **RECIPIENT)["ts"])
+    aged = str(start(channel=CH, thread_ts=parent, markdown_text="b", **RECIPIENT)["ts"])
+    slack.end_stream(CH, by_user, "stopped_by_user")
+    slack.end_stream(CH, aged)
+    assert refused(append, channel=CH, ts=by_user, markdown_text="c") == "stopped_by_user"
+    assert (
+        refused(client.chat_stopStream, channel=CH, ts=by_user) == "message_not_in_streaming_state"
+    )
+    assert (
+        refused(append, channel=CH, ts=aged, markdown_text="c") == "message_not_in_streaming_state"
+    )
+    assert [(r["text"], "streaming" in r) for r in slack.thread(CH, parent)] == [
+        ("a", False),
+        ("b", False),
+    ]
 
 
 def test_stop_blocks_are_checked_as_a_message_s(client: WebClient, parent: str) -> None:

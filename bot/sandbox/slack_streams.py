@@ -27,7 +27,8 @@ What Slack documents, and this fake does (docs.slack.dev method pages ``chat.sta
   that brings content; python-slack-sdk's ``ChatStream`` always sends ``chunks``, and its
   ``stop()`` an empty ``chunks`` list, which is no content).
 - Appending to, or stopping, a message that is not streaming (stopped, or never a stream):
-  ``message_not_in_streaming_state``; a ``ts`` that is no message: ``message_not_found``.
+  ``message_not_in_streaming_state``; a ``ts`` that is no message: ``message_not_found``;
+  appending after the person pressed Stop (:meth:`Streams.end_stream`): ``stopped_by_user``.
 - ``chat.stopStream``'s ``blocks`` are "rendered at the bottom of the finalized message", at most
   50 (``msg_blocks_too_many``), each checked as a message's (``bot.sandbox.block_kit``).
 
@@ -56,6 +57,14 @@ from .slack_channels import Channels, Reject
 MARKDOWN_LIMIT = 12_000  # characters in one call's markdown_text, or one markdown_text chunk
 STOP_BLOCKS = 50  # chat.stopStream's own blocks, besides those sent as chunks
 TASK_STATUSES = ("pending", "in_progress", "complete", "error")
+# docs.slack.dev, chat.startStream: "Acceptable values: timeline plan" (the newer error tables of
+# smstoslack/slack_kit add "dense"); anything else is refused (invalid_arguments: docs silent).
+DISPLAY_MODES = ("timeline", "plan", "dense")
+# Each method's documented rate limit, calls a minute per workspace (the method pages' "Rate
+# Limits": startStream and stopStream Tier 2 "20+ per minute", appendStream Tier 4 "100+ per
+# minute"; assistant.threads.setStatus "Special rate limits apply", no figure), for bench/ to
+# hold a household's bursts against. The fake does not throttle by itself (``fail_next`` does).
+PER_MINUTE = {"chat.startStream": 20, "chat.appendStream": 100, "chat.stopStream": 20}
 _CHUNK_FIELDS = {
     "markdown_text": ("text",),
     "task_update": ("id", "title", "status"),
@@ -83,7 +92,7 @@ class Stream:
     recipient_team_id: str | None
     task_display_mode: str
     mode: str | None  # "markdown_text" or "chunks", once a call brought content
-    state: str = "streaming"  # then "stopped"
+    state: str = "streaming"  # then "stopped", "stopped_by_user" or "expired"
     calls: list[StreamCall] = field(default_factory=list)
 
     @property
@@ -119,6 +128,18 @@ class Streams(Channels):
             found = self.stream_records.get((channel, ts))
             return copy.deepcopy(found) if found else None
 
+    def end_stream(self, channel: str, ts: str, how: str = "expired") -> None:
+        """Slack ends a stream the app did not stop: ``expired`` (apps report streams ending
+        about 5 minutes after they started; later calls are ``message_not_in_streaming_state``)
+        or ``stopped_by_user`` (the person pressed Stop: an append is ``stopped_by_user``,
+        "no further appends are accepted", chat.appendStream's error table). The message stays
+        with what was streamed."""
+        with self._lock:
+            stream = self.stream_records[(channel, ts)]
+            stream.state = how
+            self._find(channel, ts).pop("streaming", None)
+        self._changed()
+
     # ------------------------------------------------------------ the Web API methods
 
     def m_chat_startStream(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -131,6 +152,8 @@ class Streams(Channels):
             self._recipient(args)
         if not any(m["ts"] == thread_ts for m in channel.messages):
             raise Reject("invalid_thread_ts")
+        if str(args.get("task_display_mode") or "timeline") not in DISPLAY_MODES:
+            raise Reject("invalid_arguments")
         mode, chunks = self._content(args, "chat.startStream", None)
         ts = self._next_ts()
         stream = Stream(
@@ -152,7 +175,7 @@ class Streams(Channels):
         return {"channel": cid, "ts": ts}
 
     def m_chat_appendStream(self, args: dict[str, Any]) -> dict[str, Any]:
-        stream, msg = self._streaming(args)
+        stream, msg = self._streaming(args, "append")
         mode, chunks = self._content(args, "chat.appendStream", stream.mode)
         if not chunks:
             raise Reject("markdown_text_or_chunks_required")
@@ -162,7 +185,7 @@ class Streams(Channels):
         return {"channel": stream.channel, "ts": stream.ts}
 
     def m_chat_stopStream(self, args: dict[str, Any]) -> dict[str, Any]:
-        stream, msg = self._streaming(args)
+        stream, msg = self._streaming(args, "stop")
         mode, chunks = self._content(args, "chat.stopStream", stream.mode)
         blocks = args.get("blocks") or []
         if isinstance(blocks, str):
@@ -199,12 +222,14 @@ class Streams(Channels):
         if not any(user in c.members for c in self._channels.values()):
             raise Reject("user_not_found")
 
-    def _streaming(self, args: dict[str, Any]) -> tuple[Stream, dict[str, Any]]:
+    def _streaming(self, args: dict[str, Any], method: str) -> tuple[Stream, dict[str, Any]]:
         """The stream ``args`` name, if it is still streaming; else what Slack answers."""
         cid = str(args.get("channel") or "")
         self._bot_channel(cid)
         msg = self._find(cid, str(args.get("ts") or ""))
         stream = self.stream_records.get((cid, msg["ts"]))
+        if stream is not None and stream.state == "stopped_by_user" and method == "append":
+            raise Reject("stopped_by_user")
         if stream is None or stream.state != "streaming":
             raise Reject("message_not_in_streaming_state")
         return stream, msg
