@@ -17,7 +17,8 @@ What Slack documents, and this fake does (docs.slack.dev method pages ``chat.sta
 - The bot not in the channel: ``not_in_channel`` / ``channel_not_found``, as chat.postMessage.
 - ``markdown_text`` (and a ``markdown_text`` chunk's ``text``) is limited to 12,000 characters
   ("Limit this field to 12,000 characters"). The tables name no error for it; ``msg_too_long`` is
-  what streaming apps report for an over-long append (CopilotKit/CopilotKit PR 6064, 6244).
+  what streaming apps report for an over-long append (CopilotKit/CopilotKit issue 6063, PRs
+  6064, 6244).
 - ``chunks`` are ``markdown_text`` (``text``), ``task_update`` (``id``, ``title``, ``status`` one of
   pending, in_progress, complete, error), ``plan_update`` (``title``) or ``blocks`` (``blocks``);
   anything else is ``invalid_chunks``. Both ``markdown_text`` and ``chunks`` in one call is
@@ -35,8 +36,11 @@ What Slack documents, and this fake does (docs.slack.dev method pages ``chat.sta
 Where the docs are silent, the stricter choice: a ``thread_ts`` that is no message of the channel
 is ``invalid_thread_ts`` (the code ``assistant.threads.setStatus`` uses), a missing ``thread_ts``
 ``invalid_arguments`` (the SDK makes it required), and the start of a stream, a reply, clears the
-thread's status (``slack_status``). Not played: a stream's lifetime (apps report Slack ending a
-stream about 5 minutes after it started; undocumented) and a cumulative length cap.
+thread's status (``slack_status``), and the 12,000 characters hold for the whole message too: an
+append that takes the streamed markdown past them is ``msg_too_long`` (observed live: "11,977 of
+15,668 chars posted", CopilotKit/CopilotKit issue 6063). Not played by itself: a stream's
+lifetime (apps report Slack ending one about 5 minutes after it started, undocumented; a test
+ends one with :meth:`Streams.end_stream`).
 
 The message, while streaming: ``text`` the markdown so far, ``streaming: True``, ``blocks`` a
 ``markdown`` block of that text then the ``blocks`` chunks; stopped: the same without
@@ -154,7 +158,7 @@ class Streams(Channels):
             raise Reject("invalid_thread_ts")
         if str(args.get("task_display_mode") or "timeline") not in DISPLAY_MODES:
             raise Reject("invalid_arguments")
-        mode, chunks = self._content(args, "chat.startStream", None)
+        mode, chunks = self._content(args, "", None)
         ts = self._next_ts()
         stream = Stream(
             cid,
@@ -176,7 +180,7 @@ class Streams(Channels):
 
     def m_chat_appendStream(self, args: dict[str, Any]) -> dict[str, Any]:
         stream, msg = self._streaming(args, "append")
-        mode, chunks = self._content(args, "chat.appendStream", stream.mode)
+        mode, chunks = self._content(args, stream.text, stream.mode)
         if not chunks:
             raise Reject("markdown_text_or_chunks_required")
         stream.mode = mode
@@ -186,7 +190,7 @@ class Streams(Channels):
 
     def m_chat_stopStream(self, args: dict[str, Any]) -> dict[str, Any]:
         stream, msg = self._streaming(args, "stop")
-        mode, chunks = self._content(args, "chat.stopStream", stream.mode)
+        mode, chunks = self._content(args, stream.text, stream.mode)
         blocks = args.get("blocks") or []
         if isinstance(blocks, str):
             with contextlib.suppress(ValueError):
@@ -235,9 +239,10 @@ class Streams(Channels):
         return stream, msg
 
     def _content(
-        self, args: dict[str, Any], method: str, mode: str | None
+        self, args: dict[str, Any], so_far: str, mode: str | None
     ) -> tuple[str | None, list[dict[str, Any]]]:
-        """The call's content as chunks, and the stream's mode after it; Reject if refused."""
+        """The call's content as chunks, and the stream's mode after it (``so_far``: the
+        markdown streamed before it); Reject if refused."""
         text, chunks = args.get("markdown_text"), args.get("chunks")
         if isinstance(chunks, str):
             with contextlib.suppress(ValueError):
@@ -252,9 +257,12 @@ class Streams(Channels):
             given = "chunks"
         else:
             return mode, []
-        for chunk in found:
-            if chunk["type"] == "markdown_text" and len(chunk["text"]) > MARKDOWN_LIMIT:
-                raise Reject("msg_too_long")
+        added = [c["text"] for c in found if c["type"] == "markdown_text"]
+        if (
+            any(len(t) > MARKDOWN_LIMIT for t in added)
+            or len(so_far + "".join(added)) > MARKDOWN_LIMIT
+        ):
+            raise Reject("msg_too_long")
         if not found:
             return mode, []
         if mode is not None and given != mode:
