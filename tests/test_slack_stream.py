@@ -110,6 +110,7 @@ def test_a_stream_grows_in_the_thread_and_stops_as_an_ordinary_reply(
     assert reply["blocks"] == [{"type": "markdown", "text": reply["text"]}, feedback()]
     stream = slack.stream(CH, ts)
     assert stream is not None and stream.state == "stopped" and stream.mode == "markdown_text"
+    assert stream.ended_at == 1_700_000_002.0
     assert [(c.method, c.at) for c in stream.calls] == [
         ("chat.startStream", 1_700_000_000.0),
         ("chat.appendStream", 1_700_000_001.0),

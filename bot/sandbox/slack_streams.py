@@ -97,6 +97,7 @@ class Stream:
     task_display_mode: str
     mode: str | None  # "markdown_text" or "chunks", once a call brought content
     state: str = "streaming"  # then "stopped", "stopped_by_user" or "expired"
+    ended_at: float | None = None  # the fake's wall time when it stopped (or Slack ended it)
     calls: list[StreamCall] = field(default_factory=list)
 
     @property
@@ -140,7 +141,7 @@ class Streams(Channels):
         with what was streamed."""
         with self._lock:
             stream = self.stream_records[(channel, ts)]
-            stream.state = how
+            stream.state, stream.ended_at = how, self.wall()
             self._find(channel, ts).pop("streaming", None)
         self._changed()
 
@@ -205,7 +206,7 @@ class Streams(Channels):
         stream.mode = mode
         if chunks:
             stream.calls.append(StreamCall("chat.stopStream", self.wall(), chunks))
-        stream.state = "stopped"
+        stream.state, stream.ended_at = "stopped", self.wall()
         msg.pop("streaming", None)
         if args.get("metadata"):
             msg["metadata"] = args["metadata"]
