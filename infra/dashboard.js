@@ -61,6 +61,10 @@ function body(names) {
       ours('BasketsChanged'),
       ours('BasketsExpired'),
     ]),
+    graph('Feedback on baskets (Good basket, Not good)', [
+      ours('BasketFeedbackGood'),
+      ours('BasketFeedbackBad'),
+    ]),
     graph(
       'Time from a basket posted to its answer (seconds)',
       [ours('AnswerSeconds', { stat: 'p50' }), ours('AnswerSeconds', { stat: 'p90' })],

@@ -44,7 +44,8 @@ def order_reply(world: World, basket: dict[str, Any]) -> dict[str, Any]:
 
 
 def session_of(basket: dict[str, Any]) -> str:
-    return str(json.loads(basket["blocks"][-1]["elements"][0]["value"])["s"])
+    (actions,) = [b for b in basket["blocks"] if b["type"] == "actions"]
+    return str(json.loads(actions["elements"][0]["value"])["s"])
 
 
 def test_an_approved_basket_is_delivered_to_the_webhook_once(world: World, receiver: Any) -> None:

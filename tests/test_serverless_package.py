@@ -676,6 +676,8 @@ CONTRACT_METRICS = {
     "BasketsRejected",
     "BasketsExpired",
     "BasketsChanged",
+    "BasketFeedbackGood",
+    "BasketFeedbackBad",
     "AnswerSeconds",
     "OrdersPlaced",
     "OrdersFailed",

@@ -3,7 +3,9 @@
 seconds and works once); Edit items opens "Reading the basket…" in the ack and fills it in in a
 lazy run (``bot.steps.edit``); Start again starts a new session (``bot.steps.start``). Undo on
 the Home tab is the held basket's Undo, pressed from there (``bot.steps.home.undo_from_home``):
-the same turn, and the tab published again with what became of it."""
+the same turn, and the tab published again with what became of it. The feedback buttons under
+every basket ("Good basket" / "Not good") ack at once and are kept in a lazy run
+(``bot.steps.feedback``): no lock, no turn, one record beside the basket's outcome."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from bot.slack.blocks import (
     UNDO,
 )
 from bot.slack.edit_form import edit_view_id, loading_edit_modal, said_modal
+from bot.slack.feedback_buttons import FEEDBACK
 from bot.slack.home_view import HOME_UNDO, failed_view
 from bot.slack.modal import change_modal, modal_metadata
 from bot.slack.payloads import GONE, Click, Kind, click_from_action, session_id_for
@@ -92,6 +95,24 @@ def undo_from_home(rt: Runtime, body: dict[str, Any]) -> None:
     publish_home(tab, tenant, who, notice=after_undo(tab, click, told))
 
 
+def feedback_pressed(rt: Runtime, body: dict[str, Any]) -> None:
+    """A lazy run's work: one press of a basket's feedback buttons (``bot.steps.feedback``)."""
+    from bot.records.feedback import feedback_beside
+    from bot.steps.feedback import FeedbackDesk, Pressed, record_feedback
+
+    click = click_from_action(body, "approve")  # who and where, read as for any click
+    (action, *_) = body.get("actions") or [{}]
+    value = action.get("value") if isinstance(action, dict) else None
+    if click is None:
+        log.warning("malformed feedback press ignored")
+        return
+    here = rt.for_workspace(click.tenant)
+    history = rt.records.history
+    desk = FeedbackDesk(rt.records.receipts, history, feedback_beside(history), here.slack.outbox)
+    pressed = Pressed(click.tenant, click.user, click.channel, click.message_ts, str(value or ""))
+    record_feedback(desk, pressed, here.slack.outbox.clock())
+
+
 def listen(app: App, rt: Runtime) -> None:
     def lazy_click(kind: Kind) -> Callable[[dict[str, Any]], None]:
         def run(body: dict[str, Any]) -> None:
@@ -130,6 +151,11 @@ def listen(app: App, rt: Runtime) -> None:
     app.action(REJECT)(ack=ack_now, lazy=[lazy_click("reject")])
     app.action(UNDO)(ack=ack_now, lazy=[lazy_click("undo")])
     app.action(OPEN_ORDER)(ack_now)  # a link button: the browser opens the list
+
+    def run_feedback(body: dict[str, Any]) -> None:
+        feedback_pressed(rt, body)
+
+    app.action(FEEDBACK)(ack=ack_now, lazy=[run_feedback])
 
     def run_home_undo(body: dict[str, Any]) -> None:
         undo_from_home(rt, body)

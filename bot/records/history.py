@@ -220,6 +220,12 @@ class History(Protocol):
         """The record called ``name`` in the workspace's folder, if it verifies."""
         ...
 
+    def listed(self, tenant: str, limit: int) -> list[tuple[str, datetime | None]]:
+        """Every name in the workspace's folder, in key order, with when it was last written
+        (one LIST, as :meth:`names`): the outcomes', then the feedback records beside them
+        (``bot.records.feedback``)."""
+        ...
+
 
 def newest(history: History, tenant: str, limit: int) -> list[tuple[str, Ended]]:
     """The workspace's newest ``limit`` outcomes, newest first, with their names."""
@@ -249,6 +255,9 @@ class InMemoryHistory:
     def read_name(self, tenant: str, name: str) -> Ended | None:
         with self._mutex:
             return self._records.get(tenant, {}).get(name)
+
+    def listed(self, tenant: str, limit: int) -> list[tuple[str, datetime | None]]:
+        return [(name, None) for name in self.names(tenant, limit)]
 
 
 class S3History:
@@ -285,6 +294,22 @@ class S3History:
             raise store_error("list outcome records", exc) from exc
         names = [str(obj["Key"])[len(prefix) :] for obj in listed.get("Contents", [])]
         return [name for name in names if session_of(name) is not None]
+
+    def listed(self, tenant: str, limit: int) -> list[tuple[str, datetime | None]]:
+        """One LIST of at most ``limit`` (≤ 1,000) keys, outcomes first (their names sort
+        before ``feedback/``), each with its ``LastModified``."""
+        prefix = f"{self.prefix}{validate_id(tenant, 'tenant ID')}/"
+        try:
+            listed = self.s3.list_objects_v2(Bucket=self.bucket, Prefix=prefix, MaxKeys=limit)
+        except (ClientError, BotoCoreError) as exc:
+            raise store_error("list outcome records", exc) from exc
+        found = []
+        for obj in listed.get("Contents", []):
+            when = obj.get("LastModified")
+            found.append(
+                (str(obj["Key"])[len(prefix) :], when if isinstance(when, datetime) else None)
+            )
+        return found
 
     def read_name(self, tenant: str, name: str) -> Ended | None:
         """One GET; a record that is missing or does not verify for ``tenant`` is None."""

@@ -8,6 +8,10 @@
     expired     …by "Expired — nothing ordered"
     retired     …by why they went (a deploy removed the basket's graph version)
 
+Every basket but a retired one ends with its feedback buttons ("Good basket" / "Not good",
+``bot.slack.feedback_buttons``): waiting and held from the button's own session, answered and
+expired when the caller names the session (``session_id``).
+
 The items by aisle, with their prices (``bot.slack.basket_items``), are also what the thread
 lists as ordered (``bot.slack.order_said``) and the Home tab shows (``bot.slack.home_view``).
 """
@@ -37,6 +41,7 @@ from .blocks import (
     plain,
     slack_date,
 )
+from .feedback_buttons import feedback_block
 
 if TYPE_CHECKING:  # the workflow: imported by the lazy runs that post baskets, not by an ack
     from workflow.shop.basket import Item
@@ -134,37 +139,61 @@ def basket_blocks(
                 "block_id": "held_actions",
                 "elements": [button("Undo", UNDO, value, style="danger")],
             },
+            feedback_block(ref.session_id, round),
         ]
     change = [] if last else [button("Change…", CHANGE, value)]
     so_far = [approved_so_far(approvals, needed, uncounted)] if approvals or uncounted else []
-    return [
-        {"type": "header", "text": plain(title, 150)},
-        *item_sections(items, prices),
-        *prices_block(prices, items),
-        asked_for(requested_by, request, progress, household),
-        rounds_said(round, max_rounds),
-        *([edited_by(round, *edited)] if edited is not None else []),
-        *so_far,
-        {
-            "type": "actions",
-            "block_id": "basket_actions",
-            "elements": [
-                button("Approve", APPROVE, value, style="primary"),
-                {
-                    **button("Reject", REJECT, value, style="danger"),
-                    "confirm": {
-                        "title": plain("Reject this basket?", 100),
-                        "text": plain("No order will be placed this week.", 300),
-                        "confirm": plain("Reject", 30),
-                        "deny": plain("Keep it", 30),
-                        "style": "danger",
+    return _fit(
+        [
+            {"type": "header", "text": plain(title, 150)},
+            *item_sections(items, prices),
+            *prices_block(prices, items),
+            asked_for(requested_by, request, progress, household),
+            rounds_said(round, max_rounds),
+            *([edited_by(round, *edited)] if edited is not None else []),
+            *so_far,
+            {
+                "type": "actions",
+                "block_id": "basket_actions",
+                "elements": [
+                    button("Approve", APPROVE, value, style="primary"),
+                    {
+                        **button("Reject", REJECT, value, style="danger"),
+                        "confirm": {
+                            "title": plain("Reject this basket?", 100),
+                            "text": plain("No order will be placed this week.", 300),
+                            "confirm": plain("Reject", 30),
+                            "deny": plain("Keep it", 30),
+                            "style": "danger",
+                        },
                     },
-                },
-                *change,
-                button("Edit items", EDIT, value),
-            ],
-        },
-    ]
+                    *change,
+                    button("Edit items", EDIT, value),
+                ],
+            },
+            feedback_block(ref.session_id, round),
+        ]
+    )
+
+
+MAX_BLOCKS = 50  # a message's (Block Kit); the items take at most MAX_ITEM_BLOCKS of them
+
+
+def _fit(blocks: list[Block]) -> list[Block]:
+    """``blocks`` within a message's 50: a basket at its most (every item block, edited, a
+    quorum's approvals so far, and its feedback buttons) is one over, so its first two
+    neighbouring context lines (what was asked, what "Basket 1 of 3" means) share one context
+    block (at most 10 elements), in the same order."""
+    fitted = list(blocks)
+    i = 0
+    while len(fitted) > MAX_BLOCKS and i + 1 < len(fitted):
+        one, two = fitted[i], fitted[i + 1]
+        both = one["type"] == two["type"] == "context"
+        if both and len(one["elements"]) + len(two["elements"]) <= 10:
+            fitted[i : i + 2] = [{**one, "elements": [*one["elements"], *two["elements"]]}]
+        else:
+            i += 1
+    return fitted
 
 
 def edited_by(round: int, user: str, summary: str) -> Block:
@@ -187,10 +216,12 @@ def answered_blocks(
     asked: Block | None = None,
     approvals: Sequence[str] = (),
     prices: PricedBasket | None = None,
+    session_id: str = "",
 ) -> list[Block]:
     """The same basket once answered: the buttons replaced by who answered (everyone who
     approved it, for a quorum's order), when, and why; ``asked`` (:func:`asked_for`) keeps what
-    was asked above it, and ``prices`` what it cost as it was answered."""
+    was asked above it, and ``prices`` what it cost as it was answered. With ``session_id``, its
+    feedback buttons stay under it."""
     when = slack_date(at)
     if not note:
         said = context(f"{verdict} by {people(approvals or [user])} · {when}")
@@ -200,15 +231,24 @@ def answered_blocks(
             {"type": "plain_text", "text": note[:MAX_CHANGE_LENGTH], "emoji": False},
             {"type": "mrkdwn", "text": f"· {when}"},
         ]
-    return _closed(round, max_rounds, items, said, asked, prices)
+    blocks = _closed(round, max_rounds, items, said, asked, prices)
+    return blocks + ([feedback_block(session_id, round)] if session_id else [])
 
 
 def expired_blocks(
-    *, round: int, max_rounds: int, items: Sequence[Item], at: int, asked: Block | None = None
+    *,
+    round: int,
+    max_rounds: int,
+    items: Sequence[Item],
+    at: int,
+    asked: Block | None = None,
+    session_id: str = "",
 ) -> list[Block]:
-    """A basket nobody answered in time: its buttons replaced by "Expired — nothing ordered"."""
+    """A basket nobody answered in time: its buttons replaced by "Expired — nothing ordered"
+    (with ``session_id``, its feedback buttons stay under it)."""
     said = context(f"Expired — nothing ordered · {slack_date(at)}")
-    return _closed(round, max_rounds, items, said, asked)
+    blocks = _closed(round, max_rounds, items, said, asked)
+    return blocks + ([feedback_block(session_id, round)] if session_id else [])
 
 
 def retired_blocks(*, round: int, max_rounds: int, items: Sequence[Item]) -> list[Block]:

@@ -7,6 +7,8 @@
     Waiting for an answer            newest first, each with Open (a link to its message)
     Last outcomes                    newest first: Ordered / Rejected / Expired, how many items,
                                      who answered, when; Show items; Repeat this order
+    Feedback, last 4 weeks           how many said good and not good of the baskets, and the
+                                     newest few: who, which basket, where, when (one block)
     Kroger cart                      with a Kroger app: the viewer's account, Connect or
                                      Disconnect (``bot.slack.kroger_section``)
     Settings
@@ -14,8 +16,8 @@
 A Home tab holds at most 100 blocks (Block Kit's view limit, which the fake Web API checks): at
 most ``MAX_WAITING`` baskets, held or waiting, and 2 × ``MAX_OUTCOMES`` rows, and one outcome's
 items expanded at a time within ``bot.slack.basket_items.item_sections``' own 43; the Kroger
-cart adds 5. Model- and user-written text (the request, the items) is plain_text or escaped, as
-on the basket messages.
+cart adds 5, the feedback 1. Model- and user-written text (the request, the items) is plain_text
+or escaped, as on the basket messages.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from .basket_message import asked_for
 from .blocks import OPEN_ORDER, Block, Ref, context, count, escape, people, plain, slack_date
 
 if TYPE_CHECKING:
+    from bot.records.feedback import Said
     from bot.records.history import Ended
     from bot.records.receipts import Waiting
 
@@ -158,6 +161,36 @@ def outcome_rows(outcomes: list[tuple[str, Ended]], expanded: str | None) -> lis
     return rows
 
 
+FEEDBACK_DAYS = 28  # the Home tab's "last 4 weeks" of feedback
+FEEDBACK_NOTES = 3  # the newest notes shown under the counts
+
+
+def feedback_rows(said: list[Said], more: int) -> list[Block]:
+    """What the household said of its baskets in the last 4 weeks, newest first: the counts
+    (of the records read; ``more``: others were written but not read, said to exist, never
+    counted, as they may be of channels the viewer is not in), then who said what of which
+    basket, where, when. Every person and channel is a mention built from an ID Slack gave
+    (the record's, checked when read), never text."""
+    if not said:
+        return [
+            context(
+                f"*Feedback, last {FEEDBACK_DAYS // 7} weeks:* none yet. Press Good basket or"
+                " Not good under a basket."
+            )
+        ]
+    good = sum(1 for s in said if s.verdict == "good")
+    counted = f"{good} good, {len(said) - good} not good"
+    if more:
+        counted += " (the newest read; older ones are not counted here)"
+    lines = [f"*Feedback, last {FEEDBACK_DAYS // 7} weeks:* {counted}"]
+    for s in said[:FEEDBACK_NOTES]:
+        verdict = "good basket" if s.verdict == "good" else "not good"
+        lines.append(
+            f"<@{s.user}>: {verdict} · basket {s.round} in <#{s.channel}> · {slack_date(s.at)}"
+        )
+    return [_mrkdwn("\n".join(lines))]
+
+
 def home_view(
     *,
     waiting: list[tuple[str, Waiting]],
@@ -170,15 +203,20 @@ def home_view(
     unread: int = 0,
     settings: list[Block] | None = None,
     kroger: list[Block] | None = None,
+    feedback: tuple[list[Said], int] | None = None,
 ) -> dict[str, Any]:
     """The Home tab: ``notice`` is ours (mrkdwn); ``settings`` the workspace's
     (``bot.slack.settings_summary.settings_rows``); ``kroger`` the viewer's Kroger cart
-    (``bot.slack.kroger_section``, with a Kroger app only); everything else is built here."""
+    (``bot.slack.kroger_section``, with a Kroger app only); ``feedback`` what was said of the
+    baskets lately, and how many more were not read (:func:`feedback_rows`); everything else is
+    built here."""
     blocks: list[Block] = [{"type": "header", "text": plain("Weekly shop", 150)}]
     if notice:
         blocks.append(_mrkdwn(notice))
     blocks += waiting_rows(waiting, unread, max_rounds, times, link)
     blocks += [{"type": "divider"}, _mrkdwn("*Last outcomes*"), *outcome_rows(outcomes, expanded)]
+    if feedback is not None:
+        blocks += feedback_rows(*feedback)
     if kroger:
         blocks += [{"type": "divider"}, *kroger]
     if settings:

@@ -5,8 +5,10 @@ and what became of the last baskets (``bot.slack.home_view``). What it reads, al
 workspace's own prefixes and never a checkpoint's payload:
 
     1 LIST     the newest outcome records' names (``bot.records.history``, at most 1,000: which
-               sessions ended, and the outcomes to show)
+               sessions ended, and the outcomes to show), and after them the feedback records'
+               (``bot.records.feedback``), each with when it was written
     ≤ 10 GET   the outcomes shown
+    ≤ 10 GET   the newest feedback of the last 4 weeks (none when there is none)
     1 LIST     the sessions' objects (one page per 1,000 objects: sessions live 30 days at
                most, a waiting one keeps about three), each receipt with when it was written
     ≤ 20 HEAD  the newest receipts of sessions not ended: each says which basket waits
@@ -37,8 +39,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from bot.records.feedback import feedback_beside, newest_said
 from bot.records.history import session_of
-from bot.slack.home_view import MAX_OUTCOMES, failed_view, home_view
+from bot.slack.home_view import FEEDBACK_DAYS, MAX_OUTCOMES, failed_view, home_view
 from bot.slack.outbox import Outbox
 from bot.slack.settings_summary import problem_notice, settings_rows
 from workflow.errors import StoreError
@@ -138,10 +141,15 @@ def shown_to(record: Any, visible: Visible) -> bool:
 
 def read_home(
     rt: HomeTab, tenant: str, now: float, visible: Visible
-) -> tuple[list[Any], int, list[Any]]:
+) -> tuple[list[Any], int, list[Any], tuple[list[Any], int]]:
     """(waiting baskets, newest first; how many older receipts were not read; last outcomes,
-    newest first) of the workspace, of the channels the viewer is in."""
-    names = rt.history.names(tenant, LISTED)
+    newest first; the last 4 weeks' feedback, and how many more were not read) of the
+    workspace, of the channels the viewer is in."""
+    listed = rt.history.listed(tenant, LISTED)
+    names = [name for name, _ in listed if session_of(name) is not None]
+    since = now - FEEDBACK_DAYS * 86400
+    said, more = newest_said(feedback_beside(rt.history), tenant, listed, since, MAX_OUTCOMES)
+    heard = ([s for s in said if visible(s.channel)], more)
     ended = {s for s in map(session_of, names) if s is not None}
     outcomes: list[tuple[str, Any]] = []
     for name in names[:MAX_OUTCOMES]:  # the newest: at most MAX_OUTCOMES GETs
@@ -158,7 +166,7 @@ def read_home(
         waiting = [w for w in waiting if w[1].posted_at + expire_after + 3600 > now]
     waiting = [w for w in waiting if visible(w[1].channel)]
     waiting.sort(key=lambda w: w[1].posted_at, reverse=True)
-    return waiting, unread, outcomes
+    return waiting, unread, outcomes, heard
 
 
 def publish_home(
@@ -175,7 +183,7 @@ def publish_home(
     notice = "\n\n".join(text for text in (closed and f":warning: *{closed}*", notice) if text)
     try:
         visible = Visible(rt, user)
-        waiting, unread, outcomes = read_home(rt, tenant, now, visible)
+        waiting, unread, outcomes, heard = read_home(rt, tenant, now, visible)
         view = home_view(
             waiting=waiting,
             unread=unread,
@@ -187,6 +195,7 @@ def publish_home(
             notice=notice,
             settings=settings_rows(rt.current, problem_notice(rt.loaded), visible),
             kroger=rt.kroger(tenant, user) if rt.kroger is not None else None,
+            feedback=heard,
         )
     except StoreError as exc:
         log.error("the Home tab could not be read: %s", exc)
