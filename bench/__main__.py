@@ -10,8 +10,9 @@ time per order) and a change's cost (bench.revisions: output tokens and waiting,
 against the whole basket again, with a stated model of the API's speed), against
 moto (S3, Scheduler) and the fake Slack, Lambda and Anthropic APIs on 127.0.0.1, and prices
 (bench.prices: /shop to a priced basket, Kroger calls a basket and an edit, with a stated model
-of the Kroger stand-in's latency) and an order into a Kroger cart (bench.kroger_cart: requests
-and time); each figure
+of the Kroger stand-in's latency), an order into a Kroger cart (bench.kroger_cart: requests
+and time) and a basket shown as it is written (bench.drafts: /shop to the first item and to the
+whole basket, with the same model of the API's speed); each figure
 beside a baseline measured in the same run.
 """
 
@@ -24,6 +25,7 @@ import time
 
 from bench import (
     coldstart,
+    drafts,
     home,
     installs,
     kroger_cart,
@@ -48,6 +50,7 @@ def main() -> None:
         engine_rows = asyncio.run(resume.measure(lb.check_s3, "bench-engine"))
         engine_rows += orders.measure(lb)
         engine_rows += revisions.measure(lb)
+        engine_rows += drafts.measure(lb)
         engine_rows.append(revisions.fresh_edit(lb))
         engine_rows += prices.measure(lb)
         engine_rows += kroger_cart.cart_rows(lb)

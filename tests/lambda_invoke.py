@@ -13,6 +13,8 @@ one point of a resume, to prove that the next invocation recovers:
     order-after-call    the destination answered (the canvas made, the webhook delivered), before
                         the record says so
     order-recorded      the order record says placed, before Slack is told
+    draft-posted        a /shop's draft message posted, before its ts is recorded
+    mid-draft           the draft showing its first items, the model still writing
 
 ``--deploy NAME`` runs it as the next deploy would (``tests.shop_next_deploy``): a changed graph.
 ``--hold-lock SECONDS`` keeps a session lock that long once taken (a slow invocation), so that
@@ -72,6 +74,19 @@ def _die_at_second(owner: Any, name: str) -> None:
         if len(calls) == 2:
             os._exit(CRASH_EXIT)
         return await original(*args, **kwargs)
+
+    setattr(owner, name, wrapper)
+
+
+def _die_at_call(owner: Any, name: str, n: int) -> None:
+    original: Callable[..., Any] = getattr(owner, name)
+    calls = []
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == n:
+            os._exit(CRASH_EXIT)
+        return original(*args, **kwargs)
 
     setattr(owner, name, wrapper)
 
@@ -140,6 +155,15 @@ def arm(point: str) -> None:
         _die_after(KrogerCartDestination, "place")
     elif point == "order-recorded":
         _die_after(OrderDesk, "_done")
+    elif point == "draft-posted":
+        from bot.records.drafts import S3Drafts
+
+        _die_at(S3Drafts, "record")
+    elif point == "mid-draft":
+        import bot.slack.draft
+
+        bot.slack.draft.EVERY = 0.0  # each item shown at once: the fake answers in milliseconds
+        _die_at_call(bot.slack.draft.Draft, "update", 3)  # two updates shown, the third never
     else:
         raise SystemExit(f"unknown crash point {point!r}")
 

@@ -33,6 +33,7 @@ def sessions_of(rt: Runtime) -> Sessions:
     from bot.steps.turn import Sessions
 
     records = rt.records
+    offline = rt.shopper_factory is None and rt.settings.anthropic_api_key is None
     return Sessions(
         workflow=rt.shop.workflow,
         checkpoints=records.checkpoints,
@@ -45,7 +46,8 @@ def sessions_of(rt: Runtime) -> Sessions:
         timers=BasketTimers(rt.schedules.timers),
         orders=rt.orders.desk,
         clock=rt.clock,
-        offline=rt.shopper_factory is None and rt.settings.anthropic_api_key is None,
+        offline=offline,
+        drafts=None if offline else records.drafts,  # the offline shopper writes at once
     )
 
 
@@ -109,6 +111,7 @@ def lost_runs_of(rt: Runtime) -> LostRuns:
         outbox_for=lambda tenant: rt.for_workspace(tenant).slack.outbox,
         forget=lambda team, said_at: forget_workspace(rt.forgetting, team, said_at),
         receipts=rt.records.receipts,
+        drafts=rt.records.drafts,
     )
 
 

@@ -18,6 +18,7 @@ from bot.settings import Settings
 from .clients import AwsClients, LazyClient
 
 if TYPE_CHECKING:
+    from bot.records.drafts import S3Drafts
     from bot.records.history import History
     from bot.records.kroger_accounts import KrogerAccounts
     from bot.records.orders import S3Orders
@@ -94,6 +95,14 @@ class Records:
 
         s = self.settings
         return S3Receipts(s.checkpoint_bucket, s.checkpoint_prefix, self.aws.s3())
+
+    @functools.cached_property
+    def drafts(self) -> S3Drafts:
+        """Which message shows a /shop's basket 1 while it is written (``bot.records.drafts``)."""
+        from bot.records.drafts import S3Drafts
+
+        s = self.settings
+        return S3Drafts(s.checkpoint_bucket, s.checkpoint_prefix, self.aws.s3())
 
     @functools.cached_property
     def history(self) -> History:

@@ -108,6 +108,9 @@ def sessions(rt: Runtime, tenant: str, people: Mapping[str, str]) -> list[dict[s
         _session(rt, store, tenant, s, objects, outcomes.get(s, ("", None))[1], name)
         | _where(outcomes.get(s, ("", None))[1], waiting.get(s))
         for s, objects in sizes.items()
+        # a folder with neither checkpoints nor a lock holds only markers (a first basket's
+        # draft claim, bot.records.drafts): its session is shown from its outcome, if any
+        if any(k.startswith("cp/") or k == "lock" for k in objects)
     ]
     found += [
         _ended_only(s, n, e, name) | _where(e, None)

@@ -131,7 +131,12 @@ class World:
         return self.slack.home(user)
 
     def baskets(self, channel: str = CHANNEL) -> list[dict[str, Any]]:
-        return [m for m in self.slack.messages(channel) if header(m)]
+        """The channel's basket messages: a header, and not a draft still being written."""
+        return [m for m in self.slack.messages(channel) if header(m) and not is_draft(m)]
+
+    def drafts(self, channel: str = CHANNEL) -> list[dict[str, Any]]:
+        """The channel's messages that show a basket being written (``bot.slack.draft``)."""
+        return [m for m in self.slack.messages(channel) if is_draft(m)]
 
     def buttons(self, message: dict[str, Any]) -> dict[str, str]:
         """action_id -> value of the buttons on a posted message."""
@@ -177,6 +182,12 @@ class World:
                 user_id=user,
             )
         )
+
+
+def is_draft(message: dict[str, Any]) -> bool:
+    from bot.slack.draft import WRITING
+
+    return header(message) == WRITING
 
 
 def header(message: dict[str, Any]) -> str:

@@ -16,7 +16,7 @@ from .blocks import APPROVE, EDIT, REJECT, START_AGAIN
 from .edit_form import EDIT_MODAL, read_edit_metadata
 from .home_view import HOME_UNDO
 from .modal import read_modal_metadata
-from .payloads import request_text
+from .payloads import read_shop, request_text
 
 RESHOP = "I couldn't finish writing your basket — try /shop again."
 AGAIN_LOST = "The new basket wasn't started — press Start again to try once more."
@@ -34,6 +34,7 @@ class Said:
     thread_ts: str | None = None
     user: str = ""  # with reply_url: an ephemeral to this person
     reply_url: str = ""
+    session: str = ""  # a /shop's: its draft message, if it has one, says so too (bot.slack.draft)
 
 
 def as_dict(value: object) -> dict[str, Any]:
@@ -46,7 +47,9 @@ def lost_command(form: dict[str, str]) -> Said | None:
         return None
     url = form.get("response_url", "")
     reply_url = url if url.startswith(("https://", "http://")) and request_text(form) else ""
-    return Said(tenant, channel, RESHOP, user=user, reply_url=reply_url)
+    shop = read_shop(form)
+    session = "" if shop is None else shop.where.session_id
+    return Said(tenant, channel, RESHOP, user=user, reply_url=reply_url, session=session)
 
 
 def lost_click(payload: dict[str, Any]) -> Said | None:

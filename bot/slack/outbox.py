@@ -29,6 +29,7 @@ from .order_said import order_text, ordered_blocks
 from .outcome import (
     RETIRED,
     Damaged,
+    Failed,
     Outcome,
     Post,
     Reordered,
@@ -151,6 +152,11 @@ class Outbox:
         """Say ``outcome``; whether the channel now shows all of a Report (receipt-worthy)."""
         if isinstance(outcome, Tell):
             self.tell(where.channel, outcome.user, outcome.text)
+        elif isinstance(outcome, Failed) and outcome.replaces is not None:
+            # in the draft that showed it being written (a new message if that cannot be done)
+            said = self._update(where.channel, outcome.replaces, outcome.text, [])
+            if not said:
+                self._post_or_reply(where, outcome)
         elif isinstance(outcome, Post):
             self._post_or_reply(where, outcome)
         elif isinstance(outcome, Report):
@@ -235,15 +241,21 @@ class Outbox:
         self, where: Where, report: Report, event: RequestInfoEvent, ts: str | None = None
     ) -> Posted | None:
         """A new basket message; or, with ``ts``, the message of the basket asked again
-        unchanged, given buttons for its new request (no new message: no round was used)."""
+        unchanged, given buttons for its new request (no new message: no round was used), or
+        the draft that showed basket 1 being written (a new message if it cannot be updated:
+        deleted meanwhile, say)."""
         basket = event.data
         log.info("posting basket %s (%s)", basket.round, report.written)
         text, blocks = asked_message(report, event, where.session_id, self.max_rounds)
         if ts is not None:
-            if not self._update(where.channel, ts, text, blocks):
+            drafted = ts == report.draft_ts
+            if self._update(where.channel, ts, text, blocks):
+                if drafted:  # basket 1 in the message that showed it being written
+                    metrics.count("BasketsStarted")
+                held = report.held_until
+                return Posted(event.request_id, ts, basket.round, int(self.clock()), held)
+            if not drafted:
                 return None
-            held = report.held_until
-            return Posted(event.request_id, ts, basket.round, int(self.clock()), held)
         try:
             posted = self.web.chat_postMessage(channel=where.channel, text=text, blocks=blocks)
         except SLACK_FAILURES as exc:

@@ -57,6 +57,7 @@ class Failed(Post):
 
     requested_by: str = ""
     request: str = ""
+    replaces: str | None = None  # the draft that showed it being written: said there instead
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,9 @@ class Report:
     # Our own lines for the thread, before the outputs: mrkdwn whose mentions we built from
     # IDs Slack gave ("Undo pressed by @carol: …"), never model or user text.
     said: tuple[str, ...] = ()
+    # The message that showed basket 1 while it was written (``bot.slack.draft``): it becomes
+    # the basket, updated in place, instead of a new message.
+    draft_ts: str | None = None
 
     @property
     def baskets(self) -> list[RequestInfoEvent]:

@@ -62,6 +62,7 @@ from urllib.parse import parse_qsl
 from botocore.exceptions import BotoCoreError, ClientError
 from slack_sdk.signature import SignatureVerifier
 
+from bot.records.drafts import S3Drafts
 from bot.records.lost_markers import LostMarkers
 from bot.records.receipts import Receipts
 from bot.records.timers import MAX_ATTEMPTS, BadTimer, TimerError, Timers, from_payload, is_timer
@@ -79,6 +80,8 @@ from bot.slack.lost_said import (
 from bot.slack.outbox import Outbox
 from workflow.errors import InvalidIdentifier, StoreError
 from workflow.persistence.store import validate_id
+
+from .drafting import said_lost
 
 log = logging.getLogger(__name__)
 
@@ -108,8 +111,10 @@ class LostRuns:
         outbox_for: Callable[[str], Outbox] | None = None,
         forget: Callable[[str, float | None], Any] | None = None,
         receipts: Receipts | None = None,
+        drafts: S3Drafts | None = None,
     ) -> None:
         self.receipts = receipts  # where a held basket's lost Home-tab Undo is said
+        self.drafts = drafts  # a lost /shop's draft message, said lost too
         self.forget = (
             forget  # bot.steps.uninstall.forget_workspace, for a removal Lambda gave up on
         )
@@ -211,6 +216,8 @@ class LostRuns:
         except NotInstalled:  # the workspace removed the app since: nobody to tell
             log.warning("a lost run of a workspace without an installation: dropped")
             return True
+        if said.session and self.drafts is not None:  # "being written" would be untrue now
+            said_lost(self.drafts, outbox, said.tenant, said.session, said.channel, said.user)
         if said.reply_url:
             return outbox.reply(said.reply_url, said.text)
         if said.user:

@@ -34,7 +34,9 @@ from workflow.persistence.session import SessionCheckpoints
 from workflow.shop.basket import ShopRequest
 from workflow.shop.household import Household
 from workflow.shop.run_state import prices_of, shop_request
+from workflow.shop.shopper_stream import DRAFT
 
+from .drafting import Drafting
 from .rules import Rules
 from .turn import Redelivered, Sessions, take_turn
 from .whom import household_line
@@ -46,10 +48,12 @@ TRY_AGAIN = f"I couldn't start a basket just now. {AGAIN}"
 
 @dataclass(frozen=True)
 class Start:
-    """Basket 1 of ``request``, posted in the channel."""
+    """Basket 1 of ``request``, posted in the channel; with ``drafting``, shown while it is
+    written, in the message that then becomes it (``bot.steps.drafting``)."""
 
     request: ShopRequest
     session_id: str
+    drafting: Drafting | None = None
 
     @property
     def owner(self) -> str:
@@ -71,18 +75,31 @@ class Start:
     ) -> Outcome | Redelivered:
         if run is not None:
             return Redelivered()
-        run = Run.start(workflow, self.request, checkpoints)
-        events = [event async for event in run.watch()]
+        drafting = self.drafting
+        draft = None if drafting is None else await asyncio.to_thread(drafting.open, self.request)
+        shown = DRAFT.set(draft)
+        try:
+            run = Run.start(workflow, self.request, checkpoints)
+            events = [event async for event in run.watch()]
+        except BaseException:
+            if draft is not None:  # the turn says why; the draft must not say "being written"
+                await asyncio.to_thread(draft.stop)
+            raise
+        finally:
+            DRAFT.reset(shown)
+        if draft is not None:  # written (or not): the basket or the reason takes its place
+            await asyncio.to_thread(draft.status, "")
         if run.status is RunStatus.FAILED:
             log.error("first basket failed: %r", run.error)
             return Failed(
                 f"{self._who()}No basket this time: {describe_failure(run.error)}. {AGAIN}",
                 requested_by=self.request.requested_by,
                 request=self.request.text,
+                replaces=None if draft is None else draft.ts,
             )
-        return self._report(events, run)
+        return self._report(events, run, None if draft is None else draft.ts)
 
-    def _report(self, events: list[WorkflowEvent], run: Run) -> Report:
+    def _report(self, events: list[WorkflowEvent], run: Run, draft_ts: str | None = None) -> Report:
         unposted = Post(f"{self._who()}Your basket is written but I couldn't post it. {AGAIN}")
         asked = self.request
         return Report(
@@ -92,6 +109,7 @@ class Start:
             request=asked.text,
             household=household_line(asked),
             prices=prices_of(run),
+            draft_ts=draft_ts,
         )
 
     def up_to_date(self, done: Redelivered) -> Outcome:
@@ -100,7 +118,8 @@ class Start:
 
     def caught_up(self, run: Run, events: list[WorkflowEvent], done: Redelivered) -> Outcome:
         log.warning("basket 1 never reached Slack; posting it now")
-        return self._report(events, run)
+        drafted = None if self.drafting is None else self.drafting.shown()
+        return self._report(events, run, drafted)
 
     def failed(self, error: BaseException | None) -> Outcome:
         return Post(f"No basket this time: {describe_failure(error)}. {AGAIN}")
@@ -123,13 +142,19 @@ def cannot_post_here(channel: str) -> str:
 
 
 def start_command(sessions: Sessions, shop: Shop, household: Household | None = None) -> None:
-    """A lazy listener's work: basket 1 of a ``/shop`` command, for the workspace's household."""
+    """A lazy listener's work: basket 1 of a ``/shop`` command, for the workspace's household,
+    shown while it is written where the deploy keeps drafts."""
     home = household or Household()
     request = ShopRequest(text=shop.text, requested_by=shop.user, household=home)
-    asyncio.run(start_session(sessions, shop.where, request))
+    drafting = None
+    if sessions.drafts is not None:
+        drafting = Drafting(sessions.drafts, sessions.outbox, shop.where, household_line(request))
+    asyncio.run(start_session(sessions, shop.where, request, drafting))
 
 
-async def start_session(sessions: Sessions, where: Where, request: ShopRequest) -> None:
+async def start_session(
+    sessions: Sessions, where: Where, request: ShopRequest, drafting: Drafting | None = None
+) -> None:
     """Write basket 1 for ``request`` and post it in the channel (or say why not).
 
     Before any lock or model call, one ``conversations.info`` asks Slack whether the bot may
@@ -142,7 +167,7 @@ async def start_session(sessions: Sessions, where: Where, request: ShopRequest) 
         log.info("not a member of %s; nothing started", where.channel)
         sessions.outbox.reply(where.reply_url, cannot_post_here(where.channel))
         return
-    await take_turn(sessions, where, Start(request, where.session_id))
+    await take_turn(sessions, where, Start(request, where.session_id, drafting))
 
 
 # -- Start again: a basket whose graph version a deploy removed, or whose checkpoints are
@@ -168,9 +193,9 @@ class StartAgain(Start):
     def work(self) -> str:
         return f"again:{self.delivery}" if self.delivery else ""
 
-    def _report(self, events: list[WorkflowEvent], run: Run) -> Report:
+    def _report(self, events: list[WorkflowEvent], run: Run, draft_ts: str | None = None) -> Report:
         settle = Settle(self.message_ts, f"<@{self.by}> started this week again.")
-        return dataclasses.replace(super()._report(events, run), settle=settle)
+        return dataclasses.replace(super()._report(events, run, draft_ts), settle=settle)
 
     def up_to_date(self, done: Redelivered) -> Outcome:
         return Tell(self.by, ALREADY_AGAIN)

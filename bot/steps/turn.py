@@ -36,6 +36,7 @@ from typing import Protocol
 
 from bot.logs import log_context
 from bot.orders.place import OrderDesk
+from bot.records.drafts import S3Drafts
 from bot.records.history import History
 from bot.records.receipts import Receipts
 from bot.records.timers import BasketTimers
@@ -84,6 +85,8 @@ class Sessions:
     lock_wait_seconds: float = 0.0  # how long to wait for a lock another holds (``_waits``)
     clock: Callable[[], float] = time.time  # the bot's (``Runtime.clock``): when an approval holds
     offline: bool = False  # the offline shopper writes its baskets: its default number shows
+    # Where a /shop's basket 1 is shown while it is written (``bot.steps.drafting``); None: not.
+    drafts: S3Drafts | None = None
 
 
 class Step(Protocol):

@@ -36,6 +36,7 @@ from .errors import (
 )
 from .household import Household
 from .revision import REVISE_TOOL_NAME, apply_revision, revise_tool, revision_listing
+from .shopper_stream import DRAFT, streamed
 
 DEFAULT_MODEL = "claude-haiku-5-5"
 MAX_OUTPUT_TOKENS = 4096
@@ -49,10 +50,14 @@ TOOL_NAME = "submit_basket"
 # The form the model fills in. ``strict`` makes the API sample only inputs that fit the schema;
 # strict schemas take no numeric, length or count bounds (the API refuses them), so those are in
 # the descriptions and checked on our side, with the rest, by ``items_from_tool``.
+# ``eager_input_streaming``: streamed, the input comes as it is written, not as one whole
+# ``items`` value at the end (fine-grained tool streaming: generally available, no beta header);
+# set on every request alike, so streamed and plain ones share one cached prefix.
 BASKET_TOOL: dict[str, Any] = {
     "name": TOOL_NAME,
     "description": "Submit the household's shopping basket for the week: every item to buy, once.",
     "strict": True,
+    "eager_input_streaming": True,
     "input_schema": {
         "type": "object",
         "properties": {
@@ -236,11 +241,13 @@ class ClaudeShopper:
         timeout: float | None = None,
         store_note: str = "",
         on_usage: Callable[[str, Any], None] | None = None,
+        on_items: Callable[[list[Item]], None] | None = None,
     ) -> None:
         """``timeout`` (seconds, per attempt) overrides the SDK's default of 600 s;
         ``store_note`` tells it where the basket is priced (``pricing.store_note``);
         ``on_usage(model, usage)`` is given every answer's ``usage``, whatever the answer holds
-        (what the call cost: the bot's metrics)."""
+        (what the call cost: the bot's metrics); with ``on_items``, the answer is streamed and
+        it is given the draft's finished items as they come (``shopper_stream``)."""
         self.model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
         self.max_tokens = max_tokens
         self._client = client
@@ -248,6 +255,7 @@ class ClaudeShopper:
         self._timeout = timeout
         self.store_note = store_note
         self.on_usage = on_usage
+        self.on_items = on_items
 
     def _get_client(self) -> Any:
         if self._client is None:
@@ -263,15 +271,20 @@ class ClaudeShopper:
         import anthropic
 
         client = self._get_client()
+        request = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "system": _with_note(brief.system(), self.store_note),
+            "messages": [{"role": "user", "content": brief.ask()}],
+            "tools": TOOLS,
+            "tool_choice": REVISION_CHOICE if brief.revising else TOOL_CHOICE,
+        }
         try:
-            response = await client.messages.create(
-                model=self.model,
-                max_tokens=self.max_tokens,
-                system=_with_note(brief.system(), self.store_note),
-                messages=[{"role": "user", "content": brief.ask()}],
-                tools=TOOLS,
-                tool_choice=REVISION_CHOICE if brief.revising else TOOL_CHOICE,
-            )
+            on_items = self.on_items or DRAFT.get()
+            if on_items is None:
+                response = await client.messages.create(**request)
+            else:
+                response = await streamed(client, request, on_items)
         except (anthropic.APITimeoutError, anthropic.RateLimitError) as exc:
             raise ShopperUnavailable(f"Claude: {type(exc).__name__}") from exc
         except (anthropic.InternalServerError, anthropic.RequestTimeoutError) as exc:

@@ -1,0 +1,102 @@
+"""Which Slack message shows a basket while it is written: one small object per session.
+
+A ``/shop``'s first basket is shown while the model writes it (``bot.slack.draft``): one message,
+posted before the model is asked and updated as items come, which becomes the basket itself once
+it is whole and checked. Slack's ``chat.postMessage`` has no idempotency key, so the message is
+claimed here first: ``<prefix><tenant>/s/<session>/draft``, created with ``If-None-Match: *``
+(of any number of deliveries of one start, exactly one creates it), then rewritten with the
+message's ``ts`` once Slack has answered. What a later delivery (Lambda's retry of a run that
+died) finds:
+
+    Fresh()        nothing: this delivery claimed it, and posts the message
+    Known(ts)      a message was posted and recorded: it is used again, never a second one
+    Unknown()      claimed, but no ts: the delivery that claimed it died between posting and
+                   recording, or before posting. Whether a message exists is not known; this
+                   delivery shows no draft (the basket is posted as a new message, as before).
+                   A message that was posted says only who asked and what (it is updated only
+                   after its ts is recorded), which stays true.
+
+The object lives beside the session's checkpoints, so the bucket's 30-day rule removes it with
+them. Failures are StoreError; the caller then shows no draft.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from workflow.persistence.s3_client import claim_marker, get_object, store_error
+from workflow.persistence.s3_keys import S3Keys
+
+NAME = "draft"
+CLAIMED = b"claimed"
+
+
+@dataclass(frozen=True)
+class Fresh:
+    """This delivery claimed the session's draft message: it posts it."""
+
+
+@dataclass(frozen=True)
+class Known:
+    """The session's draft message, posted and recorded."""
+
+    ts: str
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """Claimed by a delivery that never recorded a message."""
+
+
+Claim = Fresh | Known | Unknown
+
+
+def _ts(body: bytes) -> str | None:
+    """A message ts as recorded ("1700000000.000100"), or None for a claim without one."""
+    text = body.decode("ascii", "replace").strip()
+    seconds, dot, fraction = text.partition(".")
+    if dot and seconds.isdigit() and fraction.isdigit() and len(text) <= 32:
+        return text
+    return None
+
+
+class S3Drafts:
+    def __init__(self, bucket: str, prefix: str, s3_client: Any) -> None:
+        self.s3 = s3_client
+        self.bucket = bucket
+        self.keys = S3Keys(prefix)
+
+    def claim(self, tenant_id: str, session_id: str) -> Claim:
+        """Claim the session's draft message, or say what an earlier delivery left."""
+        key = self.keys.beside(tenant_id, session_id, NAME)
+        if claim_marker(self.s3, self.bucket, key, CLAIMED, "draft claim") is not None:
+            return Fresh()
+        found = get_object(self.s3, self.bucket, key, "draft claim")
+        ts = None if found is None else _ts(found[0])
+        return Unknown() if ts is None else Known(ts)
+
+    def record(self, tenant_id: str, session_id: str, ts: str) -> None:
+        """The draft message Slack posted (its ``ts``), for a later delivery to use again."""
+        if _ts(ts.encode("ascii", "replace")) is None:
+            raise ValueError("not a message ts")
+        key = self.keys.beside(tenant_id, session_id, NAME)
+        try:
+            self.s3.put_object(
+                Bucket=self.bucket,
+                Key=key,
+                Body=ts.encode("ascii"),
+                ContentType="text/plain",
+                ServerSideEncryption="AES256",
+            )
+        except (ClientError, BotoCoreError) as exc:
+            raise store_error("put draft", exc) from exc
+
+    def shown(self, tenant_id: str, session_id: str) -> str | None:
+        """The recorded draft message's ts, if there is one (a basket to post there)."""
+        found = get_object(
+            self.s3, self.bucket, self.keys.beside(tenant_id, session_id, NAME), "draft"
+        )
+        return None if found is None else _ts(found[0])
