@@ -270,13 +270,10 @@ def test_a_basket_one_block_over_shares_a_context_block() -> None:
     assert len(contexts[0]["elements"]) == 2
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the outbox does not name the session to answered_message yet"
-)
 def test_an_answered_basket_keeps_its_feedback_buttons(world: World) -> None:
     """Approved, its buttons replaced by who approved it: the feedback buttons stay under it,
-    bound to the same session and round. (Strict xfail until ``bot.slack.outbox`` passes
-    ``where.session_id`` through ``basket_said.answered_message`` to ``answered_blocks``.)"""
+    bound to the same session and round (``bot.slack.outbox`` passes ``where.session_id``
+    through ``basket_said.answered_message`` to ``answered_blocks``)."""
     basket = ordered(world)
     (answered,) = [m for m in world.baskets() if m["ts"] == basket["ts"]]
     assert "approve_basket" not in world.buttons(answered)

@@ -57,10 +57,11 @@ def asked_message(
 
 
 def answered_message(
-    report: Report, mark: Mark, max_rounds: int, at: int
+    report: Report, mark: Mark, max_rounds: int, at: int, session_id: str = ""
 ) -> tuple[str, list[Block]]:
     """The basket ``mark`` answered, as answered (or expired) ``at``: who answered, when, and the
-    change they asked for, below what was asked, as the basket showed it."""
+    change they asked for, below what was asked, as the basket showed it; with ``session_id``,
+    its feedback buttons kept (``bot.slack.feedback_buttons``)."""
     said = f": {escape(mark.note)}" if mark.note else ""
     basket = mark.basket
     known = report.requested_by or report.request
@@ -78,6 +79,7 @@ def answered_message(
                 items=basket.items,
                 at=at,
                 asked=asked,
+                session_id=session_id,
             ),
         )
     by = people(mark.approvals or [mark.by])
@@ -94,6 +96,7 @@ def answered_message(
             asked=asked,
             approvals=mark.approvals,
             prices=mark.prices,
+            session_id=session_id,
         ),
     )
 

@@ -188,7 +188,7 @@ class Outbox:
             self._post_or_reply(where, report.unposted)
             return Delivered(False, baskets)
         answered = reasked is None and report.mark is not None
-        if answered and not self._mark_answered(where.channel, report):
+        if answered and not self._mark_answered(where.channel, report, where.session_id):
             return Delivered(False, baskets)
         settled = report.settle is None or self._settle(where.channel, report.settle)
         return Delivered(settled, baskets)
@@ -265,12 +265,12 @@ class Outbox:
             metrics.count("BasketsStarted")
         return Posted(event.request_id, str(posted["ts"]), basket.round, int(self.clock()))
 
-    def _mark_answered(self, channel: str, report: Report) -> bool:
+    def _mark_answered(self, channel: str, report: Report, session_id: str = "") -> bool:
         """Replace the basket's buttons with who answered, when, and the change they asked for
         (or that it expired, and when), below what was asked, as the basket showed it."""
         mark = report.mark
         if mark is None:
             return True
         at = int(self.clock()) if mark.at is None else mark.at
-        text, blocks = answered_message(report, mark, self.max_rounds, at)
+        text, blocks = answered_message(report, mark, self.max_rounds, at, session_id)
         return self._update(channel, mark.ts, text, blocks)
