@@ -152,7 +152,9 @@ def checkov_findings(output: str) -> list[Finding]:
     ]  # fmt: skip
 
 
-def _service_copy(where: Path) -> Path:
+def service_copy(where: Path) -> Path:
+    """A copy of the service to package in ``where`` (node_modules linked), so the repository's
+    own .serverless/ is left alone; shared with tests/test_serverless_package.py."""
     where.mkdir()
     for name in ("serverless.yml", "package.json", "package-lock.json"):
         shutil.copy2(ROOT / name, where / name)
@@ -180,7 +182,7 @@ def _start(command: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Pop
 
 def lint(name: str, extra: dict[str, str], work: Path, iac: Path) -> list[Finding]:
     """Package one configuration, then run both linters (at once) on its template."""
-    service = _service_copy(work / name.replace(" ", "-"))
+    service = service_copy(work / name.replace(" ", "-"))
     env = _environment(extra)
     packaging = _start(list(PACKAGE), service, env)
     out, err = packaging.communicate(timeout=TIMEOUT)

@@ -8,30 +8,17 @@ network, no subprocess.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+
+from tests.infra_scripts import load
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _load() -> ModuleType:
-    """infra/ is not a package (it holds the deploy's scripts): load the file by its path."""
-    spec = importlib.util.spec_from_file_location(
-        "lint_template", ROOT / "infra" / "lint_template.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
-    spec.loader.exec_module(module)
-    return module
-
-
-lint = _load()
+lint = load("lint_template")
 
 QUEUE_27 = lint.Finding(
     "checkov",

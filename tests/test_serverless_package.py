@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -31,6 +30,7 @@ from bot.records.orders import orders_prefix
 from bot.records.workspace_settings_store import settings_prefix
 from bot.slack.installs import STATES, install_prefix
 from bot.slack.oauth_states import USED
+from tests.infra_scripts import load
 
 ROOT = Path(__file__).resolve().parent.parent
 STAGE = "test"
@@ -129,15 +129,7 @@ def _ensure_node_modules() -> None:
     )
 
 
-def _service_copy(where: Path) -> Path:
-    where.mkdir()
-    for name in ("serverless.yml", "package.json", "package-lock.json"):
-        shutil.copy2(ROOT / name, where / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("infra", "workflow", "bot"):
-        shutil.copytree(ROOT / name, where / name, ignore=ignore)
-    (where / "node_modules").symlink_to(ROOT / "node_modules", target_is_directory=True)
-    return where
+_service_copy = load("lint_template").service_copy  # the copy the template linters package
 
 
 def _serverless_env(extra: dict[str, str]) -> dict[str, str]:
