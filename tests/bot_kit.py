@@ -36,6 +36,7 @@ __all__ = [
     "header",
     "objects",
     "section_text",
+    "ack_in_fresh_process",
     "start_basket",
 ]
 
@@ -101,3 +102,28 @@ def change(world: World, basket: dict[str, Any], text: str, user: str = "U0BOB")
     ack = world.submit_change(text, user=user)
     assert ack["statusCode"] == 200 and not ack.get("body")
     world.run_lazies()
+
+
+def ack_in_fresh_process(world: World, event: str, watched: list[str]) -> tuple[int, list[str]]:
+    """The ack of ``event`` (a Python expression over ``bot.sandbox``'s request builders:
+    ``block_action(...)``, ``slash_command(...)``, ...) in a fresh interpreter, as a cold Lambda
+    answers it: its status code, and which of the ``watched`` modules it imported."""
+    code = (
+        "import json, sys\n"
+        "from bot.sandbox.slack_requests import block_action, slash_command, view_submission\n"
+        "from bot.sandbox.slack_events import app_home_opened, home_action\n"
+        "from bot.sandbox.aws_events import lambda_context\n"
+        "from bot.handler import handler\n"
+        f"r = handler({event}, lambda_context())\n"
+        f"print(json.dumps([r['statusCode'], [m for m in {watched!r} if m in sys.modules]]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **world.env},
+    )
+    assert done.returncode == 0, done.stderr
+    status, loaded = json.loads(done.stdout.splitlines()[-1])
+    return int(status), list(loaded)

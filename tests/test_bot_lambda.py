@@ -4,8 +4,6 @@ nothing in memory from the process that acked the click or posted the basket."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import uuid
 
 import pytest
@@ -13,7 +11,15 @@ import pytest
 from bot.sandbox.anthropic_api import week_of
 from bot.sandbox.aws_events import scheduled_event
 from bot.settings import Settings, SettingsError
-from tests.bot_kit import CHANNEL, SECRET, TOKEN, World, context_text, header
+from tests.bot_kit import (
+    CHANNEL,
+    SECRET,
+    TOKEN,
+    World,
+    ack_in_fresh_process,
+    context_text,
+    header,
+)
 
 
 def test_every_lazy_step_runs_in_a_fresh_process(served: World) -> None:
@@ -142,24 +148,7 @@ def test_the_ack_path_imports_only_what_it_needs(served: World, action: str) -> 
         )
     # Only the settings' save reads them in its ack; every other ack imports nothing of them.
     light = LAZY_ONLY + ([] if action == "save_settings" else SETTINGS_ONLY)
-    code = (
-        "import json, sys\n"
-        "from bot.sandbox.slack_requests import block_action, slash_command, view_submission\n"
-        "from bot.sandbox.slack_events import app_home_opened, home_action\n"
-        "from bot.sandbox.aws_events import lambda_context\n"
-        "from bot.handler import handler\n"
-        f"r = handler({event}, lambda_context())\n"
-        f"print(json.dumps([r['statusCode'], [m for m in {light!r} if m in sys.modules]]))\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=served.env_all(),
-    )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout.splitlines()[-1]) == [200, []]
+    assert ack_in_fresh_process(served, event, light) == (200, [])
     if action == "change_basket":  # and the modal did open, in the ack
         assert served.slack.calls_to("views.open")[-1].error is None
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -23,7 +21,7 @@ from bot.sandbox.block_kit import block_errors
 from bot.slack.basket_message import answered_blocks, basket_blocks
 from bot.slack.blocks import Ref
 from bot.slack.feedback_buttons import FEEDBACK, FeedbackValue
-from tests.bot_kit import CHANNEL, SECRET, World
+from tests.bot_kit import CHANNEL, SECRET, World, ack_in_fresh_process
 from tests.test_bot_lambda import LAZY_ONLY, SETTINGS_ONLY
 from tests.test_home import ordered, texts
 from tests.test_metrics import documents
@@ -185,23 +183,7 @@ def test_the_ack_imports_nothing_heavy(served: World) -> None:
         f"message_ts={basket['ts']!r}, action_type='feedback_buttons')"
     )
     heavy = [*LAZY_ONLY, *SETTINGS_ONLY, "bot.records.feedback", "bot.steps.feedback"]
-    code = (
-        "import json, sys\n"
-        "from bot.sandbox.slack_requests import block_action\n"
-        "from bot.sandbox.aws_events import lambda_context\n"
-        "from bot.handler import handler\n"
-        f"r = handler({event}, lambda_context())\n"
-        f"print(json.dumps([r['statusCode'], [m for m in {heavy!r} if m in sys.modules]]))\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=served.env_all(),
-    )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout.splitlines()[-1]) == [200, []]
+    assert ack_in_fresh_process(served, event, heavy) == (200, [])
 
 
 def test_a_forged_or_malformed_value_records_nothing(
