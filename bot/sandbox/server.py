@@ -15,6 +15,13 @@ moto stores the Scheduler schedules the bot arms (a basket's timers, a weekly ru
 and a per-run secret registered with the fake, a second workspace ("Garden club", with a channel of
 its own), and neither installed until someone presses "Add to Slack" on the page
 (``install_page``), which runs Slack's OAuth flow through the handler against the fake.
+
+Who writes the baskets (``--model``): Claude when ``ANTHROPIC_API_KEY`` is set, else the offline
+shopper (``workflow.shop.offline``), as without the option; ``--model stand-in``: a stand-in of
+Claude's Messages API on 127.0.0.1 (``claude_stand_in``: the fake the tests use, streaming at the
+stated 60 output tokens a second after 0.5 s, answering from the offline shopper's recipe table,
+with a per-run key only the bot holds), so basket 1 is seen as it is written without a key;
+``--model offline``: the offline shopper even when a key is set. The banner says which.
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ from aiohttp import web
 
 from bot.steps.kroger_connect import REDIRECT_PATH
 
+from . import claude_stand_in
+from .anthropic_api import FakeAnthropic
 from .moto_server import MotoStandIn
 from .page import build_app
 from .scheduler_player import SchedulePlayer
@@ -48,12 +57,20 @@ FORGETS = (
 )
 
 
-def configure_bot(sandbox: Sandbox, s3_url: str, page_url: str = "") -> str:
+def configure_bot(
+    sandbox: Sandbox,
+    s3_url: str,
+    page_url: str = "",
+    stand_in: FakeAnthropic | None = None,
+    offline: bool = False,
+) -> str:
     """Point the real bot at the local stand-ins; the banner says which shopper it uses. The
     weekly schedule's settings are cleared: nothing starts in the sandbox but what is typed.
     With ``page_url`` (the page's own address), the page's ``/kroger/oauth_redirect`` is the
     bot's Kroger redirect URL, registered with the stand-in's app as a developer registers
-    theirs (``kroger_page``)."""
+    theirs (``kroger_page``). With ``stand_in``, Claude's stand-in writes the baskets (its URL
+    and per-run key replace any key in the environment); with ``offline``, the offline shopper
+    does, even if ``ANTHROPIC_API_KEY`` is set."""
     for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_SESSION_TOKEN"):
         os.environ.pop(name, None)
     for name in ("SHOP_CHANNEL", "SHOP_REQUEST", "SHOP_SCHEDULE", "SHOP_TEAM"):
@@ -98,6 +115,13 @@ def configure_bot(sandbox: Sandbox, s3_url: str, page_url: str = "") -> str:
         redirect = f"{page_url.rstrip('/')}{REDIRECT_PATH}"
         sandbox.kroger.customers.register(sandbox.kroger.client_id, redirect)
         os.environ["KROGER_REDIRECT_URL"] = redirect
+    if stand_in is not None:
+        os.environ.update(ANTHROPIC_BASE_URL=stand_in.url, ANTHROPIC_API_KEY=stand_in.api_key)
+        return claude_stand_in.banner(
+            stand_in.speed or claude_stand_in.SPEED, stand_in.base_latency
+        )
+    if offline:
+        os.environ.pop("ANTHROPIC_API_KEY", None)
     if os.environ.get("ANTHROPIC_API_KEY"):
         model = os.environ.get("ANTHROPIC_MODEL") or "claude-haiku-5-5"
         return f"Baskets are written by Claude ({model})."
@@ -107,7 +131,11 @@ def configure_bot(sandbox: Sandbox, s3_url: str, page_url: str = "") -> str:
     )
 
 
-async def serve(port: int, ready: asyncio.Event | None = None, many: bool = False) -> int:
+async def serve(
+    port: int, ready: asyncio.Event | None = None, many: bool = False, model: str = ""
+) -> int:
+    """Run the sandbox on 127.0.0.1:``port`` until SIGINT or SIGTERM; ``model``: "stand-in",
+    "offline", or "" (Claude with ``ANTHROPIC_API_KEY``, else the offline shopper)."""
     sandbox = Sandbox(secret=secrets.token_hex(16), many=many)
     runner = web.AppRunner(build_app(sandbox), access_log=None)
     await runner.setup()
@@ -129,7 +157,10 @@ async def serve(port: int, ready: asyncio.Event | None = None, many: bool = Fals
     sandbox.instacart.start()
     sandbox.kroger.start()
     sandbox.webhook.start()
-    sandbox.banner = configure_bot(sandbox, moto.root, f"http://127.0.0.1:{bound}")
+    stand_in = claude_stand_in.start() if model == "stand-in" else None
+    sandbox.banner = configure_bot(
+        sandbox, moto.root, f"http://127.0.0.1:{bound}", stand_in, offline=model == "offline"
+    )
     try:
         from bot.handler import cold_start
         from bot.runtime import Runtime
@@ -188,6 +219,8 @@ async def serve(port: int, ready: asyncio.Event | None = None, many: bool = Fals
         sandbox.instacart.stop()
         sandbox.kroger.stop()
         sandbox.webhook.stop()
+        if stand_in is not None:
+            stand_in.stop()
         moto.stop()
 
 
@@ -204,5 +237,14 @@ def main(argv: list[str] | None = None) -> int:
         help="one workspace with its bot token (default), or many: two workspaces, each "
         "installed with the page's Add to Slack",
     )
+    parser.add_argument(
+        "--model",
+        choices=("stand-in", "offline"),
+        default="",
+        help="who writes the baskets: stand-in (a local stand-in of Claude's API, streaming "
+        "the offline shopper's recipe table at 60 output tokens a second: see basket 1 as it "
+        "is written, no key needed) or offline (the recipe table, at once); default: Claude "
+        "when ANTHROPIC_API_KEY is set, else offline",
+    )
     args = parser.parse_args(argv)
-    return asyncio.run(serve(args.port, many=args.workspaces == "many"))
+    return asyncio.run(serve(args.port, many=args.workspaces == "many", model=args.model))
