@@ -585,6 +585,21 @@ async function refresh() {
   channel = state.channel;
   team = state.team;
   render();
+  lookAgainWhileLive();
+}
+
+// Every change the bot makes is pushed (/ui/events), a basket being written included. While a
+// thread's status line shows or a reply streams, the page also looks again every few seconds:
+// Slack removes a status by itself after two minutes ("A two minute timeout applies":
+// docs.slack.dev, assistant.threads.setStatus; bot/sandbox/slack_status.py), which no change
+// announces.
+let lookAgain = null;
+function lookAgainWhileLive() {
+  const live = state.messages.some((m) => m.assistant_status ||
+    (m.replies || []).some((r) => r.streaming));
+  if (live && lookAgain === null) {
+    lookAgain = setTimeout(() => { lookAgain = null; refresh(); }, 5000);
+  }
 }
 
 function render() {
