@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import logging
 import os
 import secrets
@@ -172,6 +173,10 @@ async def serve(
         await asyncio.get_running_loop().run_in_executor(
             None, lambda: rt.aws.s3().create_bucket(Bucket=BUCKET)
         )
+        if os.environ.get("ANTHROPIC_API_KEY"):  # its import takes seconds: not in the first /shop
+            await asyncio.get_running_loop().run_in_executor(
+                None, importlib.import_module, "anthropic"
+            )
         timers = rt.schedules.timers
         if timers is not None:
             await asyncio.get_running_loop().run_in_executor(
