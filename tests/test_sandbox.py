@@ -373,7 +373,9 @@ def test_a_person_drives_the_page_in_chromium() -> None:
         ordered = second.locator(".reply", has_text="Ordered 12 items.")
         expect(ordered).to_contain_text("• 2 bell peppers")  # the outcome lists what was ordered
         expect(second).to_contain_text("Approved by @Bob")
-        expect(second.get_by_role("button")).to_have_count(0)
+        for answer in ("Approve", "Reject", "Change…", "Edit items"):  # answered: none left
+            expect(second.get_by_role("button", name=answer)).to_have_count(0)
+        expect(second.get_by_role("button", name="Good basket")).to_have_count(1)  # feedback stays
         latest = page.locator(".session").first
         expect(latest).to_contain_text("000004-", timeout=10000)  # start 2, change 2, approve 1
         expect(latest).to_contain_text("Lock free")
