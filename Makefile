@@ -17,7 +17,8 @@ $(BIN)/.installed: pyproject.toml
 	touch $@
 
 ## run: the sandbox: the real bot with Slack, Lambda and S3 played on 127.0.0.1 (PORT=8080;
-## ARGS='--workspaces many' for two workspaces, each added with Add to Slack)
+## ARGS='--workspaces many' for two workspaces, each added with Add to Slack; ARGS='--model stand-in'
+## for a stand-in of Claude's API that streams its baskets, no key needed)
 run: $(BIN)/.installed
 	$(BIN)/weekly-shop sandbox --port $(or $(PORT),8080) $(ARGS)
 
