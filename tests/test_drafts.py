@@ -87,27 +87,68 @@ def test_an_item_the_household_does_not_eat_is_flagged_while_written(world: Test
     assert "beef" not in section_text(basket) and "500 g lentils" in section_text(basket)
 
 
+@pytest.mark.parametrize("broken", ["error", "drop"])
+def test_a_stream_that_breaks_mid_answer_is_asked_once_more_plain(
+    world: TestWorld, broken: str
+) -> None:
+    """An ``overloaded_error`` event mid-stream, or a dropped connection: the SDK retries
+    neither for a stream (it does a plain call's 529), so the shopper asks once more, plain;
+    the draft keeps its first items until the basket replaces it, in the same message."""
+    world.claude.script(Reply(break_after=12, break_with=broken))
+    world.shop("dinners this week", user="U0BOB")
+    world.run_lazies()
+    assert [u for u in updates(world) if WRITING in said(u)]  # the first items were shown
+    assert [bool(r.get("stream")) for r in world.claude.requests] == [True, False]
+    (basket,) = world.slack.messages(CHANNEL)
+    assert header(basket) == "Basket 1 of 3" and world.drafts() == []
+
+
 @pytest.mark.parametrize(
     "reply",
     [
-        Reply(break_after=12, break_with="error"),  # an overloaded_error event mid-stream
-        Reply(break_after=12, break_with="drop"),  # the connection dropped mid-stream
-        Reply(stop_reason="max_tokens"),
+        Reply(stop_reason="max_tokens"),  # stopped before the form was whole
+        Reply(status=529),  # busy before the stream starts, through the SDK's own retries
     ],
 )
-def test_a_stream_that_breaks_becomes_the_message_saying_why(
-    world: TestWorld, reply: Reply
-) -> None:
-    """The draft that showed the first items is where the person hears why no basket came:
-    one message, and nothing left saying "being written"."""
-    world.claude.script(reply, reply, reply)  # the SDK's own retries see the same
+def test_no_basket_is_said_in_the_draft(world: TestWorld, reply: Reply) -> None:
+    """Where no basket comes of it, the draft is where the person hears why: one message, and
+    nothing left saying "being written"."""
+    world.claude.script(*[reply] * 4)  # the SDK's own retries of a plain call see the same
     world.shop("dinners this week", user="U0BOB")
     world.run_lazies()
-    drafted = [u for u in updates(world) if WRITING in said(u)]
-    assert drafted or reply.stop_reason  # the first items were shown
     (message,) = world.slack.messages(CHANNEL)
     assert message["text"].startswith("<@U0BOB> No basket this time: ")
     assert not header(message) and world.baskets() == [] and world.drafts() == []
+
+
+def test_a_stream_slower_than_the_model_timeout_is_cut(world: TestWorld) -> None:
+    """Streamed, the SDK's timeout bounds only the wait for each piece: the whole answer is
+    bounded as a plain call is per attempt (ANTHROPIC_TIMEOUT_SECONDS), or a slow model would
+    run the Lambda out of its 60 s."""
+    world.boot(ANTHROPIC_TIMEOUT_SECONDS="1")
+    world.claude.speed, world.claude.base_latency = 20.0, 0.1  # a 17-item basket: about 15 s
+    world.shop("dinners this week", user="U0BOB")
+    world.run_lazies()
+    (message,) = world.slack.messages(CHANNEL)
+    assert message["text"].startswith("<@U0BOB> No basket this time: ")
+    assert len(world.claude.requests) == 1  # cut, not asked again
+
+
+def test_a_lost_run_never_overwrites_a_basket_already_in_its_draft(served: TestWorld) -> None:
+    """The last try posted basket 1 into the draft and died before it was done (here: as it
+    released the lock); Lambda sends it to the lost-runs queue. The person is told as before,
+    but the message, an approvable basket now, stays what it is."""
+    from bot.handler import handler
+    from bot.sandbox.aws_events import lambda_context, lost_run_record, sqs_event
+
+    world = served
+    world.shop("dinners this week", user="U0BOB")
+    (lost,) = world.lam.take()
+    world.in_fresh_process(lost.payload, crash_at="posted")
+    record = lost_run_record(lost.payload, condition="RetriesExhausted")
+    assert handler(sqs_event(record), lambda_context()) == {"batchItemFailures": []}
+    (basket,) = world.slack.messages(CHANNEL)
+    assert header(basket) == "Basket 1 of 3" and "approve_basket" in world.buttons(basket)
 
 
 def test_a_run_killed_mid_stream_is_finished_in_the_same_message(served: TestWorld) -> None:

@@ -10,6 +10,7 @@ died) finds:
 
     Fresh()        nothing: this delivery claimed it, and posts the message
     Known(ts)      a message was posted and recorded: it is used again, never a second one
+                   (and, once it is marked as becoming the basket, never said to have failed)
     Unknown()      claimed, but no ts: the delivery that claimed it died between posting and
                    recording, or before posting. Whether a message exists is not known; this
                    delivery shows no draft (the basket is posted as a new message, as before).
@@ -32,6 +33,7 @@ from workflow.persistence.s3_keys import S3Keys
 
 NAME = "draft"
 CLAIMED = b"claimed"
+BASKET = "basket "  # the recorded message is (becoming) the basket: nothing may say it failed
 
 
 @dataclass(frozen=True)
@@ -55,8 +57,9 @@ Claim = Fresh | Known | Unknown
 
 
 def _ts(body: bytes) -> str | None:
-    """A message ts as recorded ("1700000000.000100"), or None for a claim without one."""
-    text = body.decode("ascii", "replace").strip()
+    """A message ts as recorded ("1700000000.000100", or "basket 1700000000.000100" once the
+    basket goes there), or None for a claim without one."""
+    text = body.decode("ascii", "replace").strip().removeprefix(BASKET)
     seconds, dot, fraction = text.partition(".")
     if dot and seconds.isdigit() and fraction.isdigit() and len(text) <= 32:
         return text
@@ -78,8 +81,10 @@ class S3Drafts:
         ts = None if found is None else _ts(found[0])
         return Unknown() if ts is None else Known(ts)
 
-    def record(self, tenant_id: str, session_id: str, ts: str) -> None:
-        """The draft message Slack posted (its ``ts``), for a later delivery to use again."""
+    def record(self, tenant_id: str, session_id: str, ts: str, basket: bool = False) -> None:
+        """The draft message Slack posted (its ``ts``), for a later delivery to use again; with
+        ``basket``, written before the basket goes there (so a lost run's report never
+        overwrites a basket someone may be approving: :meth:`becomes_basket`)."""
         if _ts(ts.encode("ascii", "replace")) is None:
             raise ValueError("not a message ts")
         key = self.keys.beside(tenant_id, session_id, NAME)
@@ -87,7 +92,7 @@ class S3Drafts:
             self.s3.put_object(
                 Bucket=self.bucket,
                 Key=key,
-                Body=ts.encode("ascii"),
+                Body=((BASKET if basket else "") + ts).encode("ascii"),
                 ContentType="text/plain",
                 ServerSideEncryption="AES256",
             )
@@ -100,3 +105,12 @@ class S3Drafts:
             self.s3, self.bucket, self.keys.beside(tenant_id, session_id, NAME), "draft"
         )
         return None if found is None else _ts(found[0])
+
+    def becomes_basket(self, tenant_id: str, session_id: str) -> bool | None:
+        """Whether the recorded draft message is (becoming) the basket; None without one."""
+        found = get_object(
+            self.s3, self.bucket, self.keys.beside(tenant_id, session_id, NAME), "draft"
+        )
+        if found is None or _ts(found[0]) is None:
+            return None
+        return found[0].decode("ascii", "replace").startswith(BASKET)

@@ -16,6 +16,8 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from slack_sdk import WebClient
+
 from bot.records.drafts import Fresh, Known, S3Drafts
 from bot.slack.delivery import Where
 from bot.slack.draft import AGAIN, READING_STATUS, Draft, asked_view
@@ -53,8 +55,9 @@ class Drafting:
             log.warning("no draft: its claim could not be made: %s", exc)
             return None
         web = self.outbox.web
+        light = light_client(web)
         if isinstance(claim, Known):
-            draft = Draft(web, where.channel, claim.ts, asked, diet, note=AGAIN)
+            draft = Draft(light, where.channel, claim.ts, asked, diet, note=AGAIN)
             draft.status(READING_STATUS)
             return draft
         if not isinstance(claim, Fresh):
@@ -72,9 +75,17 @@ class Drafting:
         except StoreError as exc:  # never updated: it says only who asked, which stays true
             log.warning("no draft: its message could not be recorded: %s", exc)
             return None
-        draft = Draft(web, where.channel, ts, asked, diet)
+        draft = Draft(light, where.channel, ts, asked, diet)
         draft.status(READING_STATUS)
         return draft
+
+    def settle(self, ts: str) -> None:
+        """The basket goes into the draft message ``ts`` now: recorded first, so that a lost
+        run's report (:func:`said_lost`) never overwrites it. A failure costs only that."""
+        try:
+            self.drafts.record(self.where.tenant, self.where.session_id, ts, basket=True)
+        except StoreError as exc:
+            log.warning("the draft could not be marked as the basket: %s", exc)
 
     def shown(self) -> str | None:
         """The draft message an earlier delivery recorded (where its basket goes), if any."""
@@ -85,6 +96,13 @@ class Drafting:
             return None
 
 
+def light_client(web: WebClient) -> WebClient:
+    """The draft's own client: the workspace's token, no retry handlers and a short timeout.
+    Its updates run while the model's answer streams in (a 429's Retry-After, slept twice by the
+    outbox's client, would stall the stream for a draft nobody needs to see late)."""
+    return WebClient(token=web.token, base_url=web.base_url, timeout=3, retry_handlers=[])
+
+
 def said_lost(
     drafts: S3Drafts, outbox: Outbox, tenant: str, session: str, channel: str, user: str
 ) -> None:
@@ -93,10 +111,11 @@ def said_lost(
     command's response_url."""
     try:
         ts = drafts.shown(tenant, session)
+        basket = ts is not None and drafts.becomes_basket(tenant, session)
     except StoreError as exc:
         log.warning("a lost /shop's draft could not be read: %s", exc)
         return
-    if ts is None:
+    if ts is None or basket:  # no draft, or it is the basket now: someone may be approving it
         return
     text = f"<@{user}> {LOST}" if user else LOST
     try:

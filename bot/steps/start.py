@@ -97,6 +97,8 @@ class Start:
                 request=self.request.text,
                 replaces=None if draft is None else draft.ts,
             )
+        if drafting is not None and draft is not None:
+            await asyncio.to_thread(drafting.settle, draft.ts)
         return self._report(events, run, None if draft is None else draft.ts)
 
     def _report(self, events: list[WorkflowEvent], run: Run, draft_ts: str | None = None) -> Report:
@@ -119,10 +121,19 @@ class Start:
     def caught_up(self, run: Run, events: list[WorkflowEvent], done: Redelivered) -> Outcome:
         log.warning("basket 1 never reached Slack; posting it now")
         drafted = None if self.drafting is None else self.drafting.shown()
+        if self.drafting is not None and drafted is not None:
+            self.drafting.settle(drafted)
         return self._report(events, run, drafted)
 
     def failed(self, error: BaseException | None) -> Outcome:
-        return Post(f"No basket this time: {describe_failure(error)}. {AGAIN}")
+        """A saved run that failed when a retry caught up on it: said where its draft, if it
+        had one, would otherwise say "being written" for ever."""
+        text = f"No basket this time: {describe_failure(error)}. {AGAIN}"
+        drafted = None if self.drafting is None else self.drafting.shown()
+        if drafted is None:
+            return Post(text)
+        asked = self.request
+        return Failed(text, requested_by=asked.requested_by, request=asked.text, replaces=drafted)
 
     def refused(self, error: Exception) -> Outcome:
         if isinstance(error, SessionBusy | CheckpointConflict):

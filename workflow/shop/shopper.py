@@ -284,7 +284,7 @@ class ClaudeShopper:
             if on_items is None:
                 response = await client.messages.create(**request)
             else:
-                response = await streamed(client, request, on_items)
+                response = await streamed(client, request, on_items, self._timeout)
         except (anthropic.APITimeoutError, anthropic.RateLimitError) as exc:
             raise ShopperUnavailable(f"Claude: {type(exc).__name__}") from exc
         except (anthropic.InternalServerError, anthropic.RequestTimeoutError) as exc:

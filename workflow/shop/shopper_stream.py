@@ -16,15 +16,17 @@ anywhere). The input itself is parsed once, when its block stops. An entry that 
 (no quantity, an unknown aisle) is left out of the draft; the final check (``items_from_tool``)
 refuses the whole answer as before, and past ``MAX_ITEMS`` nothing more is shown.
 
-The SDK's errors come out of the iteration as they would from ``messages.create`` (a dropped
-connection is an ``APIConnectionError``), but for an ``error`` event mid-stream: the SDK raises it
-as an ``APIStatusError`` with the stream's status, 200, and it is the API's 529, so it is said
-as the shopper being unavailable, as a 529 is.
+Errors before the stream starts are the plain call's (the SDK retries them the same way). A
+stream that breaks mid-answer (an ``error`` event, which the SDK raises as an ``APIStatusError``
+with the stream's 200, or a dropped connection) is not retried by the SDK: it is asked once
+more here, plain. A stream is bounded in total as a plain call is per attempt.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -32,6 +34,8 @@ from typing import Any
 
 from .basket import MAX_ITEMS, Item, check_new_quantity
 from .errors import ShopperUnavailable
+
+log = logging.getLogger(__name__)
 
 ItemsSeen = Callable[[list[Item]], None]
 # Where the basket being written is shown, if anywhere: set by whoever starts a run that should
@@ -132,44 +136,86 @@ class Answer:
                 setattr(self.usage, name, int(value))
 
 
-async def streamed(client: Any, request: dict[str, Any], on_items: ItemsSeen) -> Answer:
+class StreamBroken(Exception):
+    """The stream stopped mid-answer: an ``error`` event, or the connection dropped."""
+
+
+async def streamed(
+    client: Any, request: dict[str, Any], on_items: ItemsSeen, total: float | None = None
+) -> Any:
     """``client.messages.create(**request)``'s answer, streamed; ``on_items`` is called with
-    the finished items each time there is one more."""
-    answer, scanner, items, seen = Answer(), ItemScanner(), [], 0
+    the finished items each time there is one more. The whole stream must end within ``total``
+    seconds (the plain call's per-attempt timeout: streamed, the SDK's timeout only bounds the
+    wait for each piece), else :class:`ShopperUnavailable`. A stream that breaks mid-answer is
+    asked once more, plain (the SDK retries a plain call's 529s and dropped connections, never
+    a stream's): the draft keeps what it showed until the basket replaces it."""
+    try:
+        return await _read(client, request, on_items, total)
+    except TimeoutError:
+        raise ShopperUnavailable(f"Claude: no whole answer within {total} s") from None
+    except StreamBroken as broken:
+        log.warning("the streamed answer broke (%s); asking once more, plain", broken)
+        return await client.messages.create(**request)
+
+
+def _broken(exc: Exception) -> bool:
+    """An error event (the SDK raises it with the stream's status, 200: "an overloaded_error,
+    which would normally correspond to an HTTP 529", the streaming docs) or a dropped
+    connection (``APIConnectionError``, a timeout included), after the stream had started."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return getattr(exc, "status_code", None) == 200 or "APIConnectionError" in names
+
+
+async def _read(
+    client: Any, request: dict[str, Any], on_items: ItemsSeen, total: float | None
+) -> Answer:
+    """The stream read into an :class:`Answer`. Starting it is the plain call's (the SDK's
+    timeout and retries apply until the first bytes come); once started, ``total`` bounds it."""
+    answer = Answer()
     stream = await client.messages.create(**request, stream=True)
     try:
-        async for event in stream:
-            kind = event.type
-            if kind == "message_start":
-                answer.count(event.message.usage)
-            elif kind == "content_block_start":
-                started = event.content_block
-                name = str(getattr(started, "name", ""))
-                answer.content.append(Block(type=str(started.type), name=name))
-            elif kind == "content_block_delta":
-                block, delta = answer.content[event.index], event.delta
-                if delta.type == "text_delta":
-                    block.text += delta.text
-                elif delta.type == "input_json_delta":
-                    block.written.append(delta.partial_json)
-                    if block.name == ITEMS_TOOL and seen <= MAX_ITEMS:
-                        for text in scanner.feed(delta.partial_json):
-                            seen += 1
-                            item = draft_item(text, seen - 1)
-                            if item is not None and seen <= MAX_ITEMS:
-                                items.append(item)
-                                on_items(list(items))
-            elif kind == "content_block_stop":
-                answer.content[event.index].close()
-            elif kind == "message_delta":
-                answer.stop_reason = event.delta.stop_reason
-                answer.count(event.usage)
+        async with asyncio.timeout(total):
+            await _events(stream, answer, on_items)
+    except TimeoutError:
+        raise
     except Exception as exc:
-        # An error event mid-stream reaches the SDK with the stream's 200: "an overloaded_error,
-        # which would normally correspond to an HTTP 529" (the streaming docs): the API is busy.
-        if getattr(exc, "status_code", None) == 200:
-            raise ShopperUnavailable(f"Claude: {type(exc).__name__} mid-stream") from exc
+        if _broken(exc):
+            raise StreamBroken(type(exc).__name__) from exc
         raise
     finally:
         await stream.close()
+    flush = getattr(on_items, "flush", None)
+    if callable(flush):  # the last items, shown while the basket is checked and priced
+        flush()
     return answer
+
+
+async def _events(stream: Any, answer: Answer, on_items: ItemsSeen) -> None:
+    """Each event of ``stream`` into ``answer``; each finished item handed to ``on_items``."""
+    scanner, items, seen = ItemScanner(), [], 0
+    async for event in stream:
+        kind = event.type
+        if kind == "message_start":
+            answer.count(event.message.usage)
+        elif kind == "content_block_start":
+            started = event.content_block
+            name = str(getattr(started, "name", ""))
+            answer.content.append(Block(type=str(started.type), name=name))
+        elif kind == "content_block_delta":
+            block, delta = answer.content[event.index], event.delta
+            if delta.type == "text_delta":
+                block.text += delta.text
+            elif delta.type == "input_json_delta":
+                block.written.append(delta.partial_json)
+                if block.name == ITEMS_TOOL and seen <= MAX_ITEMS:
+                    for text in scanner.feed(delta.partial_json):
+                        seen += 1
+                        item = draft_item(text, seen - 1)
+                        if item is not None and seen <= MAX_ITEMS:
+                            items.append(item)
+                            on_items(list(items))
+        elif kind == "content_block_stop":
+            answer.content[event.index].close()
+        elif kind == "message_delta":
+            answer.stop_reason = event.delta.stop_reason
+            answer.count(event.usage)
