@@ -14,11 +14,13 @@ configuration would read them). A new value is read by the next cold start: afte
 (``infra/README.md``).
 
 What comes back is checked, as anything read across a trust boundary: every listed parameter
-must be there and be a SecureString (a plain String, as ``put-secrets.sh`` wrote before, is
-refused by name: anyone allowed to read the parameter could read it without the key); a
-variable may come from the environment or from SSM, never both (an old value left in the
-environment would silently win or lose). Anything wrong is a :class:`SettingsError` naming the
-parameter, at the cold start, as a missing variable is.
+must be there, and its value is checked as the variable's (``bot.settings_env``); a variable may
+come from the environment or from SSM, never both (an old value left in the environment would
+silently win or lose). Anything wrong is a :class:`SettingsError` naming the parameter, at the
+cold start, as a missing variable is. A plain ``String`` parameter (as ``put-secrets.sh`` wrote
+them before) is used, with a WARNING naming it at each cold start: a stage upgraded by a deploy
+keeps answering until ``put-secrets.sh`` (which needs the key that deploy makes) converts them,
+rather than refusing every request in between.
 
 Without ``STAGE_SECRETS_PATH`` (the sandbox, the tests, the console), secrets come from the
 environment as before, and nothing here imports boto3.
@@ -26,10 +28,13 @@ environment as before, and nothing here imports boto3.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 from bot.settings import SettingsError
+
+log = logging.getLogger(__name__)
 
 PATH_VARIABLE = "STAGE_SECRETS_PATH"
 NAMES_VARIABLE = "STAGE_SECRETS"
@@ -83,7 +88,7 @@ def wanted(path: str, listed: str) -> list[str]:
 
 def read(ssm: Any, path: str, names: list[str]) -> dict[str, str]:
     """Each of ``names`` under ``path``, decrypted, in one GetParameters call; every one must be
-    there and be a SecureString."""
+    there (a String one is used, and logged at WARNING)."""
     from botocore.exceptions import BotoCoreError, ClientError
 
     full = {f"{path}/{name}": name for name in names}
@@ -97,16 +102,21 @@ def read(ssm: Any, path: str, names: list[str]) -> dict[str, str]:
             f"{', '.join(f'{path}/{m}' for m in sorted(missing))} not found in SSM: {PUT_THEM}"
         )
     found: dict[str, str] = {}
+    plain = []
     for parameter in answer.get("Parameters", []):
         name = full.get(str(parameter.get("Name", "")))
         if name is None:
             continue
         if parameter.get("Type") != "SecureString":
-            raise SettingsError(
-                f"{path}/{name} is a {parameter.get('Type')} parameter, readable without the "
-                f"stack's key: {PUT_THEM} again, which writes SecureString"
-            )
+            plain.append(f"{path}/{name}")
         found[name] = str(parameter.get("Value", ""))
+    if plain:  # a stage upgraded from String parameters: it keeps working, and says so
+        log.warning(
+            "%s: String parameters, readable without the stack's key: %s again, which "
+            "writes SecureString",
+            ", ".join(sorted(plain)),
+            PUT_THEM,
+        )
     lost = sorted(set(names) - found.keys())
     if lost:
         raise SettingsError(f"SSM did not return {', '.join(lost)} under {path}: {PUT_THEM}")

@@ -11,8 +11,8 @@
 # KROGER_CLIENT_SECRET (--prices kroger), optionally CHECKPOINT_SIGNING_KEY. One that is unset
 # is asked for (without echo) when standard input is a terminal; otherwise the script stops.
 # CHECKPOINT_SIGNING_KEY, when not given, is kept if the stage already has one (a new key would
-# make every waiting checkpoint unreadable) or generated with `openssl rand -hex 32`;
-# --rotate-signing-key generates a new one anyway.
+# make every waiting checkpoint unreadable; it is put again under the current key) or generated
+# with `openssl rand -hex 32`; --rotate-signing-key generates a new one anyway.
 #
 # They are encrypted with the stack's StageSecretsKey (alias/weekly-shop-<stage>-secrets); a
 # String parameter an older version of this script wrote is deleted and put again as SecureString
@@ -196,6 +196,12 @@ fi
 if [[ -n "${CHECKPOINT_SIGNING_KEY:-}" ]]; then
   put_parameter checkpoint-signing-key "$CHECKPOINT_SIGNING_KEY"
 elif [[ "$rotate_signing_key" == false ]] && parameter_exists checkpoint-signing-key; then
+  # Kept, and put again as it is: a String one (an older version of this script) becomes
+  # SecureString, and one encrypted under a key the stage no longer has (a stack removed and
+  # deployed again makes a new key) is encrypted under the current one.
+  kept="$(aws ssm get-parameter --region "$region" --name "${prefix}/checkpoint-signing-key" \
+    --with-decryption --query Parameter.Value --output text)"
+  put_parameter checkpoint-signing-key "$kept"
   echo "put-secrets: ${prefix}/checkpoint-signing-key kept (--rotate-signing-key to replace it;" \
     "waiting checkpoints signed with the old key are then refused)"
 else

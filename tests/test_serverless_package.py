@@ -1198,9 +1198,12 @@ def test_put_secrets_writes_the_parameters_the_template_reads(
     as SecureString under the stage's key alias, values never on a command line; ``--workspaces
     many`` writes the OAuth credentials the WORKSPACES=many template reads, and (with it here)
     ``--prices kroger`` the Kroger app's the PRICES=kroger template reads. A parameter an older
-    script wrote as String (here: the signing secret) is deleted and put again as SecureString:
-    the function refuses a String one."""
+    script wrote as String (here: the signing secret) is deleted and put again as SecureString
+    (the function uses a String one only with a warning)."""
     template = packaged if workspaces == "one" else scheduled
+    # One workspace: a first run, the signing key generated. Many: the stage has a signing key
+    # from before (a String one), kept, and put again as SecureString under the current key.
+    signing_key = "None" if workspaces == "one" else "String"
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     log = tmp_path / "aws.log"
@@ -1212,7 +1215,8 @@ def test_put_secrets_writes_the_parameters_the_template_reads(
         f'"{log}.values"; done\n'
         'case "$1 $2" in "ssm put-parameter") echo 1 ;; "kms describe-key") echo k-1 ;;\n'
         '  "ssm describe-parameters") [[ $* == *slack-signing-secret* ]] && echo String'
-        " || echo None ;;\n"
+        f" || {{ [[ $* == *checkpoint-signing-key* ]] && echo {signing_key} || echo None; }} ;;\n"
+        '  "ssm get-parameter") echo kept-signing-key-0f1e2d ;;\n'
         "esac\n"
     )
     fake.chmod(0o755)
@@ -1245,8 +1249,9 @@ def test_put_secrets_writes_the_parameters_the_template_reads(
     puts = [line for line in calls.splitlines() if "put-parameter" in line]
     key = f"--key-id alias/weekly-shop-{STAGE}-secrets"
     assert all("--type SecureString" in line and key in line for line in puts)
-    [deleted] = re.findall(r"delete-parameter .*--name (\S+)", calls)
-    assert deleted == f"{path}/slack-signing-secret"
+    deleted = re.findall(r"delete-parameter .*--name (\S+)", calls)
+    kept = [f"{path}/checkpoint-signing-key"] if workspaces == "many" else []
+    assert deleted == [f"{path}/slack-signing-secret", *kept]
     assert all(f"--region {REGION}" in line for line in calls.splitlines())
     values = (tmp_path / "aws.log.values").read_text().splitlines()
     token = "SLACK_BOT_TOKEN" if workspaces == "one" else "SLACK_SIGNING_SECRET"
@@ -1258,5 +1263,10 @@ def test_put_secrets_writes_the_parameters_the_template_reads(
     oauth |= {"weekly-shop-prod-0f1e2d", "canary-kroger-secret-0f1e2d"} if oauth else set()
     assert oauth <= set(values) and "canary-client-secret-0f1e2d" not in calls
     assert "canary-kroger-secret-0f1e2d" not in calls + result.stdout + result.stderr
-    [generated] = [v for v in values if v not in {*CANARIES.values(), *oauth}]
-    assert re.fullmatch(r"[0-9a-f]{64}", generated)
+    [signing] = [v for v in values if v not in {*CANARIES.values(), *oauth}]
+    if workspaces == "one":
+        assert re.fullmatch(r"[0-9a-f]{64}", signing)  # generated
+    else:
+        assert signing == "kept-signing-key-0f1e2d"  # kept, never on a command line or said
+        assert signing not in calls.replace("echo kept-signing-key", "") + result.stdout
+        assert "get-parameter --region" in calls and "--with-decryption" in calls
