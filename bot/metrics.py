@@ -15,9 +15,10 @@ kroger). The metrics, and what each counts:
     BasketsRejected     a basket rejected
     BasketsChanged      a change asked for (the model writes the next basket)
     BasketsExpired      a basket nobody answered in time (its expiry timer)
-    BasketFeedbackGood  a press of "Good basket" under a basket, kept (``bot.steps.feedback``)
-    BasketFeedbackBad   a press of "Not good", kept (a change of mind counts again: Slack sends
-                        each press, and no "unpressed")
+    BasketFeedbackGood  a person's verdict "Good basket" on a basket, new or changed
+                        (``bot.steps.feedback``: the same press again counts nothing)
+    BasketFeedbackBad   "Not good", likewise (a change of mind counts the new verdict: Slack
+                        sends each press, and no "unpressed")
     AnswerSeconds       from the basket's message (its Slack ``ts``) to its approval,
                         rejection or change (Seconds)
     OrdersPlaced        an order the destination took (Destination)

@@ -148,12 +148,14 @@ def test_pressing_the_other_button_replaces_the_verdict(
     world: World, s3: Any, bucket: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Slack's buttons are a toggle that sends each press: the last one is the person's
-    verdict, in the same object (one per session, round and person); each press counts."""
+    verdict, in the same object (one per session, round and person). A verdict is counted
+    when it is new or changed: the same press again (or its lazy run retried) counts nothing."""
     world.shop()
     world.run_lazies()
     (basket,) = world.baskets()
     capsys.readouterr()
     press(world, basket, "good")
+    press(world, basket, "good")  # again: the same verdict
     press(world, basket, "bad")
     records = kept(s3, bucket)
     assert len(records) == 1

@@ -12,8 +12,10 @@ checkpoint, no receipt, no message): one record beside the basket's outcome
        round of the same session in the same channel is accepted (its message is not kept).
        Anything else (another channel's session, a basket that never was) is refused, nothing
        written
-    3. the record is written (one PUT; a change of mind, Lambda's retry or a second press: the
-       same key again), and ``BasketFeedbackGood`` or ``BasketFeedbackBad`` counted once
+    3. the record is read (one GET) and written (one PUT; a change of mind, Lambda's retry or a
+       second press: the same key again), and ``BasketFeedbackGood`` or ``BasketFeedbackBad``
+       counted when the person's verdict is new or changed (a retry or the same press again:
+       nothing)
     4. the person is told, ephemerally, what was noted (Slack's own toggle shows which button
        they pressed; it sends no state, so the last press is the verdict)
 
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot import metrics
-from bot.records.feedback import Said
+from bot.records.feedback import Said, feedback_name
 from bot.records.history import session_of
 from bot.slack.feedback_buttons import NOT_NOTED, NOT_SAVED, FeedbackValue, noted
 from workflow.errors import StoreError
@@ -108,12 +110,15 @@ def record_feedback(desk: FeedbackDesk, pressed: Pressed, now: float) -> bool:
             channel=pressed.channel,
             ts=pressed.ts,
         )
+        name = feedback_name(said.session_id, said.round, pressed.user)
+        before = desk.feedback.read_name(pressed.tenant, name)
         desk.feedback.write(pressed.tenant, record)
     except StoreError as exc:
         log.warning("feedback could not be kept: %s", exc, exc_info=exc)
         tell(pressed.channel, pressed.user, NOT_SAVED)
         return False
-    metrics.count(METRICS[said.verdict])
+    if before is None or before.verdict != said.verdict:  # a press again, or a retry: once
+        metrics.count(METRICS[said.verdict])
     log.info("feedback kept: %s round %s %s", said.session_id, said.round, said.verdict)
     tell(pressed.channel, pressed.user, noted(said.verdict, said.round))
     return True
