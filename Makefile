@@ -1,6 +1,7 @@
-# Every target sets itself up: a fresh machine needs python3 (>= 3.11), make, Node.js with npm
-# (for the offline serverless package: its test, and the template linters in make lint) and apt
-# (Chromium for the browser test).
+# Every target sets itself up: a fresh machine needs python3 (>= 3.11; `make test` and `make lint`
+# need 3.11 itself: packaging compiles the zip's bytecode for the Lambda runtime's Python, 3.11,
+# infra/bytecode.py), make, Node.js with npm (for the offline serverless package: its test, and
+# the template linters in make lint) and apt (Chromium for the browser test).
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
