@@ -18,8 +18,9 @@ What it says is true at every moment, whoever sees it and whenever:
   week's rules flagged as the basket will flag it ("contains beef: you said no meat"), and that
   it is a draft: not checked, not priced, no buttons until it is whole (:func:`writing_view`);
 - written: the basket with its buttons (``bot.slack.outbox`` updates this message);
-- stopped: back to who asked and what, and that no basket came of it this time; the reason is
-  posted below, as before (:func:`stopped_view`).
+- no basket came of it: the reason, in this message (``Failed.replaces``); or, where the turn
+  itself broke, back to who asked and what, and that no basket came of it (:func:`stopped_view`:
+  the turn may say more, or nothing, below).
 
 Items are the model's words: plain_text through ``basket_items.item_sections``, so nothing in
 them formats or pings. A Slack refusal is logged and the next update tries again; the basket
@@ -50,7 +51,7 @@ DRAFT_NOTE = (
     "A draft, still being written: it is checked against what the household doesn't eat, "
     "and priced, before anyone can approve it."
 )
-STOPPED = "No basket came of it this time: the reason is below."
+STOPPED = "No basket came of it this time. Try /shop again."
 WRITING = "Basket 1 — being written"  # the draft's header
 READING_STATUS = "is reading your week…"  # under the draft's thread, before the first item
 WRITING_STATUS = "is writing the basket…"
