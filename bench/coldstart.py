@@ -22,6 +22,9 @@ its response (the ack Slack waits for, or the end of a lazy run), played as Lamb
 
 Lambda's own init overhead (fetching and unpacking the code, starting the runtime) comes on top;
 it is not modelled here.
+
+(A little over 300 lines: the task root, the CPU share, the child process and the figures
+play one Lambda cold start together; split, each part would only be read with the others.)
 """
 
 from __future__ import annotations

@@ -19,6 +19,9 @@ redelivery that finds the session ended reads it back as the session's receipt
 A record is signed (HMAC-SHA256, key derived from the checkpoint signing key) and checked field
 by field when read: a "Repeat this order" turns its items into a new basket, so it is a trust
 boundary like a checkpoint.
+
+(A little over 300 lines: the outcome record's format, its signature and its S3 listing are
+one record's; the feedback records beside them are read through its one LIST.)
 """
 
 from __future__ import annotations

@@ -16,6 +16,9 @@ fails fast and never reaches the internet. Bolt's Lambda handler mutates the eve
 
 Longer than most modules (about 330 lines): it is one table of Slack's payload shapes, read
 side by side, and some twenty test modules import its builders by this name.
+
+(Over 300 lines: one builder per kind of request Slack sends, each signed the same way; they are
+read one at a time, never together.)
 """
 
 from __future__ import annotations

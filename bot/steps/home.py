@@ -27,6 +27,9 @@ Show items and Hide items publish it again with one outcome's items open. Repeat
 starts a new session in the order's channel whose basket 1 is that order again, through the
 normal turn (lock, approvers, reminders), without a model call: its shopper hands back the
 recorded items.
+
+(A little over 300 lines: what the Home tab reads, within its request budget, and Repeat
+this order, which starts from what it shows, stay together.)
 """
 
 from __future__ import annotations

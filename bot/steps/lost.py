@@ -43,6 +43,9 @@ never the batch's: SQS delivers it again and, after the queue's ``maxReceiveCoun
 
 Each is counted in the ``LostLazyRuns`` CloudWatch metric (embedded metric format, one JSON log
 line), on which serverless.yml sets an alarm.
+
+(A little over 300 lines: every kind of lost run is read, said and marked here, so that one
+place decides what a person hears of a run Lambda gave up on.)
 """
 
 from __future__ import annotations
