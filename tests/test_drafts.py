@@ -15,7 +15,14 @@ from typing import Any
 import pytest
 
 from bot.sandbox.anthropic_api import Reply
-from bot.slack.draft import AGAIN, DRAFT_NOTE, READING_STATUS, WRITING, WRITING_STATUS
+from bot.slack.draft import (
+    AGAIN,
+    DRAFT_NOTE,
+    READING_STATUS,
+    RULES_AGAIN,
+    WRITING,
+    WRITING_STATUS,
+)
 from tests.bot_kit import CHANNEL, TestWorld, context_text, header, section_text
 
 LEASE = 1.0
@@ -83,6 +90,8 @@ def test_an_item_the_household_does_not_eat_is_flagged_while_written(world: Test
     beef = [u for u in updates(world) if "beef mince" in said(u)]
     flag = "contains beef: you said vegetarian"
     assert beef and all(flag in said(u) for u in beef)
+    again = [u for u in updates(world) if RULES_AGAIN in said(u)]  # then, the second answer
+    assert again and "beef" not in said(again[0]) and updates(world).index(again[0]) > 0
     (basket,) = world.baskets()
     assert "beef" not in section_text(basket) and "500 g lentils" in section_text(basket)
 

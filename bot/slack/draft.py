@@ -56,6 +56,8 @@ WRITING = "Basket 1 — being written"  # the draft's header
 READING_STATUS = "is reading your week…"  # under the draft's thread, before the first item
 WRITING_STATUS = "is writing the basket…"
 AGAIN = "Writing it again: the first try was interrupted."
+# The model asked once more, without the items that broke the household's rules (check.py).
+RULES_AGAIN = "Writing it again without what the household doesn't eat."
 
 
 def asked_view(requested_by: str, request: str, household: str) -> tuple[str, list[Block]]:
@@ -102,10 +104,14 @@ class Draft:
         self.web, self.channel, self.ts = web, channel, ts
         self.asked, self.diet, self.clock, self.note = asked, diet, clock, note
         self.updates = 0
+        self._seen = 0  # finished items the current answer has given
         self._last: float | None = None
         self._pending: list[Item] | None = None
 
     def __call__(self, items: list[Item]) -> None:
+        if len(items) < self._seen:  # a second answer: asked again without what broke a rule
+            self.note, self._last = RULES_AGAIN, None  # said at once, not in 1.5 s
+        self._seen = len(items)
         self._pending = items
         now = self.clock()
         if self._last is None or now - self._last >= EVERY:
