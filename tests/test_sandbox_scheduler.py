@@ -110,8 +110,14 @@ def test_a_held_order_is_delivered_once_the_played_clock_passes_it_then_deleted(
     assert list(world.buttons(now_of(world, basket))) == ["undo_order"]
 
     world.clock.reach(due + 1)  # the undo window's two minutes pass
-    wait_until(lambda: thread_texts(world, basket) == ["Ordered 10 items."])
-    assert world.buttons(now_of(world, basket)) == {}  # the Undo is gone
+    # The player's thread says the order first and takes the Undo off after (the outbox's
+    # order: new messages first, the basket's update last): wait for both.
+    wait_until(
+        lambda: (
+            thread_texts(world, basket) == ["Ordered 10 items."]
+            and world.buttons(now_of(world, basket)) == {}
+        )  # the Undo is gone
+    )
     assert "Approved by <@U0BOB>" in context_text(now_of(world, basket))
     assert schedules() == []  # ActionAfterCompletion: DELETE
     assert len(delivered.events) == 1 and "weekly_shop_timer" in delivered.events[0]

@@ -77,8 +77,15 @@ def test_the_page_draws_a_stream_as_it_grows_and_the_thread_s_status(
             client.assistant_threads_setStatus(
                 channel_id=CH, thread_ts=parent, status="is reading your week…"
             )
-            page.evaluate("refresh()")
-            expect(page.locator(".thread-status")).to_have_text("Weekly shop is reading your week…")
+            # The page's own first load may still be under way and draw what it fetched before
+            # the status was set: refresh until the status shows (each refresh reads it anew).
+            status = page.locator(".thread-status")
+            for _ in range(50):
+                page.evaluate("refresh()")
+                if status.count() and "reading your week" in status.inner_text():
+                    break
+                page.wait_for_timeout(100)
+            expect(status).to_have_text("Weekly shop is reading your week…")
             streamer = client.chat_stream(channel=CH, thread_ts=parent, buffer_size=1, **RECIPIENT)
             streamer.append(markdown_text="**Produce**\n- apples <b>\n")
             page.evaluate("refresh()")
