@@ -17,6 +17,11 @@ died) finds:
                    A message that was posted says only who asked and what (it is updated only
                    after its ts is recorded), which stays true.
 
+A change (Change…) shows the basket it asks for the same way, in a message of its own: the object
+is named for the request the change answers (:func:`change_draft`), so each change has its own
+and a later change of the same basket (after one that changed nothing) never finds an earlier
+one's message.
+
 The object lives beside the session's checkpoints, so the bucket's 30-day rule removes it with
 them. Failures are StoreError; the caller then shows no draft.
 """
@@ -34,6 +39,13 @@ from workflow.persistence.s3_keys import S3Keys
 NAME = "draft"
 CLAIMED = b"claimed"
 BASKET = "basket "  # the recorded message is (becoming) the basket: nothing may say it failed
+
+
+def change_draft(request_id: str) -> str:
+    """The object of the draft of the basket a change of request ``request_id`` asks for."""
+    if not (len(request_id) == 32 and request_id.isascii() and request_id.isalnum()):
+        raise ValueError("not a request id")  # the engine's: uuid4().hex
+    return f"{NAME}_{request_id.lower()}"
 
 
 @dataclass(frozen=True)
@@ -72,22 +84,24 @@ class S3Drafts:
         self.bucket = bucket
         self.keys = S3Keys(prefix)
 
-    def claim(self, tenant_id: str, session_id: str) -> Claim:
+    def claim(self, tenant_id: str, session_id: str, name: str = NAME) -> Claim:
         """Claim the session's draft message, or say what an earlier delivery left."""
-        key = self.keys.beside(tenant_id, session_id, NAME)
+        key = self.keys.beside(tenant_id, session_id, name)
         if claim_marker(self.s3, self.bucket, key, CLAIMED, "draft claim") is not None:
             return Fresh()
         found = get_object(self.s3, self.bucket, key, "draft claim")
         ts = None if found is None else _ts(found[0])
         return Unknown() if ts is None else Known(ts)
 
-    def record(self, tenant_id: str, session_id: str, ts: str, basket: bool = False) -> None:
+    def record(
+        self, tenant_id: str, session_id: str, ts: str, basket: bool = False, name: str = NAME
+    ) -> None:
         """The draft message Slack posted (its ``ts``), for a later delivery to use again; with
         ``basket``, written before the basket goes there (so a lost run's report never
         overwrites a basket someone may be approving: :meth:`becomes_basket`)."""
         if _ts(ts.encode("ascii", "replace")) is None:
             raise ValueError("not a message ts")
-        key = self.keys.beside(tenant_id, session_id, NAME)
+        key = self.keys.beside(tenant_id, session_id, name)
         try:
             self.s3.put_object(
                 Bucket=self.bucket,
@@ -99,17 +113,17 @@ class S3Drafts:
         except (ClientError, BotoCoreError) as exc:
             raise store_error("put draft", exc) from exc
 
-    def shown(self, tenant_id: str, session_id: str) -> str | None:
+    def shown(self, tenant_id: str, session_id: str, name: str = NAME) -> str | None:
         """The recorded draft message's ts, if there is one (a basket to post there)."""
         found = get_object(
-            self.s3, self.bucket, self.keys.beside(tenant_id, session_id, NAME), "draft"
+            self.s3, self.bucket, self.keys.beside(tenant_id, session_id, name), "draft"
         )
         return None if found is None else _ts(found[0])
 
-    def becomes_basket(self, tenant_id: str, session_id: str) -> bool | None:
+    def becomes_basket(self, tenant_id: str, session_id: str, name: str = NAME) -> bool | None:
         """Whether the recorded draft message is (becoming) the basket; None without one."""
         found = get_object(
-            self.s3, self.bucket, self.keys.beside(tenant_id, session_id, NAME), "draft"
+            self.s3, self.bucket, self.keys.beside(tenant_id, session_id, name), "draft"
         )
         if found is None or _ts(found[0]) is None:
             return None

@@ -185,9 +185,11 @@ class World:
 
 
 def is_draft(message: dict[str, Any]) -> bool:
-    from bot.slack.draft import WRITING
+    """A basket being written: basket 1 of a /shop, or the one a change asked for."""
+    from bot.slack.draft import writing
 
-    return header(message) == WRITING
+    shown = header(message)
+    return shown.startswith("Basket ") and shown == writing(int(shown.split()[1] or 0))
 
 
 def header(message: dict[str, Any]) -> str:

@@ -108,8 +108,9 @@ def retired_message(basket: Basket, max_rounds: int) -> tuple[str, list[Block]]:
 
 
 def mark_ts(report: Report, event: RequestInfoEvent) -> str | None:
-    """The answered basket's message when ``event`` asks about it again unchanged; basket 1's
-    draft message (``Report.draft_ts``), which becomes it; else None (a new message)."""
+    """The answered basket's message when ``event`` asks about it again unchanged; the draft
+    message that showed it being written (``Report.draft_ts``), which becomes it; else None (a
+    new message)."""
     if report.mark is not None and event is report.reasked:
         return report.mark.ts
-    return report.draft_ts if event.data.round == 1 else None
+    return report.draft_ts if event.data.round == report.draft_round else None

@@ -242,7 +242,7 @@ class Outbox:
     ) -> Posted | None:
         """A new basket message; or, with ``ts``, the message of the basket asked again
         unchanged, given buttons for its new request (no new message: no round was used), or
-        the draft that showed basket 1 being written (a new message if it cannot be updated:
+        the draft that showed it being written (a new message if it cannot be updated:
         deleted meanwhile, say)."""
         basket = event.data
         log.info("posting basket %s (%s)", basket.round, report.written)
@@ -250,7 +250,7 @@ class Outbox:
         if ts is not None:
             drafted = ts == report.draft_ts
             if self._update(where.channel, ts, text, blocks):
-                if drafted:  # basket 1 in the message that showed it being written
+                if drafted and basket.round == 1:  # in the message that showed it written
                     metrics.count("BasketsStarted")
                 held = report.held_until
                 return Posted(event.request_id, ts, basket.round, int(self.clock()), held)

@@ -168,9 +168,11 @@ class Report:
     # Our own lines for the thread, before the outputs: mrkdwn whose mentions we built from
     # IDs Slack gave ("Undo pressed by @carol: …"), never model or user text.
     said: tuple[str, ...] = ()
-    # The message that showed basket 1 while it was written (``bot.slack.draft``): it becomes
-    # the basket, updated in place, instead of a new message.
+    # The message that showed basket ``draft_round`` while it was written (``bot.slack.draft``:
+    # a /shop's basket 1, or the basket a change asked for): it becomes the basket, updated in
+    # place, instead of a new message.
     draft_ts: str | None = None
+    draft_round: int = 1
 
     @property
     def baskets(self) -> list[RequestInfoEvent]:

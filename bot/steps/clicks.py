@@ -24,14 +24,14 @@ edited it since, and approves nothing it did not see.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
 
 from bot import metrics
 from bot.slack.delivery import Where
-from bot.slack.outcome import APPROVED, Mark, Outcome, Post, Report, Tell, held_text, outputs_of
+from bot.slack.outcome import Mark, Outcome, Post, Report, Tell, held_text, outputs_of
 from bot.slack.payloads import GONE, Click, Kind
 from workflow.engine.events import WorkflowEvent
 from workflow.engine.respond import answer_pending
@@ -43,10 +43,11 @@ from workflow.persistence.session import SessionCheckpoints
 from workflow.shop.basket import Basket, Item, ShopProgress
 from workflow.shop.decision import BasketDecision
 from workflow.shop.executors import UNCHANGED, UNCHANGED_STEP
-from workflow.shop.pricing import PricedBasket
 from workflow.shop.run_state import approvals_of, approved_since, held_of, prices_of, shop_request
 
+from .click_marks import VERDICTS, mark_of, ordered_by, prices_for, undone_text, verdict_of
 from .click_said import told_counted, told_failed, told_refused, told_up_to_date
+from .drafting import ChangeDraft, Drafting, showing
 from .edit import edited_by, edited_for, same_edit
 from .rules import Rules
 from .turn import Redelivered, Sessions, take_turn
@@ -54,40 +55,8 @@ from .whom import household_line
 
 __all__ = ["GONE", "Answer", "Click", "Kind", "answer_click", "undone_text"]
 
-VERDICTS: dict[Kind, str] = {
-    "approve": APPROVED,
-    "reject": "Rejected",
-    "change": "Change asked",
-    "undo": "Undone",
-    "edit": "Edited",
-}
-
 UNPOSTED = "I couldn't post everything to Slack just now. Press a button above to try again."
 NOTHING_TO_UNDO = "There is nothing to undo: this basket is waiting for approval."
-
-
-def undone_text(user: str) -> str:
-    """Said in the thread when an approver's Undo stops a held order: who pressed it (a mention
-    of the ID Slack gave with the click: ours, so it goes as mrkdwn, ``Report.said``)."""
-    return (
-        f"Undo pressed by <@{user}>: nothing was ordered, and the basket waits for approval again."
-    )
-
-
-def verdict_of(decision: object) -> tuple[str, str]:
-    """("Approved" / "Rejected" / "Change asked", the change) for a recorded decision."""
-    if isinstance(decision, BasketDecision):
-        if decision.expired_at is not None:
-            return "Expired", ""
-        if decision.undo:
-            return VERDICTS["undo"], ""
-        if decision.edited:
-            return VERDICTS["edit"], ""
-        if decision.approved:
-            return APPROVED, ""
-        if decision.change is not None:
-            return "Change asked", decision.change
-    return "Rejected", ""
 
 
 @dataclass(frozen=True)
@@ -97,6 +66,7 @@ class Answer:
     click: Click
     rules: Rules
     clock: Callable[[], float] = time.time  # the bot's: an approval is held from its now
+    drafting: Drafting | None = None  # where a change's basket is shown while it is written
 
     @property
     def owner(self) -> str:
@@ -145,24 +115,41 @@ class Answer:
         if isinstance(edited, str):
             return Tell(click.user, edited)
         priced = prices_of(run, request.data.round)  # the answered basket's, before a change's
-        answered = await answer_pending(
-            run, request.request_id, self._decide(approvals, edited), answered_by=click.user
+        draft = self._draft(run, request)
+        decide = self._decide(approvals, edited)
+        answered = await showing(
+            draft, answer_pending(run, request.request_id, decide, answered_by=click.user)
         )
         if answered.run.status is RunStatus.FAILED:
+            if draft is not None:
+                await asyncio.to_thread(draft.stop)
             return self.failed(answered.run.error)
         decision = answered.run.answered[request.request_id].response
         metrics.answered(decision, click.message_ts, self.clock())
-        mark = _mark(
+        mark = mark_of(
             click.message_ts,
             request.data,
             VERDICTS[click.kind],
             click.user,
             click.change,
             request_id=request.request_id,
-            approvals=_ordered_by(answered.run.answered[request.request_id].response),
+            approvals=ordered_by(answered.run.answered[request.request_id].response),
             prices=priced,
         )
-        return self._report(answered.events, outputs_of(answered.events), run, mark)
+        report = self._report(answered.events, outputs_of(answered.events), run, mark)
+        return await asyncio.to_thread(_settled, report, draft)
+
+    def _draft(
+        self, run: Run, request: PendingRequest | AnsweredRequest, found: bool = False
+    ) -> ChangeDraft | None:
+        """A change's draft of the basket it asks for (posted once the model is asked); with
+        ``found``, the one an earlier delivery of this click posted, if any."""
+        click, drafting = self.click, self.drafting
+        if click.kind != "change" or drafting is None or not isinstance(request.data, Basket):
+            return None
+        round = request.data.round + 1
+        draft = ChangeDraft.of(drafting, run, request.request_id, round, click.user, click.change)
+        return draft.find() if draft is not None and found else draft
 
     def _asked_again(self, run: Run, done: AnsweredRequest) -> PendingRequest | Redelivered:
         """The clicked request was answered before. If that answer was an approval a quorum
@@ -265,7 +252,7 @@ class Answer:
             answered = done.answered
             verdict, note = verdict_of(answered.response)
             expired = answered.response if isinstance(answered.response, BasketDecision) else None
-            mark = _mark(
+            mark = mark_of(
                 self.click.message_ts,
                 answered.data,
                 verdict,
@@ -273,9 +260,11 @@ class Answer:
                 note,
                 at=expired.expired_at if expired is not None else None,
                 request_id=answered.request_id,
-                approvals=_ordered_by(answered.response),
-                prices=_prices_of(run, answered.data),
+                approvals=ordered_by(answered.response),
+                prices=prices_for(run, answered.data),
             )
+            draft = self._draft(run, answered, found=True)
+            return _settled(self._report(events, outputs, run, mark), draft)
         return self._report(events, outputs, run, mark)
 
     def failed(self, error: BaseException | None) -> Outcome:
@@ -285,24 +274,13 @@ class Answer:
         return told_refused(self.click, error)
 
 
-def _mark(ts: str, basket: object, verdict: str, by: str, note: str, **kw: Any) -> Mark | None:
-    """How the answered basket reads now (``kw``: Mark's ``at``, ``request_id``, ``approvals``,
-    ``prices``); None for a request that asked about no basket."""
-    return Mark(ts, basket, verdict, by, note, **kw) if isinstance(basket, Basket) else None
-
-
-def _prices_of(run: Run, basket: object) -> PricedBasket | None:
-    """The prices of ``basket`` still in the run (none once a change priced the next one)."""
-    return prices_of(run, basket.round) if isinstance(basket, Basket) else None
-
-
-def _ordered_by(decision: object) -> tuple[str, ...]:
-    """Everyone whose approval ordered the basket, when a quorum of more than one did (none
-    for one approver: "Approved by @bob", as before quorums)."""
-    if isinstance(decision, BasketDecision) and decision.approved and decision.quorum_reached:
-        approvals = tuple(dict.fromkeys(decision.approvals))
-        return approvals if len(approvals) > 1 else ()
-    return ()
+def _settled(report: Report, draft: ChangeDraft | None) -> Report:
+    """``report`` posting the basket a change asked for in its draft, once that basket came;
+    else the draft says none came (``ChangeDraft.settled``)."""
+    if draft is None:
+        return report
+    written = any(event.data.round == draft.round for event in report.baskets)
+    return replace(report, draft_ts=draft.settled(written), draft_round=draft.round)
 
 
 async def answer_click(sessions: Sessions, rules: Rules, click: Click) -> None:
@@ -312,4 +290,7 @@ async def answer_click(sessions: Sessions, rules: Rules, click: Click) -> None:
         sessions.outbox.tell(click.channel, click.user, refusal)
         return
     where = Where(click.tenant, click.ref.session_id, click.channel)
-    await take_turn(sessions, where, Answer(click, rules, sessions.clock))
+    drafting = None
+    if sessions.drafts is not None and click.kind == "change":
+        drafting = Drafting(sessions.drafts, sessions.outbox, where)
+    await take_turn(sessions, where, Answer(click, rules, sessions.clock, drafting))

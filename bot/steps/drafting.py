@@ -12,20 +12,30 @@ start goes on, and the basket is posted as before.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, TypeVar
 
 from slack_sdk import WebClient
 
-from bot.records.drafts import Fresh, Known, S3Drafts
+from bot.records.drafts import NAME, Fresh, Known, S3Drafts, change_draft
 from bot.slack.delivery import Where
-from bot.slack.draft import AGAIN, READING_STATUS, Draft, asked_view
+from bot.slack.draft import AGAIN, READING_STATUS, Draft, asked_view, change_view
 from bot.slack.outbox import SLACK_FAILURES, Outbox, slack_error
 from workflow.errors import StoreError
+from workflow.shop.run_state import changes_of, shop_request
+from workflow.shop.shopper_stream import DRAFT
+
+from .whom import household_line
 
 if TYPE_CHECKING:
-    from workflow.shop.basket import ShopRequest
+    from workflow.engine.runner import Run
+    from workflow.shop.basket import Item, ShopRequest
+    from workflow.shop.revision import Change
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -40,17 +50,23 @@ class Drafting:
     outbox: Outbox
     where: Where
     household: str = ""  # the household line the basket will show ("For 4 · no pork")
+    said: tuple[str, ...] = ()  # the changes asked so far, this one last: rules they stated
 
-    def open(self, request: ShopRequest) -> Draft | None:
+    name: str = NAME  # the draft's object: a /shop's, or a change's (``change_draft``)
+
+    def open(
+        self, request: ShopRequest, change: tuple[str, str] | None = None, round: int = 1
+    ) -> Draft | None:
         """The session's draft message, posted now or found from an earlier delivery; None
-        where there can be none (S3 or Slack refused, or an earlier delivery's fate unknown)."""
+        where there can be none (S3 or Slack refused, or an earlier delivery's fate unknown).
+        ``change``: who asked for which change, the draft of basket ``round``."""
         from workflow.shop.check import week_diet
 
         where = self.where
         asked = (request.requested_by, request.text, self.household)
-        diet = week_diet(request.household, [request.text])
+        diet = week_diet(request.household, [request.text, *self.said])
         try:
-            claim = self.drafts.claim(where.tenant, where.session_id)
+            claim = self.drafts.claim(where.tenant, where.session_id, self.name)
         except StoreError as exc:
             log.warning("no draft: its claim could not be made: %s", exc)
             return None
@@ -58,24 +74,27 @@ class Drafting:
         light = light_client(web)
         if isinstance(claim, Known):
             draft = Draft(light, where.channel, claim.ts, asked, diet, note=AGAIN)
-            draft.status(READING_STATUS)
-            return draft
-        if not isinstance(claim, Fresh):
+        elif not isinstance(claim, Fresh):
             log.warning("no draft: an earlier delivery claimed one and recorded no message")
             return None
-        text, blocks = asked_view(*asked)
-        try:
-            posted = web.chat_postMessage(channel=where.channel, text=text, blocks=blocks)
-        except SLACK_FAILURES as exc:
-            log.warning("no draft: Slack refused it: %s", slack_error(exc))
-            return None
-        ts = str(posted["ts"])
-        try:
-            self.drafts.record(where.tenant, where.session_id, ts)
-        except StoreError as exc:  # never updated: it says only who asked, which stays true
-            log.warning("no draft: its message could not be recorded: %s", exc)
-            return None
-        draft = Draft(light, where.channel, ts, asked, diet)
+        else:
+            text, blocks = (
+                asked_view(*asked) if change is None else change_view(round, change, asked)
+            )
+            try:
+                posted = web.chat_postMessage(channel=where.channel, text=text, blocks=blocks)
+            except SLACK_FAILURES as exc:
+                log.warning("no draft: Slack refused it: %s", slack_error(exc))
+                return None
+            try:
+                self.drafts.record(
+                    where.tenant, where.session_id, str(posted["ts"]), name=self.name
+                )
+            except StoreError as exc:  # never updated: it says only who asked, which stays true
+                log.warning("no draft: its message could not be recorded: %s", exc)
+                return None
+            draft = Draft(light, where.channel, str(posted["ts"]), asked, diet)
+        draft.round, draft.change = round, change
         draft.status(READING_STATUS)
         return draft
 
@@ -83,14 +102,26 @@ class Drafting:
         """The basket goes into the draft message ``ts`` now: recorded first, so that a lost
         run's report (:func:`said_lost`) never overwrites it. A failure costs only that."""
         try:
-            self.drafts.record(self.where.tenant, self.where.session_id, ts, basket=True)
+            self.drafts.record(
+                self.where.tenant, self.where.session_id, ts, basket=True, name=self.name
+            )
         except StoreError as exc:
             log.warning("the draft could not be marked as the basket: %s", exc)
+
+    def becomes_basket(self) -> bool:
+        """Whether the recorded draft is (becoming) the basket; True when that cannot be read
+        (then nothing may say it failed: someone may be approving it)."""
+        where = self.where
+        try:
+            return bool(self.drafts.becomes_basket(where.tenant, where.session_id, self.name))
+        except StoreError as exc:
+            log.warning("the draft could not be read: %s", exc)
+            return True
 
     def shown(self) -> str | None:
         """The draft message an earlier delivery recorded (where its basket goes), if any."""
         try:
-            return self.drafts.shown(self.where.tenant, self.where.session_id)
+            return self.drafts.shown(self.where.tenant, self.where.session_id, self.name)
         except StoreError as exc:
             log.warning("the draft could not be read: %s", exc)
             return None
@@ -122,3 +153,106 @@ def said_lost(
         outbox.web.chat_update(channel=channel, ts=ts, text=text, blocks=[])
     except SLACK_FAILURES as exc:
         log.warning("a lost /shop's draft could not be updated: %s", slack_error(exc))
+
+
+UNCHANGED_DRAFT = (
+    "No new basket came of this change: it left the basket as it was, and that one is asked "
+    "about again."
+)
+
+
+class ChangeDraft:
+    """The draft of the basket a Change… asks for (issue 36, 2): what ``DRAFT`` holds while the
+    click's run writes it. Its message is posted only once the model is asked (:meth:`begin`,
+    from ``shopper_stream``): a change past the last round, or one the offline shopper answers
+    at once, posts none. The operations stream into it ("Removing pizza dough", "Adding 1 l oat
+    milk"); the revised basket then takes its place (:meth:`settled`), or it says why none came.
+    A redelivered click finds the same message (its object is named for the answered request)."""
+
+    def __init__(
+        self, drafting: Drafting, request: ShopRequest, change: tuple[str, str], round: int
+    ):
+        self.drafting, self.request, self.change, self.round = drafting, request, change, round
+        self.draft: Draft | None = None
+        self.begun = False
+        self.basket = False  # found already recorded as becoming the basket: never said failed
+
+    @classmethod
+    def of(
+        cls, drafting: Drafting, run: Run, answered: str, round: int, by: str, change: str
+    ) -> ChangeDraft | None:
+        """The draft of basket ``round`` that the change ``change`` (of request ``answered``, by
+        ``by``) asks for; None for a run started from text (no request to show)."""
+        request = shop_request(run)
+        if request is None:
+            return None
+        shown = replace(
+            drafting,
+            household=household_line(request),
+            said=(*changes_of(run), change),
+            name=change_draft(answered),
+        )
+        return cls(shown, request, (by, change), round)
+
+    def find(self) -> ChangeDraft:
+        """The draft an earlier delivery of the click posted and recorded, if any (a retry
+        that finds the click's run done: the basket goes there, or it says none came)."""
+        ts = self.drafting.shown()
+        self.basket = ts is not None and self.drafting.becomes_basket()
+        if ts is not None:
+            request, where = self.request, self.drafting.where
+            asked = (request.requested_by, request.text, self.drafting.household)
+            web = light_client(self.drafting.outbox.web)
+            self.draft = Draft(web, where.channel, ts, asked, round=self.round, change=self.change)
+        self.begun = True
+        return self
+
+    def begin(self) -> None:
+        if not self.begun:  # once: a second ask (a rule broken) writes into the same draft
+            self.begun = True
+            self.draft = self.drafting.open(self.request, self.change, self.round)
+
+    def __call__(self, items: list[Item]) -> None:
+        if self.draft is not None:
+            self.draft(items)
+
+    def changed(self, changes: list[Change]) -> None:
+        if self.draft is not None:
+            self.draft.changed(changes)
+
+    def flush(self) -> None:
+        if self.draft is not None:
+            self.draft.flush()
+
+    def stop(self, said: str = "") -> None:
+        """No basket came of the change (the run failed or broke): the draft says so."""
+        if self.draft is not None:
+            self.draft.stop(said)
+
+    def settled(self, written: bool) -> str | None:
+        """After the run: with ``written`` (basket ``round`` came of the change), the draft's
+        ts, recorded as becoming that basket; else the draft says no basket came, and None."""
+        draft = self.draft
+        if draft is None:
+            return None
+        if not written:
+            if not self.basket:
+                draft.stop(UNCHANGED_DRAFT)
+            return None
+        draft.status("")
+        self.drafting.settle(draft.ts)
+        return draft.ts
+
+
+async def showing(draft: ChangeDraft | None, work: Awaitable[T]) -> T:
+    """``work`` (a click's run) with ``draft`` shown while the shopper writes; if it breaks,
+    the draft says no basket came of it (the turn says why)."""
+    token = DRAFT.set(draft)
+    try:
+        return await work
+    except BaseException:
+        if draft is not None:
+            await asyncio.to_thread(draft.stop)
+        raise
+    finally:
+        DRAFT.reset(token)

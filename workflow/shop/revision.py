@@ -19,9 +19,10 @@ leaving an empty or oversized basket, is a ``ValueError`` naming the first probl
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Sequence
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
 from .basket import MAX_ITEMS, Item, check_new_quantity
 
@@ -41,6 +42,9 @@ def revise_tool(item_schema: dict[str, Any]) -> dict[str, Any]:
             "named stay as they are."
         ),
         "strict": True,
+        # Streamed as it is written, each operation shown as it ends (``shopper_stream``);
+        # without it the API sends each of remove, set and add whole (shopper.BASKET_TOOL).
+        "eager_input_streaming": True,
         "input_schema": {
             "type": "object",
             "properties": {
@@ -127,6 +131,47 @@ def apply_revision(items: Sequence[Item], data: Any) -> list[Item]:
     if len(basket) > MAX_ITEMS:
         raise ValueError(f"the change leaves {len(basket)} items, more than {MAX_ITEMS}")
     return basket
+
+
+@dataclass(frozen=True)
+class Change:
+    """One finished operation of a ``revise_basket`` input while it streams (issue 36): what a
+    change's draft shows before the revised basket is whole and checked. ``item`` is the item an
+    ``add`` names; ``amount`` what a ``set`` makes of its item ("2 l", "2 l — for Friday")."""
+
+    kind: Literal["remove", "set", "add"]
+    name: str
+    item: Item | None = None
+    amount: str = ""
+
+    def said(self) -> str:
+        """``Removing pizza dough``, ``Changing milk to 2 l``, ``Adding 1 l oat milk``."""
+        if self.kind == "remove":
+            return f"Removing {self.name}"
+        if self.kind == "add" and self.item is not None:
+            return f"Adding {self.item.line()}"
+        return f"Changing {self.name} to {self.amount}" if self.amount else f"Changing {self.name}"
+
+
+def draft_change(field: str, text: str) -> Change | None:
+    """A finished entry of ``remove``, ``set`` or ``add`` (its JSON ``text``) as a
+    :class:`Change`, or None when it does not fit: the final check (:func:`apply_revision`)
+    says why, and the draft leaves it out."""
+    try:
+        entry = json.loads(text)
+        if field == "remove" and isinstance(entry, str) and entry.strip():
+            return Change("remove", entry.strip())
+        if field == "add" and isinstance(entry, dict) and entry.get("quantity") is not None:
+            item = check_new_quantity(Item.from_json(entry, "add"), "add")
+            return Change("add", item.name, item=item)
+        if field == "set" and isinstance(entry, dict) and isinstance(entry.get("name"), str):
+            values = {k: entry[k] for k in SETTABLE if entry.get(k) is not None}
+            to = check_new_quantity(replace(Item(name="-", quantity=None), **values), "set")
+            amount = " — ".join(part for part in (to.amount, to.note or "") if part)
+            return Change("set", entry["name"].strip(), amount=amount)
+    except (TypeError, ValueError):
+        return None
+    return None
 
 
 def revision_listing(items: Sequence[Item]) -> str:

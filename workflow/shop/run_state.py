@@ -28,6 +28,16 @@ def shop_request(run: Run | RunSnapshot) -> ShopRequest | None:
     return request if isinstance(request, ShopRequest) else None
 
 
+def changes_of(run: Run) -> list[str]:
+    """The changes asked of a run's baskets so far, in order (the rules they state hold for
+    the baskets after them: ``check.week_diet``)."""
+    return [
+        done.response.change
+        for done in run.answered.values()
+        if isinstance(done.response, BasketDecision) and done.response.change
+    ]
+
+
 def prices_of(run: Run, round: int | None = None) -> PricedBasket | None:
     """The prices of the basket a run asks about (basket ``round``, if given): None before
     version 5, in a deploy with no store's API, or for another round's basket."""

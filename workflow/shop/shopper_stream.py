@@ -8,9 +8,15 @@ between, each time the forced ``submit_basket`` input has one more *finished* it
 as the model wrote them, before the basket is whole, checked against the household's rules or
 priced. Whoever shows it must say so; nothing here lets a draft be approved.
 
+A change answered as the difference (``revise_basket``, ``revision.py``) is shown the same
+way: each finished operation (an item removed, set or added) is given to ``on_items.changed``,
+when the draft has one ("Removing pizza dough", "Adding 1 l oat milk"). A draft that should be
+posted only once the model is really asked (a change's: one that changes nothing, or comes after
+the last round, asks no model) has a ``begin``, called before the request.
+
 The raw events are read, not the SDK's ``messages.stream()`` helper: that one parses the whole
 input written so far at every piece (its ``snapshot``), which grows with the square of an
-answer's length; here :class:`ItemScanner` reads each piece once and yields an item when its
+answer's length; here :class:`Scanner` reads each piece once and yields an item when its
 closing brace arrives (the tool input is ``{"items": [{…}, {…}]}``, fine-grained: pieces end
 anywhere). The input itself is parsed once, when its block stops. An entry that does not fit
 (no quantity, an unknown aisle) is left out of the draft; the final check (``items_from_tool``)
@@ -34,31 +40,39 @@ from typing import Any
 
 from .basket import MAX_ITEMS, Item, check_new_quantity
 from .errors import ShopperUnavailable
+from .revision import REVISE_TOOL_NAME, Change, draft_change
 
 log = logging.getLogger(__name__)
 
 ItemsSeen = Callable[[list[Item]], None]
+ChangesSeen = Callable[[list[Change]], None]
 # Where the basket being written is shown, if anywhere: set by whoever starts a run that should
 # show it (the bot's ``/shop``), read by ``ClaudeShopper`` when it writes; asyncio tasks copy it.
 DRAFT: ContextVar[ItemsSeen | None] = ContextVar("weekly_shop_draft", default=None)
 ITEMS_TOOL = "submit_basket"  # ``shopper.TOOL_NAME``: the one whose input is a list of items
 
 
-class ItemScanner:
-    """Reads a ``submit_basket`` input's JSON as it comes and gives each item object's text
-    once it is closed: objects two levels in (``{"items": [ {…} ]}``), strings and escapes
-    respected."""
+class Scanner:
+    """Reads a tool input's JSON as it comes and gives each finished element of the arrays the
+    input's object holds, with the array's key, once: an object two levels in
+    (``{"items": [{…}]}``, ``{"add": [{…}]}``) when its closing brace arrives, a string
+    (``{"remove": ["pizza dough"]}``) when its closing quote does. Strings and escapes are
+    respected; each piece is read once."""
 
     def __init__(self) -> None:
         self.depth = 0
         self.in_string = self.escaped = False
-        self.current: list[str] | None = None
+        self.current: list[str] | None = None  # the element being read
+        self.key: list[str] | None = None  # a string of the input's object being read
+        self.last_key = self.field = ""
 
-    def feed(self, piece: str) -> list[str]:
-        done = []
+    def feed(self, piece: str) -> list[tuple[str, str]]:
+        done: list[tuple[str, str]] = []
         for ch in piece:
             if self.current is not None:
                 self.current.append(ch)
+            if self.key is not None:
+                self.key.append(ch)
             if self.in_string:
                 if self.escaped:
                     self.escaped = False
@@ -66,18 +80,33 @@ class ItemScanner:
                     self.escaped = True
                 elif ch == '"':
                     self.in_string = False
+                    self._string_closed(done)
             elif ch == '"':
                 self.in_string = True
+                if self.depth == 1:
+                    self.key = [ch]
+                elif self.depth == 2 and self.current is None:
+                    self.current = [ch]
             elif ch in "{[":
                 self.depth += 1
-                if self.depth == 3 and ch == "{":
+                if self.depth == 2 and ch == "[":
+                    self.field = self.last_key
+                elif self.depth == 3 and ch == "{" and self.current is None:
                     self.current = [ch]
             elif ch in "}]":
                 if self.depth == 3 and ch == "}" and self.current is not None:
-                    done.append("".join(self.current))
+                    done.append((self.field, "".join(self.current)))
                     self.current = None
                 self.depth -= 1
         return done
+
+    def _string_closed(self, done: list[tuple[str, str]]) -> None:
+        if self.key is not None:
+            self.last_key = "".join(self.key).strip('"')
+            self.key = None
+        elif self.depth == 2 and self.current is not None and self.current[0] == '"':
+            done.append((self.field, "".join(self.current)))
+            self.current = None
 
 
 def draft_item(text: str, index: int) -> Item | None:
@@ -149,6 +178,9 @@ async def streamed(
     wait for each piece), else :class:`ShopperUnavailable`. A stream that breaks mid-answer is
     asked once more, plain (the SDK retries a plain call's 529s and dropped connections, never
     a stream's): the draft keeps what it showed until the basket replaces it."""
+    begin = getattr(on_items, "begin", None)
+    if callable(begin):  # a draft posted only once the model is asked (a change's: clicks.py)
+        await asyncio.to_thread(begin)
     try:
         return await _read(client, request, on_items, total)
     except TimeoutError:
@@ -191,8 +223,9 @@ async def _read(
 
 
 async def _events(stream: Any, answer: Answer, on_items: ItemsSeen) -> None:
-    """Each event of ``stream`` into ``answer``; each finished item handed to ``on_items``."""
-    scanner, items, seen = ItemScanner(), [], 0
+    """Each event of ``stream`` into ``answer``; each finished item handed to ``on_items``, each
+    finished operation of a revision to its ``changed``, if it has one."""
+    shown = Shown(on_items)
     async for event in stream:
         kind = event.type
         if kind == "message_start":
@@ -207,15 +240,38 @@ async def _events(stream: Any, answer: Answer, on_items: ItemsSeen) -> None:
                 block.text += delta.text
             elif delta.type == "input_json_delta":
                 block.written.append(delta.partial_json)
-                if block.name == ITEMS_TOOL and seen <= MAX_ITEMS:
-                    for text in scanner.feed(delta.partial_json):
-                        seen += 1
-                        item = draft_item(text, seen - 1)
-                        if item is not None and seen <= MAX_ITEMS:
-                            items.append(item)
-                            on_items(list(items))
+                shown.feed(block.name, delta.partial_json)
         elif kind == "content_block_stop":
             answer.content[event.index].close()
         elif kind == "message_delta":
             answer.stop_reason = event.delta.stop_reason
             answer.count(event.usage)
+
+
+class Shown:
+    """What one answer has shown so far: the finished items of a ``submit_basket`` input (at
+    most ``MAX_ITEMS``), or the finished operations of a ``revise_basket`` one."""
+
+    def __init__(self, on_items: ItemsSeen) -> None:
+        self.on_items = on_items
+        changed = getattr(on_items, "changed", None)
+        self.changed: ChangesSeen | None = changed if callable(changed) else None
+        self.scanner = Scanner()
+        self.items: list[Item] = []
+        self.changes: list[Change] = []
+        self.seen = 0
+
+    def feed(self, tool: str, piece: str) -> None:
+        if tool == ITEMS_TOOL and self.seen <= MAX_ITEMS:
+            for field, text in self.scanner.feed(piece):
+                self.seen += 1
+                item = draft_item(text, self.seen - 1) if field == "items" else None
+                if item is not None and self.seen <= MAX_ITEMS:
+                    self.items.append(item)
+                    self.on_items(list(self.items))
+        elif tool == REVISE_TOOL_NAME and self.changed is not None:
+            for field, text in self.scanner.feed(piece):
+                change = draft_change(field, text)
+                if change is not None and len(self.changes) < MAX_ITEMS:
+                    self.changes.append(change)
+                    self.changed(list(self.changes))

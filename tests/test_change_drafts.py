@@ -1,0 +1,193 @@
+"""A Change… shown while the model writes it (issue 36, 2): the difference streams into a message
+of its own ("Removing pizza bases", "Adding 1 l oat milk"), which then becomes the revised basket
+with its buttons; true at every moment, and one message whatever Lambda redelivers.
+
+Through the real handler, the fake Slack and the fake Messages API streaming as the API does
+(``bot.sandbox.anthropic_stream``: a ``revise_basket`` input as fine-grained partial JSON);
+crashes in fresh interpreters (``tests.lambda_invoke``)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bot.sandbox.anthropic_api import Reply
+from bot.slack.draft import AGAIN, DRAFT_NOTE, RULES_AGAIN, writing
+from bot.steps.drafting import UNCHANGED_DRAFT
+from tests.bot_kit import CHANNEL, TestWorld, change, header, section_text, start_basket
+from workflow.shop.revision import draft_change
+from workflow.shop.shopper_stream import Scanner
+
+LEASE = 1.0
+WRITING_2 = writing(2)
+REVISION = {
+    "remove": ["pizza bases", "mozzarella"],
+    "set": [{"name": "carrots", "quantity": 5, "unit": ""}],
+    "add": [{"name": "oat milk", "quantity": 1, "unit": "l", "note": None, "aisle": None}],
+}
+
+
+@pytest.fixture(autouse=True)
+def every_item(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each finished operation shown at once (a draft waits EVERY seconds between updates)."""
+    import bot.slack.draft
+
+    monkeypatch.setattr(bot.slack.draft, "EVERY", 0.0)
+
+
+def updates(world: TestWorld) -> list[dict[str, Any]]:
+    return [c.args for c in world.slack.calls_to("chat.update") if not c.error]
+
+
+def said(update: dict[str, Any]) -> str:
+    return json.dumps(update.get("blocks"), ensure_ascii=False)
+
+
+def has_buttons(blocks: Any) -> bool:
+    if isinstance(blocks, str):
+        blocks = json.loads(blocks)
+    return any(b["type"] == "actions" for b in blocks or [])
+
+
+def names_of(basket: dict[str, Any]) -> list[str]:
+    """The basket's item lines, without their bullets (aisle headings left out)."""
+    lines = section_text(basket).splitlines()
+    return [line.removeprefix("• ") for line in lines if line.startswith("• ")]
+
+
+def revised(world: TestWorld, **reply: Any) -> None:
+    """The model's next answer: the difference (``revise_basket``), as ``REVISION``."""
+    world.claude.script(Reply(tool="revise_basket", tool_input=REVISION, **reply))
+
+
+def test_the_difference_streams_into_a_message_that_becomes_basket_2(world: TestWorld) -> None:
+    basket = start_basket(world)
+    posted_before = len(world.slack.calls_to("chat.postMessage"))
+    revised(world)
+    change(world, basket, "no pizza; more carrots; add oat milk", user="U0BOB")
+    (draft_post,) = [c.args for c in world.slack.calls_to("chat.postMessage")][posted_before:]
+    assert draft_post["text"] == "<@U0BOB> asked for a change: basket 2 will follow"
+    assert "no pizza; more carrots; add oat milk" in json.dumps(draft_post["blocks"])
+    assert world.claude.requests[-1]["stream"] is True
+    writing_2 = [u for u in updates(world) if WRITING_2 in said(u)]
+    assert [u["text"] for u in writing_2] == [
+        f"Basket 2, being written: {n} change{'s' if n > 1 else ''} so far" for n in range(1, 5)
+    ]
+    last = said(writing_2[-1])
+    for line in (
+        "Removing pizza bases",
+        "Removing mozzarella",
+        "Changing carrots to 5",
+        "Adding 1 l oat milk",
+    ):
+        assert line in last
+    assert DRAFT_NOTE in last and not any(has_buttons(u["blocks"]) for u in writing_2)
+    first, second = world.baskets()  # the draft became basket 2: no other message
+    assert header(first).startswith("Basket 1") and header(second) == "Basket 2 of 3"
+    assert {u["ts"] for u in writing_2} == {second["ts"]} and world.drafts() == []
+    assert "approve_basket" in world.buttons(second) and not world.buttons(first)
+    assert "1 l oat milk" in names_of(second) and "2 pizza bases" not in names_of(second)
+    assert "5 carrots" in names_of(second)
+    status = world.slack.status_history(CHANNEL, second["ts"])
+    assert status[-1].why == "cleared"
+
+
+def test_an_added_item_the_household_does_not_eat_is_flagged_while_written(
+    world: TestWorld,
+) -> None:
+    """A change that says "we are vegetarian" while the model adds beef: the draft flags it as
+    the basket would, and the bot asks again without it."""
+    basket = start_basket(world)
+    beef = {**REVISION, "add": [{**REVISION["add"][0], "name": "beef mince", "unit": "kg"}]}
+    world.claude.script(
+        Reply(tool="revise_basket", tool_input=beef),
+        Reply(tool="revise_basket", tool_input=REVISION),
+    )
+    change(world, basket, "we are vegetarian now, and add some oat milk")
+    flagged = [u for u in updates(world) if "beef mince" in said(u)]
+    assert flagged and all("contains beef: you said vegetarian" in said(u) for u in flagged)
+    again = [u for u in updates(world) if RULES_AGAIN in said(u)]
+    assert again and "beef" not in said(again[0])
+    assert "beef" not in section_text(world.baskets()[-1])
+
+
+def test_a_change_that_changes_nothing_says_so_in_its_draft(world: TestWorld) -> None:
+    """The model's difference leaves the basket as it was: no round is used, basket 1 is asked
+    again in its own message, and the draft says no new basket came, never "being written"."""
+    basket = start_basket(world)
+    world.claude.script(
+        Reply(tool="revise_basket", tool_input={"remove": [], "set": [], "add": []})
+    )
+    change(world, basket, "whatever you think")
+    (only,) = world.baskets()
+    assert only["ts"] == basket["ts"] and "approve_basket" in world.buttons(only)
+    (draft,) = [m for m in world.slack.messages(CHANNEL) if m["ts"] != basket["ts"]]
+    assert draft["text"] == UNCHANGED_DRAFT and not header(draft) and world.drafts() == []
+
+
+def test_a_change_with_no_basket_says_so_in_its_draft(world: TestWorld) -> None:
+    basket = start_basket(world)
+    world.claude.script(*[Reply(stop_reason="max_tokens")] * 2)
+    change(world, basket, "no pizza")
+    (draft,) = [m for m in world.slack.messages(CHANNEL) if m["ts"] != basket["ts"]]
+    assert "No new basket came of this change" in draft["text"] and world.drafts() == []
+    assert "approve_basket" in world.buttons(world.baskets()[0])  # basket 1 still waits
+
+
+def test_a_change_killed_mid_stream_is_finished_in_the_same_message(served: TestWorld) -> None:
+    """Killed while the draft shows the first operations: Lambda's retry of the click writes
+    into the same message again (saying so), which becomes basket 2; nothing shown twice."""
+    world = served
+    world.boot(LOCK_TTL_SECONDS=str(LEASE))
+    basket = start_basket(world)
+    revised(world)
+    ack = world.click(basket, "change_basket", user="U0BOB")
+    assert ack["statusCode"] == 200
+    world.submit_change("no pizza; more carrots; add oat milk", user="U0BOB")
+    (lost,) = world.lam.take()
+    world.in_fresh_process(lost.payload, crash_at="mid-draft")
+    (draft,) = world.drafts()
+    assert "2 changes so far" in said(draft)
+    time.sleep(LEASE + 0.2)  # the dead run's lease
+    revised(world)
+    world.in_fresh_process(lost.payload)  # Lambda's retry
+    retried = [u for u in updates(world) if AGAIN in said(u)]
+    assert retried and {u["ts"] for u in retried} == {draft["ts"]}
+    first, second = world.baskets()
+    assert second["ts"] == draft["ts"] and header(second) == "Basket 2 of 3"
+    lines = names_of(second)
+    assert len(lines) == len(set(lines))
+    world.in_fresh_process(lost.payload)  # a stray third delivery changes nothing
+    assert len(world.slack.messages(CHANNEL)) == 2
+
+
+OPERATIONS = json.dumps(
+    {
+        "remove": ['pizza "bases"', "mozzarella \\ cheese"],
+        "set": [{"name": "carrots", "quantity": 5, "unit": "", "note": "for {Friday}"}],
+        "add": [{"name": "oat milk", "quantity": 1, "unit": "l", "note": None, "aisle": None}],
+    }
+)
+
+
+@given(st.lists(st.integers(min_value=1, max_value=len(OPERATIONS) - 1), max_size=12))
+def test_the_operations_are_read_wherever_the_pieces_end(cuts: list[int]) -> None:
+    """Fine-grained tool streaming sends the input in pieces that end anywhere (inside a
+    string, an escape, a number): each operation is read once, whole."""
+    scanner, found = Scanner(), []
+    at = 0
+    for cut in [*sorted(set(cuts)), len(OPERATIONS)]:
+        found += scanner.feed(OPERATIONS[at:cut])
+        at = cut
+    changes = [draft_change(field, text) for field, text in found]
+    assert [c.said() if c else None for c in changes] == [
+        'Removing pizza "bases"',
+        "Removing mozzarella \\ cheese",
+        "Changing carrots to 5 — for {Friday}",
+        "Adding 1 l oat milk",
+    ]
