@@ -9,7 +9,7 @@ BIN    := $(VENV)/bin
 CHROMIUM ?= /usr/bin/chromium
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run console test lint bench load lock clean
+.PHONY: run dev console test lint bench load lock clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,11 @@ $(BIN)/.installed: pyproject.toml
 ## for a stand-in of Claude's API that streams its baskets, no key needed)
 run: $(BIN)/.installed
 	$(BIN)/weekly-shop sandbox --port $(or $(PORT),8080) $(ARGS)
+
+## dev: the real bot on your own Slack workspace over Socket Mode, no public URL, no AWS account
+## (tokens in .env: README, "On your own Slack"; ARGS='--store s3://bucket/prefix' for real S3)
+dev: $(BIN)/.installed
+	$(BIN)/weekly-shop dev $(ARGS)
 
 ## console: the weekly shop in this terminal
 console: $(BIN)/.installed
@@ -43,14 +48,17 @@ $(VENV)/iac/bin/.installed: infra/requirements-iac.txt $(BIN)/.installed
 node_modules/osls/package.json:
 	npm ci --no-audit --no-fund
 
-## lint: ruff, mypy (strict), the import contracts (lint-imports: which way imports point), then
-## cfn-lint (serverless rules) and checkov over the template `serverless package` writes, offline
+## lint: ruff, mypy (strict), the import contracts (lint-imports: which way imports point), the
+## Slack app manifests (as infra/manifest.py writes them, valid against Slack's schema, true to
+## the code's calls and listeners), then cfn-lint (serverless rules) and checkov over the
+## template `serverless package` writes, offline
 ## (infra/lint_template.py; what they find that is noise, and why: infra/lint-noise.toml)
 lint: $(BIN)/.installed $(VENV)/iac/bin/.installed node_modules/osls/package.json
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/python infra/manifest.py --check
 	$(BIN)/python infra/lint_template.py
 
 ## test: lint, then the whole test suite (browser test included)

@@ -1054,13 +1054,14 @@ def test_artifact_holds_the_code_and_arm64_dependencies(packaged: Packaged) -> N
         path.relative_to(ROOT).as_posix()
         for package in ("workflow", "bot")
         for path in (ROOT / package).rglob("*.py")
-        if "__pycache__" not in path.parts and "sandbox" not in path.parts
+        if "__pycache__" not in path.parts and not {"sandbox", "dev"} & set(path.parts)
     }
     assert ours <= names
     top = {name.split("/", 1)[0] for name in names}
     assert not top & {"tests", "bench", ".venv", "node_modules", "infra", ".git", ".serverless"}
-    # Only what the function runs: no sandbox (fakes, page), no aiohttp, no moto, no test code.
-    assert not [n for n in names if n.startswith("bot/sandbox/")]
+    # Only what the function runs: no sandbox (fakes, page), no Socket Mode dev run, no aiohttp,
+    # no moto, no test code.
+    assert not [n for n in names if n.startswith(("bot/sandbox/", "bot/dev/"))]
     assert not top & {"aiohttp", "moto", "pytest", "hypothesis", "playwright", "werkzeug"}
     for package in ("slack_bolt", "slack_sdk", "anthropic", "pydantic", "boto3"):
         assert f"{package}/__init__.py" in names, package

@@ -47,7 +47,7 @@ from .page import build_app
 from .scheduler_player import SchedulePlayer
 from .state import BUCKET, FUNCTION_NAME, TIMER_GROUP, Sandbox
 
-__all__ = ["Sandbox", "configure_bot", "main", "serve"]
+__all__ = ["Sandbox", "configure_bot", "main", "serve", "shopper_banner"]
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +123,11 @@ def configure_bot(
         )
     if offline:
         os.environ.pop("ANTHROPIC_API_KEY", None)
+    return shopper_banner()
+
+
+def shopper_banner() -> str:
+    """Who writes the baskets, as the environment says now (also ``weekly-shop dev``'s)."""
     if os.environ.get("ANTHROPIC_API_KEY"):
         model = os.environ.get("ANTHROPIC_MODEL") or "claude-haiku-5-5"
         return f"Baskets are written by Claude ({model})."
