@@ -1,7 +1,8 @@
 """What a household sees while the model writes (issue 36): ``/shop`` to the first item on the
 channel and to the whole basket, with the basket shown as it is written (a draft, one message
 updated in place: ``bot.slack.draft``) against the same ``/shop`` without a draft (the basket
-posted once whole, as before), in the same run; and the Slack calls a basket costs.
+posted once whole, as before), in the same run; the same for Change… (its submit to the first
+change shown, and to basket 2 whole); and the Slack calls each costs.
 
 The model's speed is the stated model of ``bench.revisions`` (the fake Messages API answers
 ``BASE`` + output tokens ÷ ``SPEED`` seconds, streamed piece by piece on that schedule:
@@ -19,18 +20,12 @@ import threading
 import time
 from typing import Any
 
-from bench.common import BASKET_17, Loopback, loopback
-from bench.revisions import BASE, SPEED
+from bench.common import Loopback, loopback
+from bench.revisions import BASE, CHANGE, SPEED, _responder
 from bench.table import Row, ratio, render
 
 RUNS = 3
 UPDATE_PER_MINUTE = 50  # chat.update: Tier 3, "50+ per minute" (docs.slack.dev, rate limits)
-
-
-def _reply(request: dict[str, Any]) -> Any:
-    from bot.sandbox.anthropic_api import Reply
-
-    return Reply(text="\n".join(BASKET_17))
 
 
 def _one(lb: Loopback, channel: str, drafts: bool) -> tuple[float, float, int]:
@@ -77,13 +72,84 @@ def _one(lb: Loopback, channel: str, drafts: bool) -> tuple[float, float, int]:
     return seen["first"], seen["whole"], len(made)
 
 
+def _one_change(lb: Loopback, channel: str, drafts: bool) -> tuple[float, float, int]:
+    """Basket 1 in ``channel``, then Change… ("no pizza, add oat milk", answered as the
+    difference): seconds from the submit to the first change visible, to basket 2 whole; the
+    change's Slack chat.* calls."""
+    from bot.records.drafts import S3Drafts
+    from workflow.errors import StoreError
+
+    world = lb.world
+    lb.open_channel(channel)
+    world.shop(text="dinners for four this week", channel_id=channel)
+    world.run_lazies()
+    basket = world.baskets(channel)[-1]
+    world.click(basket, "change_basket", channel_id=channel)
+    world.run_lazies()
+    original = S3Drafts.claim
+    if not drafts:
+
+        def refused(*_: Any) -> Any:
+            raise StoreError("drafts off: basket 2 posted once whole, as before")
+
+        S3Drafts.claim = refused  # type: ignore[method-assign]
+    calls = len(world.slack.calls)
+    try:
+        seen = _watched(
+            lb,
+            channel,
+            lambda: (world.submit_change(CHANGE), world.run_lazies()),
+            first=("change so far", "changes so far", "Basket 2 of"),
+            whole="Basket 2 of",
+        )
+    finally:
+        S3Drafts.claim = original  # type: ignore[method-assign]
+    made = [c for c in world.slack.calls[calls:] if c.method.startswith("chat.")]
+    return seen[0], seen[1], len(made)
+
+
+def _watched(
+    lb: Loopback, channel: str, act: Any, first: tuple[str, ...], whole: str
+) -> tuple[float, float]:
+    """Seconds from ``act`` to a message of ``channel`` whose text holds one of ``first``, and
+    to one that starts with ``whole``: what the fake Slack holds, read every 2 ms meanwhile."""
+    world, seen, done = lb.world, {}, threading.Event()
+    started = time.perf_counter()
+
+    def watch() -> None:
+        while not done.is_set():
+            for message in world.slack.messages(channel):
+                text = str(message.get("text", ""))
+                if "first" not in seen and any(f in text for f in first):
+                    seen["first"] = time.perf_counter() - started
+                if "whole" not in seen and text.startswith(whole):
+                    seen["whole"] = time.perf_counter() - started
+            time.sleep(0.002)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        act()
+        time.sleep(0.01)
+    finally:
+        done.set()
+        watcher.join()
+    if "whole" not in seen:
+        raise RuntimeError(f"{whole!r} did not reach the channel")
+    return seen["first"], seen["whole"]
+
+
 def measure(lb: Loopback) -> list[Row]:
     claude = lb.world.claude
     saved = claude.responder, claude.speed, claude.base_latency
-    claude.responder, claude.speed, claude.base_latency = _reply, SPEED, BASE
+    claude.responder, claude.speed, claude.base_latency = _responder, SPEED, BASE
     try:
         runs = [
             (_one(lb, f"C0DRAFT{i}", True), _one(lb, f"C0WHOLE{i}", False)) for i in range(RUNS)
+        ]
+        changes = [
+            (_one_change(lb, f"C0CHDRAFT{i}", True), _one_change(lb, f"C0CHWHOLE{i}", False))
+            for i in range(RUNS)
         ]
     finally:
         claude.responder, claude.speed, claude.base_latency = saved
@@ -91,9 +157,14 @@ def measure(lb: Loopback) -> list[Row]:
     whole = sorted(d[1] for d, _ in runs)[RUNS // 2]
     before = sorted(w[1] for _, w in runs)[RUNS // 2]
     calls = max(d[2] for d, _ in runs)
+    c_first = sorted(d[0] for d, _ in changes)[RUNS // 2]
+    c_whole = sorted(d[1] for d, _ in changes)[RUNS // 2]
+    c_before = sorted(w[1] for _, w in changes)[RUNS // 2]
+    c_calls, c_calls_before = max(d[2] for d, _ in changes), max(w[2] for _, w in changes)
     from bot.slack.draft import EVERY
 
-    model = f"model: {BASE} s + tokens ÷ {SPEED:.0f}/s, 17 items"
+    speed = f"model: {BASE} s + tokens ÷ {SPEED:.0f}/s"
+    model = f"{speed}, 17 items"
     per_minute = math.ceil(60 / EVERY)
     return [
         Row(
@@ -111,6 +182,27 @@ def measure(lb: Loopback) -> list[Row]:
             ratio(whole, before),
             target="≤ 1.05x",
             ok=whole <= 1.05 * before,
+        ),
+        Row(
+            f'Change… ("{CHANGE}") submit to its first change on the channel, median of {RUNS}',
+            f"{c_first:.2f} s (a draft of basket 2, updated as changes come)",
+            f"basket 2 whole, as before: {c_before:.2f} s ({speed})",
+            ratio(c_first, c_before),
+            target="≤ 1.5 s",
+            ok=c_first <= 1.5,
+        ),
+        Row(
+            f"Change… submit to basket 2 whole on the channel, median of {RUNS}",
+            f"{c_whole:.2f} s (the draft becomes it)",
+            f"without a draft: {c_before:.2f} s",
+            ratio(c_whole, c_before),
+            target="≤ 1.05x",
+            ok=c_whole <= 1.05 * c_before,
+        ),
+        Row(
+            "Slack chat.* calls per change shown as written",
+            f"{c_calls} (1 post, the updates, basket 2, basket 1 marked)",
+            f"without a draft: {c_calls_before}",
         ),
         Row(
             "Slack chat.* calls per basket shown as written",
