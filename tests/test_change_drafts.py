@@ -191,3 +191,27 @@ def test_the_operations_are_read_wherever_the_pieces_end(cuts: list[int]) -> Non
         "Changing carrots to 5 — for {Friday}",
         "Adding 1 l oat milk",
     ]
+
+
+def test_a_change_lost_after_every_retry_says_so_in_its_draft(served: TestWorld) -> None:
+    """Lambda gave up on the change's run (its retries died too) and sent it to the lost-runs
+    queue: the person hears it in the basket's thread, as before, and the draft, which showed
+    the first changes, no longer says "being written"."""
+    from bot.handler import handler
+    from bot.sandbox.aws_events import lambda_context, lost_run_record, sqs_event
+    from bot.steps.drafting import CHANGE_LOST
+
+    world = served
+    basket = start_basket(world)
+    revised(world)
+    world.click(basket, "change_basket", user="U0BOB")
+    world.submit_change("no pizza; more carrots; add oat milk", user="U0BOB")
+    (lost,) = world.lam.take()
+    world.in_fresh_process(lost.payload, crash_at="mid-draft")
+    record = lost_run_record(lost.payload, condition="RetriesExhausted")
+    assert handler(sqs_event(record), lambda_context()) == {"batchItemFailures": []}
+    (draft,) = [m for m in world.slack.messages(CHANNEL) if m["ts"] != basket["ts"]]
+    assert draft["text"] == CHANGE_LOST and world.drafts() == []
+    (told,) = world.slack.thread(CHANNEL, basket["ts"])
+    assert told["text"] == "<@U0BOB> Your change didn't go through — press Change… again."
+    assert "approve_basket" in world.buttons(world.baskets()[0])  # basket 1 still waits

@@ -35,6 +35,7 @@ class Said:
     user: str = ""  # with reply_url: an ephemeral to this person
     reply_url: str = ""
     session: str = ""  # a /shop's: its draft message, if it has one, says so too (bot.slack.draft)
+    change_of: str = ""  # a change's: the request it answered, whose draft says so too
 
 
 def as_dict(value: object) -> dict[str, Any]:
@@ -122,4 +123,12 @@ def lost_change(payload: dict[str, Any], metadata_key: bytes) -> Said | None:
     if not (isinstance(team, str) and isinstance(user, str) and target):
         return None
     text = f"<@{user}> Your change didn't go through — press Change… again."
-    return Said(team, target.channel, text, thread_ts=target.message_ts)
+    ref = target.ref
+    return Said(
+        team,
+        target.channel,
+        text,
+        thread_ts=target.message_ts,
+        session=ref.session_id,
+        change_of=ref.request_id,
+    )

@@ -40,6 +40,7 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 LOST = "No basket came of this: writing it failed every time. Try /shop again."
+CHANGE_LOST = "No new basket came of this change: it didn't go through. Press Change… again."
 
 
 @dataclass(frozen=True)
@@ -135,24 +136,32 @@ def light_client(web: WebClient) -> WebClient:
 
 
 def said_lost(
-    drafts: S3Drafts, outbox: Outbox, tenant: str, session: str, channel: str, user: str
+    drafts: S3Drafts,
+    outbox: Outbox,
+    tenant: str,
+    session: str,
+    channel: str,
+    user: str,
+    change_of: str = "",
 ) -> None:
-    """A ``/shop`` whose lazy run Lambda gave up on: its draft message, if it had one, says so
-    (it would say "being written" for ever); the person hears it as before, through the
-    command's response_url."""
+    """A ``/shop`` (or, with ``change_of``, a change of that request) whose lazy run Lambda
+    gave up on: its draft message, if it had one, says so (it would say "being written" for
+    ever); the person hears it as before (the command's response_url, the basket's thread)."""
     try:
-        ts = drafts.shown(tenant, session)
-        basket = ts is not None and drafts.becomes_basket(tenant, session)
-    except StoreError as exc:
-        log.warning("a lost /shop's draft could not be read: %s", exc)
+        name = change_draft(change_of) if change_of else NAME
+        ts = drafts.shown(tenant, session, name)
+        basket = ts is not None and drafts.becomes_basket(tenant, session, name)
+    except (StoreError, ValueError) as exc:
+        log.warning("a lost run's draft could not be read: %s", exc)
         return
     if ts is None or basket:  # no draft, or it is the basket now: someone may be approving it
         return
-    text = f"<@{user}> {LOST}" if user else LOST
+    said = CHANGE_LOST if change_of else LOST
+    text = f"<@{user}> {said}" if user else said
     try:
         outbox.web.chat_update(channel=channel, ts=ts, text=text, blocks=[])
     except SLACK_FAILURES as exc:
-        log.warning("a lost /shop's draft could not be updated: %s", slack_error(exc))
+        log.warning("a lost run's draft could not be updated: %s", slack_error(exc))
 
 
 UNCHANGED_DRAFT = (

@@ -220,7 +220,15 @@ class LostRuns:
             log.warning("a lost run of a workspace without an installation: dropped")
             return True
         if said.session and self.drafts is not None:  # "being written" would be untrue now
-            said_lost(self.drafts, outbox, said.tenant, said.session, said.channel, said.user)
+            said_lost(
+                self.drafts,
+                outbox,
+                said.tenant,
+                said.session,
+                said.channel,
+                said.user,
+                said.change_of,
+            )
         if said.reply_url:
             return outbox.reply(said.reply_url, said.text)
         if said.user:
