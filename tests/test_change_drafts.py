@@ -17,7 +17,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.sandbox.anthropic_api import Reply
-from bot.slack.draft import AGAIN, DRAFT_NOTE, RULES_AGAIN, writing
+from bot.slack.draft import (
+    AGAIN,
+    DRAFT_NOTE,
+    READING_CHANGE_STATUS,
+    RULES_AGAIN,
+    WRITING_STATUS,
+    writing,
+)
 from bot.steps.drafting import UNCHANGED_DRAFT
 from tests.bot_kit import CHANNEL, TestWorld, change, header, section_text, start_basket
 from workflow.shop.revision import draft_change
@@ -94,7 +101,11 @@ def test_the_difference_streams_into_a_message_that_becomes_basket_2(world: Test
     assert "1 l oat milk" in names_of(second) and "2 pizza bases" not in names_of(second)
     assert "5 carrots" in names_of(second)
     status = world.slack.status_history(CHANNEL, second["ts"])
-    assert status[-1].why == "cleared"
+    assert [(s.why, s.status) for s in status] == [
+        ("set", READING_CHANGE_STATUS),
+        ("set", WRITING_STATUS),
+        ("cleared", ""),
+    ]
 
 
 def test_an_added_item_the_household_does_not_eat_is_flagged_while_written(

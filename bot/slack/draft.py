@@ -66,6 +66,7 @@ def writing(round: int) -> str:
 
 
 READING_STATUS = "is reading your week…"  # under the draft's thread, before the first item
+READING_CHANGE_STATUS = "is reading the change…"  # a change's draft, before its first change
 WRITING_STATUS = "is writing the basket…"
 AGAIN = "Writing it again: the first try was interrupted."
 # The model asked once more, without the items that broke the household's rules (check.py).

@@ -22,7 +22,14 @@ from slack_sdk import WebClient
 
 from bot.records.drafts import NAME, Fresh, Known, S3Drafts, change_draft
 from bot.slack.delivery import Where
-from bot.slack.draft import AGAIN, READING_STATUS, Draft, asked_view, change_view
+from bot.slack.draft import (
+    AGAIN,
+    READING_CHANGE_STATUS,
+    READING_STATUS,
+    Draft,
+    asked_view,
+    change_view,
+)
 from bot.slack.outbox import SLACK_FAILURES, Outbox, slack_error
 from workflow.errors import StoreError
 from workflow.shop.run_state import changes_of, shop_request
@@ -96,7 +103,7 @@ class Drafting:
                 return None
             draft = Draft(light, where.channel, str(posted["ts"]), asked, diet)
         draft.round, draft.change = round, change
-        draft.status(READING_STATUS)
+        draft.status(READING_STATUS if change is None else READING_CHANGE_STATUS)
         return draft
 
     def settle(self, ts: str) -> None:
