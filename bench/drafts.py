@@ -33,21 +33,8 @@ def _one(lb: Loopback, channel: str, drafts: bool) -> tuple[float, float, int]:
     from bot.records.drafts import S3Drafts
     from workflow.errors import StoreError
 
-    world, started = lb.world, time.perf_counter()
+    world = lb.world
     lb.open_channel(channel)
-    seen: dict[str, float] = {}
-    done = threading.Event()
-
-    def watch() -> None:
-        while not done.is_set():
-            for message in world.slack.messages(channel):
-                text = str(message.get("text", ""))
-                if "first" not in seen and ("item so far" in text or "Basket 1 of" in text):
-                    seen["first"] = time.perf_counter() - started
-                if "whole" not in seen and text.startswith("Basket 1 of"):
-                    seen["whole"] = time.perf_counter() - started
-            time.sleep(0.002)
-
     original = S3Drafts.claim
     if not drafts:
 
@@ -56,20 +43,21 @@ def _one(lb: Loopback, channel: str, drafts: bool) -> tuple[float, float, int]:
 
         S3Drafts.claim = refused  # type: ignore[method-assign]
     calls = len(world.slack.calls)
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
     try:
-        world.shop(text="dinners for four this week", channel_id=channel)
-        world.run_lazies()
-        time.sleep(0.01)
+        seen = _watched(
+            lb,
+            channel,
+            lambda: (
+                world.shop(text="dinners for four this week", channel_id=channel),
+                world.run_lazies(),
+            ),
+            first=("item so far", "items so far", "Basket 1 of"),
+            whole="Basket 1 of",
+        )
     finally:
-        done.set()
-        watcher.join()
         S3Drafts.claim = original  # type: ignore[method-assign]
-    if "whole" not in seen:
-        raise RuntimeError("basket 1 did not reach the channel")
     made = [c for c in world.slack.calls[calls:] if c.method.startswith("chat.")]
-    return seen["first"], seen["whole"], len(made)
+    return seen[0], seen[1], len(made)
 
 
 def _one_change(lb: Loopback, channel: str, drafts: bool) -> tuple[float, float, int]:

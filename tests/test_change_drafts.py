@@ -27,6 +27,7 @@ from bot.slack.draft import (
 )
 from bot.steps.drafting import UNCHANGED_DRAFT
 from tests.bot_kit import CHANNEL, TestWorld, change, header, section_text, start_basket
+from tests.draft_kit import every_update, has_buttons, said, updates
 from workflow.shop.revision import draft_change
 from workflow.shop.shopper_stream import Scanner
 
@@ -41,24 +42,7 @@ REVISION = {
 
 @pytest.fixture(autouse=True)
 def every_item(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each finished operation shown at once (a draft waits EVERY seconds between updates)."""
-    import bot.slack.draft
-
-    monkeypatch.setattr(bot.slack.draft, "EVERY", 0.0)
-
-
-def updates(world: TestWorld) -> list[dict[str, Any]]:
-    return [c.args for c in world.slack.calls_to("chat.update") if not c.error]
-
-
-def said(update: dict[str, Any]) -> str:
-    return json.dumps(update.get("blocks"), ensure_ascii=False)
-
-
-def has_buttons(blocks: Any) -> bool:
-    if isinstance(blocks, str):
-        blocks = json.loads(blocks)
-    return any(b["type"] == "actions" for b in blocks or [])
+    every_update(monkeypatch)
 
 
 def names_of(basket: dict[str, Any]) -> list[str]:

@@ -24,32 +24,14 @@ from bot.slack.draft import (
     WRITING_STATUS,
 )
 from tests.bot_kit import CHANNEL, TestWorld, context_text, header, section_text
+from tests.draft_kit import every_update, has_buttons, said, updates
 
 LEASE = 1.0
 
 
 @pytest.fixture(autouse=True)
 def every_item(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each finished item shown at once (a draft waits EVERY seconds between updates, and the
-    fake answers within milliseconds here)."""
-    import bot.slack.draft
-
-    monkeypatch.setattr(bot.slack.draft, "EVERY", 0.0)
-
-
-def updates(world: TestWorld) -> list[dict[str, Any]]:
-    return [c.args for c in world.slack.calls_to("chat.update") if not c.error]
-
-
-def said(update: dict[str, Any]) -> str:
-    """An update's blocks as text (a JSON string as slack_sdk sent them, or a list)."""
-    return json.dumps(update.get("blocks"), ensure_ascii=False)
-
-
-def has_buttons(blocks: Any) -> bool:
-    if isinstance(blocks, str):
-        blocks = json.loads(blocks)
-    return any(b["type"] == "actions" for b in blocks or [])
+    every_update(monkeypatch)
 
 
 def test_the_basket_grows_in_one_message_that_becomes_it(world: TestWorld) -> None:
