@@ -25,7 +25,7 @@ from bot.slack.draft import (
     WRITING_STATUS,
     writing,
 )
-from bot.steps.drafting import UNCHANGED_DRAFT
+from bot.steps.change_drafts import UNCHANGED_DRAFT
 from tests.bot_kit import CHANNEL, TestWorld, change, header, section_text, start_basket
 from tests.draft_kit import every_update, has_buttons, said, updates
 from workflow.shop.revision import draft_change
@@ -62,7 +62,7 @@ def test_the_difference_streams_into_a_message_that_becomes_basket_2(world: Test
     revised(world)
     change(world, basket, "no pizza; more carrots; add oat milk", user="U0BOB")
     (draft_post,) = [c.args for c in world.slack.calls_to("chat.postMessage")][posted_before:]
-    assert draft_post["text"] == "<@U0BOB> asked for a change: basket 2 will follow"
+    assert draft_post["text"] == "<@U0BOB> asked for a change of basket 1"  # nothing it promises
     assert "no pizza; more carrots; add oat milk" in json.dumps(draft_post["blocks"])
     assert world.claude.requests[-1]["stream"] is True
     writing_2 = [u for u in updates(world) if WRITING_2 in said(u)]
@@ -210,3 +210,61 @@ def test_a_change_lost_after_every_retry_says_so_in_its_draft(served: TestWorld)
     (told,) = world.slack.thread(CHANNEL, basket["ts"])
     assert told["text"] == "<@U0BOB> Your change didn't go through — press Change… again."
     assert "approve_basket" in world.buttons(world.baskets()[0])  # basket 1 still waits
+
+
+def test_another_step_catching_up_puts_basket_2_in_the_changes_draft(served: TestWorld) -> None:
+    """The change's process died once basket 2 was saved, before Slack saw it; basket 1 still
+    shows its buttons, and Carol presses Approve there first. Her turn catches up on the saved
+    work: basket 2 goes into the change's draft (no "being written" left beside it), and the
+    change's own retry later finds the channel up to date."""
+    world = served
+    world.boot(LOCK_TTL_SECONDS=str(LEASE))
+    basket = start_basket(world)
+    revised(world)
+    world.click(basket, "change_basket", user="U0BOB")
+    world.submit_change("no pizza; more carrots; add oat milk", user="U0BOB")
+    (lost,) = world.lam.take()
+    world.in_fresh_process(lost.payload, crash_at="checkpoint-written")
+    (draft,) = world.drafts()
+    time.sleep(LEASE + 0.2)
+    world.click(basket, "approve_basket", user="U0CAROL")
+    for invocation in world.lam.take():
+        world.in_fresh_process(invocation.payload)
+    first, second = world.baskets()
+    assert second["ts"] == draft["ts"] and header(second) == "Basket 2 of 3"
+    assert world.drafts() == [] and "approve_basket" in world.buttons(second)
+    world.in_fresh_process(lost.payload)  # Lambda's retry of the change: nothing more
+    assert len(world.slack.messages(CHANNEL)) == 2
+
+
+def test_a_failed_change_and_the_next_one_each_have_their_own_message(world: TestWorld) -> None:
+    """A change whose answer does not fit says so in its draft for good; the next change of the
+    same basket (another click) posts a draft of its own, never "interrupted" in the old one."""
+    basket = start_basket(world)
+    unfit = {"remove": ["no such thing"], "set": [], "add": []}
+    world.claude.script(*[Reply(tool="revise_basket", tool_input=unfit)] * 2)
+    change(world, basket, "remove the thing")
+    (failed,) = [m for m in world.slack.messages(CHANNEL) if m["ts"] != basket["ts"]]
+    assert "No new basket came of this change" in failed["text"]
+    world.claude.replies.clear()  # what the first change's asks left unused
+    revised(world)
+    before = len(updates(world))
+    change(world, basket, "no pizza; more carrots; add oat milk")
+    later = updates(world)[before:]
+    assert failed["ts"] not in {u["ts"] for u in later if WRITING_2 in said(u)}
+    assert not [u for u in later if AGAIN in said(u)]
+    assert "No new basket came of this change" in world.slack.message(CHANNEL, failed["ts"])["text"]
+    assert header(world.baskets()[-1]) == "Basket 2 of 3"
+
+
+def test_no_basket_is_said_in_the_draft_through_a_rate_limit(world: TestWorld) -> None:
+    """The draft's last word is what it says for good: sent through the client that waits out
+    a 429's Retry-After, unlike the updates in between (a later one follows those)."""
+    basket = start_basket(world)
+    world.claude.script(*[Reply(status=529)] * 4)  # busy before any change is written
+    world.slack.fail_next("chat.update", status=429, retry_after=1)  # the draft's last word
+    world.click(basket, "change_basket", user="U0BOB")
+    world.submit_change("no pizza", user="U0BOB")
+    world.run_lazies()
+    (draft,) = [m for m in world.slack.messages(CHANNEL) if m["ts"] != basket["ts"]]
+    assert "No new basket came of this change" in draft["text"]

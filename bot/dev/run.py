@@ -21,9 +21,9 @@
    repeated one only once (``envelopes``) and reconnects on Slack's ``disconnect``. Requests
    over Socket Mode are not signed, so a signing secret, which the settings require, is made up
    for the run when none is set.
-5. SIGINT or SIGTERM: the Socket Mode client closes, then the player and moto; a lazy run in
-   progress is finished first (Bolt's executor threads are joined at exit). A second Ctrl-C
-   interrupts that.
+5. SIGINT or SIGTERM: the Socket Mode client closes; a lazy run in progress is finished (Bolt's
+   listener executor is shut down, waiting for it) before the player and moto stop, so that its
+   checkpoint and lock still reach S3. A second Ctrl-C interrupts that.
 
 The Web API is Slack's unless ``SLACK_API_URL`` says otherwise (the tests point it at
 ``FakeSlack``, whose Socket Mode end is ``bot.sandbox.socket_mode``).
@@ -56,6 +56,8 @@ from .envelopes import OnceHandler
 from .tokens import TokenProblem, Tokens, find_tokens, read_env_file
 
 if TYPE_CHECKING:
+    from slack_bolt import App
+
     from bot.runtime import Runtime
 
 BUCKET = "weekly-shop-dev"
@@ -123,6 +125,7 @@ class Dev:
         self.moto: MotoStandIn | None = None
         self.player: SchedulePlayer | None = None
         self.socket: OnceHandler | None = None
+        self.app: App | None = None
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="timer")
 
     def start(self) -> list[str]:
@@ -137,7 +140,7 @@ class Dev:
 
         rt, _ = cold_start(Runtime.from_settings(Settings.from_env()))
         logging.getLogger().setLevel(logging.WARNING)  # the terminal is the developer's
-        app = build_app(rt)
+        app = self.app = build_app(rt)
         who = app.client.auth_test(token=self.tokens.bot.get_secret_value())
         timers = (
             "Timers: off with --store (they need EventBridge Scheduler and a deployed function)."
@@ -181,6 +184,8 @@ class Dev:
     def close(self) -> None:
         if self.socket is not None:
             self.socket.close()  # type: ignore[no-untyped-call]
+        if self.app is not None:  # a basket being written is finished while S3 is still here
+            self.app.listener_runner.listener_executor.shutdown(wait=True)
         if self.player is not None:
             self.player.stop()
         self.pool.shutdown(wait=False, cancel_futures=True)

@@ -113,6 +113,15 @@ class S3Drafts:
         except (ClientError, BotoCoreError) as exc:
             raise store_error("put draft", exc) from exc
 
+    def forget(self, tenant_id: str, session_id: str, name: str = NAME) -> None:
+        """No basket came of a change's draft, and its message says so: a later change of the
+        same basket (a new click) posts a draft of its own, never rewrites this one."""
+        key = self.keys.beside(tenant_id, session_id, name)
+        try:
+            self.s3.delete_object(Bucket=self.bucket, Key=key)
+        except (ClientError, BotoCoreError) as exc:
+            raise store_error("delete draft", exc) from exc
+
     def shown(self, tenant_id: str, session_id: str, name: str = NAME) -> str | None:
         """The recorded draft message's ts, if there is one (a basket to post there)."""
         found = get_object(

@@ -135,7 +135,7 @@ def change_view(
     blocks = [change_asked(*change), asked_for(asked[0], asked[1], "", asked[2])]
     if said:
         return said, [*blocks, context(said)]
-    return f"<@{change[0]}> asked for a change: basket {round} will follow", blocks
+    return f"<@{change[0]}> asked for a change of basket {round - 1}", blocks
 
 
 def changing_view(
@@ -177,6 +177,9 @@ class Draft:
         self.web, self.channel, self.ts = web, channel, ts
         self.asked, self.diet, self.clock, self.note = asked, diet, clock, note
         self.round, self.change = round, change
+        # The last word (:meth:`stop`) goes through a client that retries a 429: it is what the
+        # message says for good. The updates in between do not wait (a later one follows).
+        self.final: WebClient | None = None
         self.updates = 0
         self._seen = 0  # finished items (or a change's operations) the current answer has given
         self._last: float | None = None
@@ -236,15 +239,18 @@ class Draft:
         self._last = self.clock()
         self.update(*self._view())
 
-    def stop(self, said: str = "") -> None:
+    def stop(self, said: str = "") -> bool:
         """No basket came of it: the draft goes back to who asked (and for which change), and
-        says so (``said``: a change's reason; a /shop's is :data:`STOPPED`)."""
+        says so (``said``: a change's reason; a /shop's is :data:`STOPPED`). Whether Slack
+        took it."""
         self._due = False
         if self.change is None:
-            self.update(*stopped_view(*self.asked))
+            view = stopped_view(*self.asked)
         else:
-            self.update(*change_view(self.round, self.change, self.asked, said or CHANGE_STOPPED))
+            view = change_view(self.round, self.change, self.asked, said or CHANGE_STOPPED)
+        shown = self.update(*view, web=self.final)
         self.status("")
+        return shown
 
     def status(self, text: str) -> bool:
         """The status line under the draft's thread, as Slack shows an AI app at work
@@ -261,12 +267,14 @@ class Draft:
             return False
         return True
 
-    def update(self, text: str, blocks: list[Block]) -> bool:
+    def update(self, text: str, blocks: list[Block], web: WebClient | None = None) -> bool:
         """Best effort: whatever Slack or the network does, the basket is written on."""
         from .outbox import slack_error
 
         try:
-            self.web.chat_update(channel=self.channel, ts=self.ts, text=text, blocks=blocks)
+            (web or self.web).chat_update(
+                channel=self.channel, ts=self.ts, text=text, blocks=blocks
+            )
         except Exception as exc:  # noqa: BLE001 - a draft never fails the run that writes it
             log.warning("the draft could not be updated: %s", slack_error(exc))
             return False

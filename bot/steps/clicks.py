@@ -45,9 +45,10 @@ from workflow.shop.decision import BasketDecision
 from workflow.shop.executors import UNCHANGED, UNCHANGED_STEP
 from workflow.shop.run_state import approvals_of, approved_since, held_of, prices_of, shop_request
 
+from .change_drafts import ChangeDraft, settled_report, showing
 from .click_marks import VERDICTS, mark_of, ordered_by, prices_for, undone_text, verdict_of
 from .click_said import told_counted, told_failed, told_refused, told_up_to_date
-from .drafting import ChangeDraft, Drafting, showing
+from .drafting import Drafting
 from .edit import edited_by, edited_for, same_edit
 from .rules import Rules
 from .turn import Redelivered, Sessions, take_turn
@@ -137,19 +138,16 @@ class Answer:
             prices=priced,
         )
         report = self._report(answered.events, outputs_of(answered.events), run, mark)
-        return await asyncio.to_thread(_settled, report, draft)
+        return await asyncio.to_thread(settled_report, report, draft)
 
-    def _draft(
-        self, run: Run, request: PendingRequest | AnsweredRequest, found: bool = False
-    ) -> ChangeDraft | None:
-        """A change's draft of the basket it asks for (posted once the model is asked); with
-        ``found``, the one an earlier delivery of this click posted, if any."""
+    def _draft(self, run: Run, request: PendingRequest) -> ChangeDraft | None:
+        """A change's draft of the basket it asks for (posted once the model is asked; a
+        catch-up on its saved work finds it: ``turn.catch_up``)."""
         click, drafting = self.click, self.drafting
         if click.kind != "change" or drafting is None or not isinstance(request.data, Basket):
             return None
         round = request.data.round + 1
-        draft = ChangeDraft.of(drafting, run, request.request_id, round, click.user, click.change)
-        return draft.find() if draft is not None and found else draft
+        return ChangeDraft.of(drafting, run, request.request_id, round, click.user, click.change)
 
     def _asked_again(self, run: Run, done: AnsweredRequest) -> PendingRequest | Redelivered:
         """The clicked request was answered before. If that answer was an approval a quorum
@@ -263,8 +261,6 @@ class Answer:
                 approvals=ordered_by(answered.response),
                 prices=prices_for(run, answered.data),
             )
-            draft = self._draft(run, answered, found=True)
-            return _settled(self._report(events, outputs, run, mark), draft)
         return self._report(events, outputs, run, mark)
 
     def failed(self, error: BaseException | None) -> Outcome:
@@ -272,15 +268,6 @@ class Answer:
 
     def refused(self, error: Exception) -> Outcome:
         return told_refused(self.click, error)
-
-
-def _settled(report: Report, draft: ChangeDraft | None) -> Report:
-    """``report`` posting the basket a change asked for in its draft, once that basket came;
-    else the draft says none came (``ChangeDraft.settled``)."""
-    if draft is None:
-        return report
-    written = any(event.data.round == draft.round for event in report.baskets)
-    return replace(report, draft_ts=draft.settled(written), draft_round=draft.round)
 
 
 async def answer_click(sessions: Sessions, rules: Rules, click: Click) -> None:

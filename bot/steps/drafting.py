@@ -12,10 +12,8 @@ start goes on, and the basket is posted as before.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Awaitable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from slack_sdk import WebClient
@@ -32,15 +30,9 @@ from bot.slack.draft import (
 )
 from bot.slack.outbox import SLACK_FAILURES, Outbox, slack_error
 from workflow.errors import StoreError
-from workflow.shop.run_state import changes_of, shop_request
-from workflow.shop.shopper_stream import DRAFT
-
-from .whom import household_line
 
 if TYPE_CHECKING:
-    from workflow.engine.runner import Run
-    from workflow.shop.basket import Item, ShopRequest
-    from workflow.shop.revision import Change
+    from workflow.shop.basket import ShopRequest
 
 T = TypeVar("T")
 
@@ -102,7 +94,7 @@ class Drafting:
                 log.warning("no draft: its message could not be recorded: %s", exc)
                 return None
             draft = Draft(light, where.channel, str(posted["ts"]), asked, diet)
-        draft.round, draft.change = round, change
+        draft.round, draft.change, draft.final = round, change, web
         draft.status(READING_STATUS if change is None else READING_CHANGE_STATUS)
         return draft
 
@@ -115,6 +107,13 @@ class Drafting:
             )
         except StoreError as exc:
             log.warning("the draft could not be marked as the basket: %s", exc)
+
+    def forget(self) -> None:
+        """No basket came of this draft (a change's): a later one gets a message of its own."""
+        try:
+            self.drafts.forget(self.where.tenant, self.where.session_id, self.name)
+        except StoreError as exc:
+            log.warning("the draft could not be forgotten: %s", exc)
 
     def becomes_basket(self) -> bool:
         """Whether the recorded draft is (becoming) the basket; True when that cannot be read
@@ -169,106 +168,3 @@ def said_lost(
         outbox.web.chat_update(channel=channel, ts=ts, text=text, blocks=[])
     except SLACK_FAILURES as exc:
         log.warning("a lost run's draft could not be updated: %s", slack_error(exc))
-
-
-UNCHANGED_DRAFT = (
-    "No new basket came of this change: it left the basket as it was, and that one is asked "
-    "about again."
-)
-
-
-class ChangeDraft:
-    """The draft of the basket a Change… asks for (issue 36, 2): what ``DRAFT`` holds while the
-    click's run writes it. Its message is posted only once the model is asked (:meth:`begin`,
-    from ``shopper_stream``): a change past the last round, or one the offline shopper answers
-    at once, posts none. The operations stream into it ("Removing pizza dough", "Adding 1 l oat
-    milk"); the revised basket then takes its place (:meth:`settled`), or it says why none came.
-    A redelivered click finds the same message (its object is named for the answered request)."""
-
-    def __init__(
-        self, drafting: Drafting, request: ShopRequest, change: tuple[str, str], round: int
-    ):
-        self.drafting, self.request, self.change, self.round = drafting, request, change, round
-        self.draft: Draft | None = None
-        self.begun = False
-        self.basket = False  # found already recorded as becoming the basket: never said failed
-
-    @classmethod
-    def of(
-        cls, drafting: Drafting, run: Run, answered: str, round: int, by: str, change: str
-    ) -> ChangeDraft | None:
-        """The draft of basket ``round`` that the change ``change`` (of request ``answered``, by
-        ``by``) asks for; None for a run started from text (no request to show)."""
-        request = shop_request(run)
-        if request is None:
-            return None
-        shown = replace(
-            drafting,
-            household=household_line(request),
-            said=(*changes_of(run), change),
-            name=change_draft(answered),
-        )
-        return cls(shown, request, (by, change), round)
-
-    def find(self) -> ChangeDraft:
-        """The draft an earlier delivery of the click posted and recorded, if any (a retry
-        that finds the click's run done: the basket goes there, or it says none came)."""
-        ts = self.drafting.shown()
-        self.basket = ts is not None and self.drafting.becomes_basket()
-        if ts is not None:
-            request, where = self.request, self.drafting.where
-            asked = (request.requested_by, request.text, self.drafting.household)
-            web = light_client(self.drafting.outbox.web)
-            self.draft = Draft(web, where.channel, ts, asked, round=self.round, change=self.change)
-        self.begun = True
-        return self
-
-    def begin(self) -> None:
-        if not self.begun:  # once: a second ask (a rule broken) writes into the same draft
-            self.begun = True
-            self.draft = self.drafting.open(self.request, self.change, self.round)
-
-    def __call__(self, items: list[Item]) -> None:
-        if self.draft is not None:
-            self.draft(items)
-
-    def changed(self, changes: list[Change]) -> None:
-        if self.draft is not None:
-            self.draft.changed(changes)
-
-    def flush(self) -> None:
-        if self.draft is not None:
-            self.draft.flush()
-
-    def stop(self, said: str = "") -> None:
-        """No basket came of the change (the run failed or broke): the draft says so."""
-        if self.draft is not None:
-            self.draft.stop(said)
-
-    def settled(self, written: bool) -> str | None:
-        """After the run: with ``written`` (basket ``round`` came of the change), the draft's
-        ts, recorded as becoming that basket; else the draft says no basket came, and None."""
-        draft = self.draft
-        if draft is None:
-            return None
-        if not written:
-            if not self.basket:
-                draft.stop(UNCHANGED_DRAFT)
-            return None
-        draft.status("")
-        self.drafting.settle(draft.ts)
-        return draft.ts
-
-
-async def showing(draft: ChangeDraft | None, work: Awaitable[T]) -> T:
-    """``work`` (a click's run) with ``draft`` shown while the shopper writes; if it breaks,
-    the draft says no basket came of it (the turn says why)."""
-    token = DRAFT.set(draft)
-    try:
-        return await work
-    except BaseException:
-        if draft is not None:
-            await asyncio.to_thread(draft.stop)
-        raise
-    finally:
-        DRAFT.reset(token)

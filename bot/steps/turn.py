@@ -183,7 +183,7 @@ async def _when_free(sessions: Sessions, where: Where, step: Step) -> None:
                 entered = True
                 result = await step.act(run, workflow, checkpoints)
                 if isinstance(result, Redelivered):
-                    result = await catch_up(sessions, checkpoints, run, step, result)
+                    result = await catch_up(sessions, where, checkpoints, run, step, result)
                 ended = ended_name(checkpoints)
                 result = await place_order(sessions.orders, where, result, ended)
                 delivered = tell_slack(sessions, where, result)
@@ -235,6 +235,7 @@ def tell_slack(sessions: Sessions, where: Where, outcome: Outcome) -> Delivered:
 
 async def catch_up(
     sessions: Sessions,
+    where: Where,
     checkpoints: SessionCheckpoints,
     run: Run | None,
     step: Step,
@@ -258,4 +259,11 @@ async def catch_up(
     if run.status is RunStatus.FAILED:
         log.error("finishing the saved run failed: %r", run.error)
         return step.failed(run.error)
-    return step.caught_up(run, events or run.pending_events(), done)
+    outcome = step.caught_up(run, events or run.pending_events(), done)
+    if sessions.drafts is None:
+        return outcome
+    from .change_drafts import caught_up_report  # a change's draft, if one was left showing
+    from .drafting import Drafting
+
+    drafting = Drafting(sessions.drafts, sessions.outbox, where)
+    return await asyncio.to_thread(caught_up_report, drafting, run, outcome)

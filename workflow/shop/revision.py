@@ -137,7 +137,8 @@ def apply_revision(items: Sequence[Item], data: Any) -> list[Item]:
 class Change:
     """One finished operation of a ``revise_basket`` input while it streams (issue 36): what a
     change's draft shows before the revised basket is whole and checked. ``item`` is the item an
-    ``add`` names; ``amount`` what a ``set`` makes of its item ("2 l", "2 l — for Friday")."""
+    ``add`` names; ``amount`` what a ``set`` makes of its item ("to 2 l", "to 2 l — for
+    Friday", "to the unit ml": what it sets, no more)."""
 
     kind: Literal["remove", "set", "add"]
     name: str
@@ -150,7 +151,7 @@ class Change:
             return f"Removing {self.name}"
         if self.kind == "add" and self.item is not None:
             return f"Adding {self.item.line()}"
-        return f"Changing {self.name} to {self.amount}" if self.amount else f"Changing {self.name}"
+        return f"Changing {self.name} {self.amount}".rstrip()
 
 
 def draft_change(field: str, text: str) -> Change | None:
@@ -164,11 +165,14 @@ def draft_change(field: str, text: str) -> Change | None:
         if field == "add" and isinstance(entry, dict) and entry.get("quantity") is not None:
             item = check_new_quantity(Item.from_json(entry, "add"), "add")
             return Change("add", item.name, item=item)
-        if field == "set" and isinstance(entry, dict) and isinstance(entry.get("name"), str):
+        named = entry.get("name") if isinstance(entry, dict) else None
+        if field == "set" and isinstance(named, str) and named.strip():
             values = {k: entry[k] for k in SETTABLE if entry.get(k) is not None}
             to = check_new_quantity(replace(Item(name="-", quantity=None), **values), "set")
-            amount = " — ".join(part for part in (to.amount, to.note or "") if part)
-            return Change("set", entry["name"].strip(), amount=amount)
+            said = [f"to {to.amount}" if to.quantity is not None else ""]
+            said.append(f"to the unit {to.unit}" if to.quantity is None and to.unit else "")
+            said.append(f"— {to.note}" if to.note else "")
+            return Change("set", named.strip(), amount=" ".join(p for p in said if p))
     except (TypeError, ValueError):
         return None
     return None
