@@ -160,7 +160,9 @@ def test_the_slack_cli_tokens_win_and_the_make_target_runs_the_same_command(
         assert "tokens from the Slack CLI" in dev.banner[0]
         slack.socket_mode.wait_connected(1)
     recipe = subprocess.run(
-        ["make", "-n", "-o", ".venv/bin/.installed", "dev"],
+        # --no-print-directory: under `make test` (CI) this make is a sub-make, which says
+        # "Entering directory" otherwise
+        ["make", "--no-print-directory", "-n", "-o", ".venv/bin/.installed", "dev"],
         cwd=ROOT,
         capture_output=True,
         text=True,
