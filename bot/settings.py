@@ -52,6 +52,11 @@ class Settings:
     # all). An approve holds it well under a second; a change, for the model's answer. Inside a
     # lazy run (Slack was answered already), well inside the function's 60 s.
     lock_wait_seconds: float = 8.0
+    # How long ago a live lock of the same work (one Slack interaction, one timer) must have been
+    # taken to be a dead attempt's, taken over by Lambda's retry; a younger one is the same event
+    # delivered twice at once (workflow.persistence.lock): this delivery then raises, and Lambda
+    # retries it a minute later ("one-minute wait between the first two attempts").
+    lock_retry_after_seconds: float = 30.0
     approver_ids: frozenset[str] = frozenset()
     no_self_approval: bool = False
     # A quorum: how many different people must approve a basket before it is ordered.

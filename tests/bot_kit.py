@@ -55,7 +55,12 @@ class TestWorld(World):
         return {**os.environ, **self.env}
 
     def in_fresh_process(
-        self, event: dict[str, Any], crash_at: str = "", deploy: str = "", hold_lock: float = 0
+        self,
+        event: dict[str, Any],
+        crash_at: str = "",
+        deploy: str = "",
+        hold_lock: float = 0,
+        fails: bool = False,
     ) -> dict[str, Any]:
         """One invocation in a new interpreter; with ``crash_at``, one that dies there; with
         ``deploy``, one running that deploy of ``tests.shop_next_deploy``; with ``hold_lock``,
@@ -75,6 +80,9 @@ class TestWorld(World):
         if crash_at:
             assert done.returncode == 70, (done.returncode, done.stderr)
             return {"crashed": crash_at}
+        if fails:  # the handler raised, as Lambda needs to retry the invocation
+            assert done.returncode == 1 and "LazyRunFailed" in done.stderr, done.stderr
+            return {"failed": True, "logs": done.stderr}
         assert done.returncode == 0, done.stderr
         result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
         result["logs"] = done.stderr

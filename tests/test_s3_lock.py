@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from workflow.errors import CheckpointConflict, LeaseLost, SessionBusy
+from workflow.errors import CheckpointConflict, DuplicateDelivery, LeaseLost, SessionBusy
 from workflow.persistence.lock import InMemorySessionLock, Lease, SessionLock, held
 from workflow.persistence.memory_store import InMemoryCheckpointStore
 from workflow.persistence.s3_lock import MAX_LEASE_SECONDS, S3SessionLock, _LockBody
@@ -31,7 +31,7 @@ from workflow.persistence.store import CheckpointStore
 
 PREFIX = "ws/"
 TENANT, SESSION = "acme", "sess-1"
-TTL = 30.0
+TTL = 90.0
 THREADS = 20
 
 
@@ -149,6 +149,26 @@ def test_a_retry_of_the_same_work_takes_a_live_lease_over(lock: SessionLock, clo
         lock.acquire(TENANT, SESSION, "bob", TTL, work="click:other")
     with pytest.raises(SessionBusy):
         lock.acquire(TENANT, SESSION, "carol", TTL)
+    lock.release(retry)
+
+
+def test_the_same_work_at_the_same_moment_is_a_duplicate_delivery(
+    lock: SessionLock, clock: Clock
+) -> None:
+    """With ``retry_after`` (the bot's LOCK_RETRY_AFTER_SECONDS, 30 s): a live lease of the same
+    work taken less than that ago is the same event delivered twice at once (Lambda waits a
+    minute before a retry: AWS Lambda developer guide, "How Lambda handles errors and retries
+    with asynchronous invocation"); one taken longer ago is a dead attempt's, taken over."""
+    assert isinstance(lock, InMemorySessionLock | S3SessionLock)
+    lock.retry_after = 30.0
+    first = lock.acquire(TENANT, SESSION, "delivery-1", TTL, work="click:abc")
+    clock.now += 1
+    with pytest.raises(DuplicateDelivery):
+        lock.acquire(TENANT, SESSION, "delivery-2", TTL, work="click:abc")
+    assert lock.holder(TENANT, SESSION) == first
+    clock.now += 30  # 31 s after it was taken, still inside its lease: Lambda's retry
+    retry = lock.acquire(TENANT, SESSION, "attempt-2", TTL, work="click:abc")
+    assert lock.holder(TENANT, SESSION) == retry
     lock.release(retry)
 
 

@@ -153,5 +153,11 @@ class SessionBusy(WorkflowError):
         self.holder = holder
 
 
+class DuplicateDelivery(SessionBusy):
+    """The same work holds the lock, taken too recently to be a dead attempt's: the platform
+    delivered one event twice at once (Lambda's asynchronous queue may), and the other delivery
+    is doing it now. This one does nothing; if the other dies, the platform retries it."""
+
+
 class LeaseLost(SessionBusy):
     """Our lease on the session lock expired and was taken over by another owner."""

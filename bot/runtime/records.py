@@ -80,7 +80,11 @@ class Records:
 
         s = self.settings
         return S3SessionLock(
-            s.checkpoint_bucket, s.checkpoint_prefix, self.aws.s3(), clock=self.clock
+            s.checkpoint_bucket,
+            s.checkpoint_prefix,
+            self.aws.s3(),
+            clock=self.clock,
+            retry_after=s.lock_retry_after_seconds,
         )
 
     def checkpoints(self, tenant_id: str, session_id: str) -> SessionCheckpoints:

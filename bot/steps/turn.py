@@ -47,7 +47,7 @@ from workflow.engine.events import WorkflowEvent
 from workflow.engine.respond import lock_taken_by, open_session
 from workflow.engine.runner import Run, RunStatus
 from workflow.engine.versions import WorkflowVersions
-from workflow.errors import SessionBusy, StoreError, WorkflowError
+from workflow.errors import DuplicateDelivery, SessionBusy, StoreError, WorkflowError
 from workflow.persistence.checkpoint import AnsweredRequest
 from workflow.persistence.lock import SessionLock
 from workflow.persistence.session import SessionCheckpoints
@@ -140,6 +140,12 @@ async def take_turn(sessions: Sessions, where: Where, step: Step) -> None:
         try:
             await _when_free(sessions, where, step)
             return
+        except DuplicateDelivery:
+            # The same event, delivered twice at once, is being answered by the other delivery:
+            # nothing is said twice. Raised, so that Lambda retries this one a minute later (the
+            # other done: nothing to do; the other dead: its lock is taken over then).
+            log.warning("the same work is being done by another delivery; retried later")
+            raise
         except SessionBusy as exc:
             log.info("session busy: %s", exc)
             outcome = step.refused(exc)
@@ -198,6 +204,8 @@ async def _when_free(sessions: Sessions, where: Where, step: Step) -> None:
                 )
             return
         except SessionBusy as busy:
+            if isinstance(busy, DuplicateDelivery):
+                raise  # never waited for: the other delivery says everything (take_turn)
             own = lock_taken_by(busy) == step.owner and not step.patient
             if entered or own or time.monotonic() + pause > give_up:
                 raise

@@ -6,11 +6,15 @@ expiry may be taken over by another owner; the old holder then finds out on rele
 and, if it tries to write, through the checkpoint fence (CheckpointConflict).
 
 A lease may also name the *work* it does (``work``: for instance the Slack interaction a Lambda
-invocation answers). A caller doing the same work again takes a live lease over at once: the
-platform retries an invocation only once it has failed (crashed, timed out), so a live lease
-of the same work belongs to an attempt that is already dead. Without this, Lambda's first retry
-(about a minute later) would meet the dead attempt's lease and give up. Should two attempts of
-the same work ever run at once (a duplicate delivery), the checkpoint fence lets one write.
+invocation answers). A caller doing the same work again takes a live lease over at once when
+it was taken at least ``retry_after`` seconds ago: the platform retries an invocation only once
+it has failed (crashed, timed out), and Lambda waits about a minute before retrying an
+asynchronous one ("Lambda waits one minute before the first retry", AWS Lambda developer guide,
+"Error handling and automatic retries"), so such a lease belongs to an attempt that is already
+dead. Without this, Lambda's first retry would meet the dead attempt's lease and give up. A
+younger lease of the same work is a duplicate delivery running at this moment (Lambda's queue
+"may deliver the same event more than once", even without an error): :class:`DuplicateDelivery`,
+and the caller does nothing, rather than say the other's outcome a second time.
 """
 
 from __future__ import annotations
@@ -22,9 +26,26 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
-from workflow.errors import LeaseLost, SessionBusy
+from workflow.errors import DuplicateDelivery, LeaseLost, SessionBusy
 
 from .store import validate_id
+
+
+def busy_with(current: Lease, now: float, work: str, retry_after: float) -> SessionBusy | None:
+    """Why ``current`` (the lock as found, at ``now``) cannot be taken by ``work``; None when it
+    can: expired, or the same work's taken at least ``retry_after`` seconds ago (module
+    docstring)."""
+    if current.expires_at <= now:
+        return None
+    if work and current.work == work:
+        if now - current.acquired_at >= retry_after:
+            return None
+        return DuplicateDelivery(
+            f"session {current.session_id!r}: the same work is being done now", current.owner
+        )
+    return SessionBusy(
+        f"session {current.session_id!r} is locked by {current.owner!r}", current.owner
+    )
 
 
 @dataclass(frozen=True)
@@ -68,8 +89,9 @@ def held(
 
 
 class InMemorySessionLock:
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, clock: Callable[[], float] = time.time, retry_after: float = 0.0) -> None:
         self._clock = clock
+        self.retry_after = retry_after
         self._mutex = threading.Lock()
         self._held: dict[tuple[str, str], Lease] = {}
         self._versions = 0
@@ -81,11 +103,9 @@ class InMemorySessionLock:
         now = self._clock()
         with self._mutex:
             current = self._held.get(key)
-            live = current is not None and current.expires_at > now
-            if current is not None and live and not (work and current.work == work):
-                raise SessionBusy(
-                    f"session {session_id!r} is locked by {current.owner!r}", current.owner
-                )
+            busy = None if current is None else busy_with(current, now, work, self.retry_after)
+            if busy is not None:
+                raise busy
             self._versions += 1
             version = str(self._versions)
             lease = Lease(tenant_id, session_id, owner, now, now + ttl_seconds, version, work)

@@ -14,8 +14,12 @@ Taking over an expired lease (B and C both read ETag E1 and see it expired):
 Taking over the live lease of a dead attempt of the same work (Lambda's retry of a crashed
 invocation; see ``workflow.persistence.lock``), whose lock object names that work in its owner:
 
-    R: PUT …/lock If-None-Match:*        -> 412 -> GET: live, but owner "<same work>#…"
+    R: PUT …/lock If-None-Match:*        -> 412 -> GET: live, but owner "<same work>#…",
+                                            taken at least ``retry_after`` seconds ago
     R: PUT …/lock If-Match:E1            -> 200, ETag E2: the retry holds it
+
+    D: the same, taken less than ``retry_after`` ago -> DuplicateDelivery (the same event,
+       delivered twice at once: the other delivery is doing it)
 
 Real S3 may answer 409 ConditionalRequestConflict to a racing conditional write; that loser is
 told SessionBusy too, which is what it is.
@@ -38,7 +42,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from workflow.errors import LeaseLost, SessionBusy
 
-from .lock import Lease
+from .lock import Lease, busy_with
 from .s3_client import (
     get_object,
     is_conditional_conflict,
@@ -134,11 +138,15 @@ class S3SessionLock:
         prefix: str,
         s3_client: Any = None,
         clock: Callable[[], float] = time.time,
+        retry_after: float = 0.0,
     ) -> None:
+        """``retry_after``: how long ago a live lock of the same work must have been taken to
+        be a dead attempt's (``workflow.persistence.lock``)."""
         self.bucket = bucket
         self.keys = S3Keys(prefix)
         self.s3 = s3_client if s3_client is not None else make_s3_client()
         self._clock = clock
+        self.retry_after = retry_after
 
     def _put(self, key: str, body: _LockBody, **condition: str) -> str:
         response = self.s3.put_object(
@@ -179,10 +187,9 @@ class S3SessionLock:
             if attempt == body.attempt:
                 # Our own PUT, applied, with its answer lost and retried into a 412.
                 return current
-            if current.expires_at > now and not (work and current.work == work):
-                raise SessionBusy(
-                    f"session {session_id!r} is locked by {current.owner!r}", current.owner
-                )
+            busy = busy_with(current, now, work, self.retry_after)
+            if busy is not None:
+                raise busy
             # Expired, or an earlier attempt of this very work, which is dead
             # (workflow.persistence.lock).
             return self._take_over(key, current, body, session_id)
