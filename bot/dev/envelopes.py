@@ -3,15 +3,13 @@
 Slack may send an envelope again: an Events API one not acked within 3 seconds comes back with
 ``retry_attempt`` and ``retry_reason`` (docs.slack.dev, "Socket Mode implementation"), and a
 connection being replaced can carry one twice. slack_sdk's built-in client hands each message to
-a pool of worker threads (``SocketModeClient.message_workers``), so the two copies run at the
-same time; in the bot, the second takes the session lock as the same owner (it is the same
-delivery, which is how a Lambda retry resumes its own crashed work) while the first still holds
-it, and says the first one's outcome again (an Approve delivered twice at once posted
-"Ordered" twice, one order placed, before this handler).
-
-Here the first copy is running or done in this very process, and if the process dies the copy
-dies with it: so a repeated ``envelope_id`` is acked with nothing and dropped. A restarted
-process remembers nothing and runs a redelivery as the Lambda path does.
+a pool of worker threads (``SocketModeClient.message_workers``), so the two copies would run at
+the same time. The session lock refuses the second copy of the same work while the first is
+young (``DuplicateDelivery``, ``workflow.persistence.lock``: on Lambda, the refused one is
+retried a minute later); here nothing retries it, and nothing needs to: the first copy is
+running or done in this very process, and if the process dies the copy dies with it. So a
+repeated ``envelope_id`` is acked with nothing and dropped. A restarted process remembers
+nothing and runs a redelivery as the Lambda path does.
 """
 
 from __future__ import annotations
