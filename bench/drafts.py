@@ -141,51 +141,27 @@ def measure(lb: Loopback) -> list[Row]:
         ]
     finally:
         claude.responder, claude.speed, claude.base_latency = saved
-    first = sorted(d[0] for d, _ in runs)[RUNS // 2]
-    whole = sorted(d[1] for d, _ in runs)[RUNS // 2]
-    before = sorted(w[1] for _, w in runs)[RUNS // 2]
-    calls = max(d[2] for d, _ in runs)
-    c_first = sorted(d[0] for d, _ in changes)[RUNS // 2]
-    c_whole = sorted(d[1] for d, _ in changes)[RUNS // 2]
-    c_before = sorted(w[1] for _, w in changes)[RUNS // 2]
-    c_calls, c_calls_before = max(d[2] for d, _ in changes), max(w[2] for _, w in changes)
     from bot.slack.draft import EVERY
 
     speed = f"model: {BASE} s + tokens ÷ {SPEED:.0f}/s"
-    model = f"{speed}, 17 items"
     per_minute = math.ceil(60 / EVERY)
+    calls = max(d[2] for d, _ in runs)
+    c_calls, c_calls_before = max(d[2] for d, _ in changes), max(w[2] for _, w in changes)
     return [
-        Row(
-            f"/shop to the first item on the channel, median of {RUNS}",
-            f"{first:.2f} s (a draft updated as items come)",
-            f"the whole basket, as before: {before:.2f} s ({model})",
-            ratio(first, before),
-            target="≤ 1.5 s",
-            ok=first <= 1.5,
+        *_shown_rows(
+            runs,
+            ("/shop to the first item on the channel", "a draft updated as items come"),
+            ("/shop to the whole basket on the channel", "the whole basket"),
+            f"{speed}, 17 items",
         ),
-        Row(
-            f"/shop to the whole basket on the channel, median of {RUNS}",
-            f"{whole:.2f} s (the draft becomes it)",
-            f"without a draft: {before:.2f} s",
-            ratio(whole, before),
-            target="≤ 1.05x",
-            ok=whole <= 1.05 * before,
-        ),
-        Row(
-            f'Change… ("{CHANGE}") submit to its first change on the channel, median of {RUNS}',
-            f"{c_first:.2f} s (a draft of basket 2, updated as changes come)",
-            f"basket 2 whole, as before: {c_before:.2f} s ({speed})",
-            ratio(c_first, c_before),
-            target="≤ 1.5 s",
-            ok=c_first <= 1.5,
-        ),
-        Row(
-            f"Change… submit to basket 2 whole on the channel, median of {RUNS}",
-            f"{c_whole:.2f} s (the draft becomes it)",
-            f"without a draft: {c_before:.2f} s",
-            ratio(c_whole, c_before),
-            target="≤ 1.05x",
-            ok=c_whole <= 1.05 * c_before,
+        *_shown_rows(
+            changes,
+            (
+                f'Change… ("{CHANGE}") submit to its first change on the channel',
+                "a draft of basket 2, updated as changes come",
+            ),
+            ("Change… submit to basket 2 whole on the channel", "basket 2 whole"),
+            speed,
         ),
         Row(
             "Slack chat.* calls per change shown as written",
@@ -198,6 +174,38 @@ def measure(lb: Loopback) -> list[Row]:
             f"a draft's chat.update at most {per_minute}/min; Tier 3: {UPDATE_PER_MINUTE}+/min",
             target=f"≤ {UPDATE_PER_MINUTE}/min",
             ok=per_minute <= UPDATE_PER_MINUTE,
+        ),
+    ]
+
+
+Runs = list[tuple[tuple[float, float, int], tuple[float, float, int]]]
+
+
+def _shown_rows(
+    runs: Runs, first: tuple[str, str], whole: tuple[str, str], model: str
+) -> list[Row]:
+    """The two rows of a thing shown as it is written: its first part on the channel, and the
+    whole, each against the whole posted once (as before), medians of the runs."""
+    median = RUNS // 2
+    seen = sorted(d[0] for d, _ in runs)[median]
+    done = sorted(d[1] for d, _ in runs)[median]
+    before = sorted(w[1] for _, w in runs)[median]
+    return [
+        Row(
+            f"{first[0]}, median of {RUNS}",
+            f"{seen:.2f} s ({first[1]})",
+            f"{whole[1]}, as before: {before:.2f} s ({model})",
+            ratio(seen, before),
+            target="≤ 1.5 s",
+            ok=seen <= 1.5,
+        ),
+        Row(
+            f"{whole[0]}, median of {RUNS}",
+            f"{done:.2f} s (the draft becomes it)",
+            f"without a draft: {before:.2f} s",
+            ratio(done, before),
+            target="≤ 1.05x",
+            ok=done <= 1.05 * before,
         ),
     ]
 

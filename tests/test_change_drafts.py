@@ -56,6 +56,19 @@ def revised(world: TestWorld, **reply: Any) -> None:
     world.claude.script(Reply(tool="revise_basket", tool_input=REVISION, **reply))
 
 
+def change_killed_at(world: TestWorld, point: str) -> tuple[dict[str, Any], Any]:
+    """Basket 1, then Bob's change (answered with ``REVISION``), its lazy run killed at
+    ``point`` in a fresh interpreter: basket 1, and the lazy invocation Lambda would retry."""
+    basket = start_basket(world)
+    revised(world)
+    ack = world.click(basket, "change_basket", user="U0BOB")
+    assert ack["statusCode"] == 200
+    world.submit_change("no pizza; more carrots; add oat milk", user="U0BOB")
+    (lost,) = world.lam.take()
+    world.in_fresh_process(lost.payload, crash_at=point)
+    return basket, lost
+
+
 def test_the_difference_streams_into_a_message_that_becomes_basket_2(world: TestWorld) -> None:
     basket = start_basket(world)
     posted_before = len(world.slack.calls_to("chat.postMessage"))
@@ -139,13 +152,7 @@ def test_a_change_killed_mid_stream_is_finished_in_the_same_message(served: Test
     into the same message again (saying so), which becomes basket 2; nothing shown twice."""
     world = served
     world.boot(LOCK_TTL_SECONDS=str(LEASE))
-    basket = start_basket(world)
-    revised(world)
-    ack = world.click(basket, "change_basket", user="U0BOB")
-    assert ack["statusCode"] == 200
-    world.submit_change("no pizza; more carrots; add oat milk", user="U0BOB")
-    (lost,) = world.lam.take()
-    world.in_fresh_process(lost.payload, crash_at="mid-draft")
+    basket, lost = change_killed_at(world, "mid-draft")
     (draft,) = world.drafts()
     assert "2 changes so far" in said(draft)
     time.sleep(LEASE + 0.2)  # the dead run's lease
@@ -197,12 +204,7 @@ def test_a_change_lost_after_every_retry_says_so_in_its_draft(served: TestWorld)
     from bot.steps.drafting import CHANGE_LOST
 
     world = served
-    basket = start_basket(world)
-    revised(world)
-    world.click(basket, "change_basket", user="U0BOB")
-    world.submit_change("no pizza; more carrots; add oat milk", user="U0BOB")
-    (lost,) = world.lam.take()
-    world.in_fresh_process(lost.payload, crash_at="mid-draft")
+    basket, lost = change_killed_at(world, "mid-draft")
     record = lost_run_record(lost.payload, condition="RetriesExhausted")
     assert handler(sqs_event(record), lambda_context()) == {"batchItemFailures": []}
     (draft,) = [m for m in world.slack.messages(CHANNEL) if m["ts"] != basket["ts"]]
@@ -219,12 +221,7 @@ def test_another_step_catching_up_puts_basket_2_in_the_changes_draft(served: Tes
     change's own retry later finds the channel up to date."""
     world = served
     world.boot(LOCK_TTL_SECONDS=str(LEASE))
-    basket = start_basket(world)
-    revised(world)
-    world.click(basket, "change_basket", user="U0BOB")
-    world.submit_change("no pizza; more carrots; add oat milk", user="U0BOB")
-    (lost,) = world.lam.take()
-    world.in_fresh_process(lost.payload, crash_at="checkpoint-written")
+    basket, lost = change_killed_at(world, "checkpoint-written")
     (draft,) = world.drafts()
     time.sleep(LEASE + 0.2)
     world.click(basket, "approve_basket", user="U0CAROL")
